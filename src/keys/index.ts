@@ -1,0 +1,10 @@
+export { DEFAULT_AGENT, defaultRoutingConfig } from "./config.js";
+export { crabtalkSlug, safeFileStem, zeroclawSanitizeKey } from "./file-names.js";
+export type { KeyMerge } from "./identity.js";
+export { identityLinkMerges, linkedKey } from "./identity.js";
+export type { KeyInit } from "./parse.js";
+export { initForKey } from "./parse.js";
+export { routeEnvelope } from "./route.js";
+export type { DmScope, GroupScope, IdentityLinks, NamedScope, Route, RoutingConfig } from "./types.js";
+export { DM_SCOPES, GROUP_SCOPES, NAMED_SCOPES } from "./types.js";
+export { MAX_KEY_BYTES, validateKey } from "./validate.js";

@@ -1,0 +1,92 @@
+import { z } from "zod";
+import type { EntryInput } from "./entry.js";
+import { SessiondError } from "./errors.js";
+
+const sender = z.object({ id: z.string().min(1), name: z.string().optional() });
+const part = z.object({
+  kind: z.string().min(1),
+  url: z.string().optional(),
+  name: z.string().optional(),
+  mimeType: z.string().optional(),
+  text: z.string().optional(),
+});
+const toolCall = z.object({
+  id: z.string(),
+  name: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()),
+});
+const seq = z.number().int().min(1);
+const header = {
+  ts: z.number().int().nonnegative().optional(),
+  idempotencyKey: z.string().min(1).max(512).optional(),
+};
+
+const entryInput = z.discriminatedUnion("type", [
+  z.object({
+    ...header,
+    type: z.literal("message"),
+    role: z.enum(["user", "assistant", "system", "tool"]),
+    content: z.string(),
+    sender: sender.optional(),
+    parts: z.array(part).optional(),
+    toolCalls: z.array(toolCall).max(64).optional(),
+    replyTo: z.string().optional(),
+  }),
+  z.object({
+    ...header,
+    type: z.literal("compaction"),
+    summary: z.string(),
+    fromSeq: seq,
+    throughSeq: seq,
+    firstKeptSeq: seq,
+    tokensBefore: z.number().int().nonnegative(),
+    tokensAfter: z.number().int().nonnegative(),
+    summarizer: z.string().min(1),
+    model: z.string().optional(),
+  }),
+  z.object({
+    ...header,
+    type: z.literal("reset"),
+    cause: z.enum(["trigger", "daily", "idle", "manual", "api"]),
+    nextSessionId: z.string().optional(),
+  }),
+  z.object({ ...header, type: z.literal("title"), title: z.string().max(200), by: z.string().optional() }),
+  z.object({
+    ...header,
+    type: z.literal("note"),
+    text: z.string(),
+    level: z.enum(["info", "warn", "error"]).optional(),
+    code: z.string().optional(),
+  }),
+  z.object({
+    ...header,
+    type: z.literal("usage"),
+    model: z.string().optional(),
+    inputTokens: z.number().int().nonnegative().optional(),
+    outputTokens: z.number().int().nonnegative().optional(),
+    costUsd: z.number().nonnegative().optional(),
+  }),
+]);
+
+/** Checks an entry a caller wants to append; throws INVALID_ENTRY naming the field. Unknown fields are dropped. */
+export function parseEntryInput(input: unknown): EntryInput {
+  const result = entryInput.safeParse(input);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const path = issue?.path.length ? issue.path.join(".") : "entry";
+    throw new SessiondError("INVALID_ENTRY", `invalid entry: ${path}: ${issue?.message ?? "invalid"}`, {
+      details: { path },
+    });
+  }
+  const entry = result.data as EntryInput;
+  if (
+    entry.type === "compaction" &&
+    !(entry.fromSeq <= entry.throughSeq && entry.throughSeq < entry.firstKeptSeq)
+  ) {
+    throw new SessiondError(
+      "INVALID_ENTRY",
+      "invalid compaction: expected fromSeq <= throughSeq < firstKeptSeq",
+    );
+  }
+  return entry;
+}

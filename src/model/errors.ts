@@ -1,0 +1,33 @@
+/** Every error sessiond raises on purpose carries one of these codes. */
+export type ErrorCode =
+  | "INVALID_KEY"
+  | "INVALID_ENTRY"
+  | "INVALID_ARGUMENT"
+  | "SESSION_NOT_FOUND"
+  | "SESSION_BUSY"
+  | "TURN_FAILED"
+  | "TURN_CANCELLED"
+  | "STORE_CLOSED"
+  | "STORE_UNAVAILABLE"
+  | "STORE_CORRUPT"
+  | "CONFIG_INVALID";
+
+export class SessiondError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown; details?: Record<string, unknown> },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "SessiondError";
+    this.code = code;
+    this.details = options?.details;
+  }
+}
+
+export function isSessiondError(error: unknown, code?: ErrorCode): error is SessiondError {
+  return error instanceof SessiondError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,46 @@
+import type { CompactionEntry, Entry } from "./entry.js";
+import type { ChatType } from "./envelope.js";
+
+export type SessionState = "active" | "archived";
+export type OverrideValue = string | number | boolean;
+
+/** What a new session of a key is created with. */
+export interface SessionInit {
+  agent: string;
+  channel: string;
+  chatType?: ChatType;
+  /** The sender (or API user) whose message created the session. */
+  createdBy: string;
+}
+
+/** One history generation of a key. A reset archives it and starts the next generation. */
+export interface Session extends SessionInit {
+  /** ULID of this generation. */
+  id: string;
+  key: string;
+  /** 1 for the first session of a key, then +1 per reset. */
+  generation: number;
+  state: SessionState;
+  title: string;
+  createdAt: number;
+  lastActivityAt: number;
+  archivedAt?: number;
+  /** The seq of the last entry (entries are numbered 1..entryCount). */
+  entryCount: number;
+  messageCount: number;
+  /** Estimated tokens of all messages ever appended (bytes / 4). */
+  approxTokens: number;
+  /** The first seq that context is loaded from: set by the latest compaction. */
+  contextFromSeq: number;
+  lastCompactionSeq?: number;
+  overrides: Record<string, OverrideValue>;
+}
+
+/** What the store returns for a turn's context: O(kept entries), never the whole history. */
+export interface StoredContext {
+  session: Session;
+  /** The latest compaction, whose summary stands for everything before `contextFromSeq`. */
+  summary?: CompactionEntry;
+  /** Entries from `contextFromSeq` on, compaction entries excluded, in seq order. */
+  entries: Entry[];
+}

@@ -1,0 +1,30 @@
+import type { Entry } from "../model/entry.js";
+import { SessiondError } from "../model/errors.js";
+import type { EntryRange } from "./store.js";
+
+export function checkRange(range: EntryRange = {}): Required<Pick<EntryRange, "order">> & EntryRange {
+  const { limit, afterSeq, beforeSeq } = range;
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
+    throw new SessiondError("INVALID_ARGUMENT", "limit must be a positive integer");
+  }
+  for (const [name, value] of [
+    ["afterSeq", afterSeq],
+    ["beforeSeq", beforeSeq],
+  ] as const) {
+    if (value !== undefined && !Number.isInteger(value)) {
+      throw new SessiondError("INVALID_ARGUMENT", `${name} must be an integer`);
+    }
+  }
+  return { ...range, order: range.order ?? "asc" };
+}
+
+/** A range of a seq-ordered (gap-free, starting at 1) entry list. */
+export function readRange(entries: readonly Entry[], range?: EntryRange): Entry[] {
+  const r = checkRange(range);
+  const from = Math.max(0, r.afterSeq ?? 0);
+  const to = Math.min(entries.length, r.beforeSeq === undefined ? entries.length : r.beforeSeq - 1);
+  if (to <= from) return [];
+  if (r.order === "asc")
+    return entries.slice(from, r.limit === undefined ? to : Math.min(to, from + r.limit));
+  return entries.slice(r.limit === undefined ? from : Math.max(from, to - r.limit), to).reverse();
+}

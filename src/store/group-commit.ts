@@ -1,0 +1,102 @@
+import { SessiondError } from "../model/errors.js";
+
+interface Pending {
+  run: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+export interface GroupCommitOptions {
+  /** 0: commit on the next turn of the event loop; otherwise wait this long to gather more. */
+  intervalMs: number;
+  /** The most operations in one transaction. */
+  maxBatch: number;
+}
+
+/** Runs a batch: each op's result or error, in order. Throws if the batch as a whole could not commit. */
+export type CommitBatch = (
+  ops: ReadonlyArray<() => unknown>,
+) => Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
+
+/**
+ * One writer for the whole store. Operations from every session queue up and are committed together
+ * in one transaction, so one fsync acknowledges many appends.
+ */
+export class GroupCommit {
+  private queue: Pending[] = [];
+  private scheduled = false;
+  private closed = false;
+  private idle: Array<() => void> = [];
+  private readonly batchSizes: number[] = [];
+
+  constructor(
+    private readonly commit: CommitBatch,
+    private readonly options: GroupCommitOptions,
+  ) {}
+
+  submit<T>(run: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new SessiondError("STORE_CLOSED", "the store is closed"));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  /** Resolves when everything submitted so far has been committed (or failed). */
+  flush(): Promise<void> {
+    if (this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+  }
+
+  /** Sizes of recent batches (the last 1,000), for metrics and benchmarks. */
+  recentBatchSizes(): readonly number[] {
+    return this.batchSizes;
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    if (this.options.intervalMs > 0) setTimeout(() => this.drain(), this.options.intervalMs);
+    else setImmediate(() => this.drain());
+  }
+
+  private drain(): void {
+    this.scheduled = false;
+    const batch = this.queue.splice(0, this.options.maxBatch);
+    if (batch.length > 0) this.runBatch(batch);
+    if (this.queue.length > 0) this.schedule();
+    else for (const resolve of this.idle.splice(0)) resolve();
+  }
+
+  private runBatch(batch: Pending[]): void {
+    this.batchSizes.push(batch.length);
+    if (this.batchSizes.length > 1000) this.batchSizes.splice(0, this.batchSizes.length - 1000);
+    let results: ReturnType<CommitBatch>;
+    try {
+      results = this.commit(batch.map((p) => p.run));
+    } catch (error) {
+      const failure =
+        error instanceof SessiondError
+          ? error
+          : new SessiondError("STORE_UNAVAILABLE", `the store could not commit: ${messageOf(error)}`, {
+              cause: error,
+            });
+      for (const p of batch) p.reject(failure);
+      return;
+    }
+    batch.forEach((p, i) => {
+      const result = results[i];
+      if (result?.ok) p.resolve(result.value);
+      else p.reject(result?.error);
+    });
+  }
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

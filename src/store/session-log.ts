@@ -1,0 +1,145 @@
+import type { Entry, EntryInput, ResetCause, ResetEntry } from "../model/entry.js";
+import { entryText, estimateTokens, makeEntry } from "../model/entry.js";
+import { SessiondError } from "../model/errors.js";
+import { newId } from "../model/ids.js";
+import type { Session, SessionInit } from "../model/session.js";
+
+/**
+ * The rules every backend applies to a session's log, written once: seq numbering, idempotency,
+ * and the session fields that follow from its entries. Backends supply the storage.
+ */
+export interface LogAccess {
+  /** The entry of this session with this idempotency key, if stored. */
+  findIdempotent(session: Session, idempotencyKey: string): Entry | undefined;
+}
+
+export function newSession(key: string, init: SessionInit, generation: number, now: number): Session {
+  const session: Session = {
+    id: newId(now),
+    key,
+    generation,
+    state: "active",
+    agent: init.agent,
+    channel: init.channel,
+    createdBy: init.createdBy,
+    title: "",
+    createdAt: now,
+    lastActivityAt: now,
+    entryCount: 0,
+    messageCount: 0,
+    approxTokens: 0,
+    contextFromSeq: 1,
+    overrides: {},
+  };
+  if (init.chatType !== undefined) session.chatType = init.chatType;
+  return session;
+}
+
+export function initOf(session: Session): SessionInit {
+  const init: SessionInit = { agent: session.agent, channel: session.channel, createdBy: session.createdBy };
+  if (session.chatType !== undefined) init.chatType = session.chatType;
+  return init;
+}
+
+/** Updates the session's derived fields for one appended entry. */
+function fold(session: Session, entry: Entry): void {
+  session.entryCount = entry.seq;
+  session.lastActivityAt = Math.max(session.lastActivityAt, entry.ts);
+  switch (entry.type) {
+    case "message":
+      session.messageCount += 1;
+      session.approxTokens += estimateTokens(entryText(entry));
+      break;
+    case "title":
+      session.title = entry.title;
+      break;
+    case "compaction":
+      session.contextFromSeq = entry.firstKeptSeq;
+      session.lastCompactionSeq = entry.seq;
+      break;
+  }
+}
+
+export interface PlannedAppend {
+  entries: Entry[];
+  created: boolean[];
+  /** The entries to store, in seq order (the created ones). */
+  fresh: Entry[];
+}
+
+/**
+ * Numbers the inputs after the session's last entry and folds them into `session` (mutated).
+ * An input whose idempotency key is already stored, or repeated within the inputs, yields the earlier entry.
+ */
+export function planAppend(
+  session: Session,
+  inputs: EntryInput[],
+  log: LogAccess,
+  now: number,
+): PlannedAppend {
+  const entries: Entry[] = [];
+  const created: boolean[] = [];
+  const fresh: Entry[] = [];
+  const batchKeys = new Map<string, Entry>();
+  for (const input of inputs) {
+    const { ts, idempotencyKey, ...body } = input;
+    if (idempotencyKey !== undefined) {
+      const earlier = batchKeys.get(idempotencyKey) ?? log.findIdempotent(session, idempotencyKey);
+      if (earlier) {
+        entries.push(earlier);
+        created.push(false);
+        continue;
+      }
+    }
+    const seq = session.entryCount + 1;
+    if (body.type === "compaction" && (body.throughSeq >= seq || body.firstKeptSeq > seq)) {
+      throw new SessiondError(
+        "INVALID_ENTRY",
+        `invalid compaction: it would be entry ${seq}, so it must summarise entries before it (throughSeq < ${seq}) and keep from at most ${seq}`,
+      );
+    }
+    const header = { id: newId(now), sessionId: session.id, seq, ts: ts ?? now, idempotencyKey };
+    const entry = makeEntry(header, body);
+    fold(session, entry);
+    if (idempotencyKey !== undefined) batchKeys.set(idempotencyKey, entry);
+    entries.push(entry);
+    created.push(true);
+    fresh.push(entry);
+  }
+  return { entries, created, fresh };
+}
+
+export interface PlannedReset {
+  resetEntry: ResetEntry;
+  next: Session;
+}
+
+/** Closes `current` (mutated: archived, with a reset entry) and makes the next generation. */
+export function planReset(
+  current: Session,
+  cause: ResetCause,
+  init: SessionInit | undefined,
+  now: number,
+): PlannedReset {
+  const next = newSession(current.key, init ?? initOf(current), current.generation + 1, now);
+  const seq = current.entryCount + 1;
+  const resetEntry = makeEntry(
+    { id: newId(now), sessionId: current.id, seq, ts: now },
+    { type: "reset", cause, nextSessionId: next.id },
+  ) as ResetEntry;
+  fold(current, resetEntry);
+  current.state = "archived";
+  current.archivedAt = now;
+  return { resetEntry, next };
+}
+
+export function sessionNotFound(key: string): SessiondError {
+  return new SessiondError("SESSION_NOT_FOUND", `no session for key ${JSON.stringify(key)}`, {
+    details: { key },
+  });
+}
+
+/** A session copy that a plan can mutate without touching a cached original. */
+export function cloneSession(session: Session): Session {
+  return { ...session, overrides: { ...session.overrides } };
+}

@@ -1,0 +1,85 @@
+import { SessiondError } from "../model/errors.js";
+import type { Session } from "../model/session.js";
+import type { SessionQuery, SessionSort } from "./store.js";
+
+export const DEFAULT_PAGE = 50;
+export const MAX_PAGE = 1000;
+
+/** Where the previous page ended: the last session's sort position. */
+export interface CursorPosition {
+  sort: SessionSort;
+  id: string;
+  lastActivityAt: number;
+}
+
+export interface NormalisedQuery extends Omit<SessionQuery, "cursor" | "limit" | "sort"> {
+  sort: SessionSort;
+  limit: number;
+  after?: CursorPosition;
+}
+
+export function normaliseQuery(query: SessionQuery = {}): NormalisedQuery {
+  const sort = query.sort ?? "created";
+  if (sort !== "created" && sort !== "activity") {
+    throw new SessiondError(
+      "INVALID_ARGUMENT",
+      `sort must be "created" or "activity", not ${JSON.stringify(sort)}`,
+    );
+  }
+  const limit = query.limit ?? DEFAULT_PAGE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+    throw new SessiondError("INVALID_ARGUMENT", `limit must be an integer from 1 to ${MAX_PAGE}`);
+  }
+  const { cursor, limit: _l, sort: _s, ...filters } = query;
+  const normalised: NormalisedQuery = { ...filters, sort, limit };
+  if (cursor !== undefined) {
+    const after = decodeCursor(cursor);
+    if (after.sort !== sort)
+      throw new SessiondError("INVALID_ARGUMENT", "the cursor belongs to another sort order");
+    normalised.after = after;
+  }
+  return normalised;
+}
+
+export function encodeCursor(sort: SessionSort, last: Session): string {
+  const position = sort === "created" ? [sort, last.id] : [sort, last.id, last.lastActivityAt];
+  return Buffer.from(JSON.stringify(position)).toString("base64url");
+}
+
+function decodeCursor(cursor: string): CursorPosition {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(value) && typeof value[1] === "string") {
+      if (value[0] === "created") return { sort: "created", id: value[1], lastActivityAt: 0 };
+      if (value[0] === "activity" && Number.isInteger(value[2])) {
+        return { sort: "activity", id: value[1], lastActivityAt: value[2] };
+      }
+    }
+  } catch {
+    // falls through to the error below
+  }
+  throw new SessiondError(
+    "INVALID_ARGUMENT",
+    "invalid cursor: pass the nextCursor of a previous page unchanged",
+  );
+}
+
+/** Orders sessions as a page lists them: newest first by the query's sort, ties by id. */
+export function compareForPage(sort: SessionSort, a: Session, b: Session): number {
+  if (sort === "activity" && a.lastActivityAt !== b.lastActivityAt)
+    return b.lastActivityAt - a.lastActivityAt;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+/** Whether a session passes the query's filters and lies after its cursor. */
+export function matchesQuery(query: NormalisedQuery, session: Session): boolean {
+  if (!query.includeArchived && session.state !== "active") return false;
+  if (query.agent !== undefined && session.agent !== query.agent) return false;
+  if (query.channel !== undefined && session.channel !== query.channel) return false;
+  if (query.activeSince !== undefined && session.lastActivityAt < query.activeSince) return false;
+  if (query.after) {
+    const pivot = { id: query.after.id, lastActivityAt: query.after.lastActivityAt } as Session;
+    return compareForPage(query.sort, pivot, session) < 0;
+  }
+  return true;
+}

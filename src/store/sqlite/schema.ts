@@ -1,0 +1,65 @@
+import type Database from "better-sqlite3";
+import { SessiondError } from "../../model/errors.js";
+
+export const SCHEMA_VERSION = 1;
+
+/**
+ * Sessions get an integer `sid` so that entries, keyed (sid, seq) WITHOUT ROWID, stay small and a
+ * session's entries sit together on disk.
+ */
+const SCHEMA_V1 = `
+CREATE TABLE sessions (
+  sid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  key TEXT NOT NULL,
+  generation INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('active', 'archived')),
+  agent TEXT NOT NULL,
+  channel TEXT NOT NULL,
+  chat_type TEXT,
+  created_by TEXT NOT NULL,
+  title TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  last_activity_at INTEGER NOT NULL,
+  archived_at INTEGER,
+  entry_count INTEGER NOT NULL DEFAULT 0,
+  message_count INTEGER NOT NULL DEFAULT 0,
+  approx_tokens INTEGER NOT NULL DEFAULT 0,
+  context_from_seq INTEGER NOT NULL DEFAULT 1,
+  last_compaction_seq INTEGER,
+  overrides TEXT NOT NULL DEFAULT '{}'
+);
+CREATE UNIQUE INDEX sessions_current ON sessions (key) WHERE state = 'active';
+CREATE UNIQUE INDEX sessions_generations ON sessions (key, generation);
+CREATE INDEX sessions_activity ON sessions (last_activity_at, id);
+CREATE INDEX sessions_agent ON sessions (agent, id);
+CREATE INDEX sessions_channel ON sessions (channel, id);
+CREATE TABLE entries (
+  sid INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  id TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  idem_key TEXT,
+  data TEXT NOT NULL,
+  PRIMARY KEY (sid, seq)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX entries_idempotency ON entries (sid, idem_key) WHERE idem_key IS NOT NULL;
+`;
+
+export function migrate(db: Database.Database): void {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version === SCHEMA_VERSION) return;
+  if (version > SCHEMA_VERSION) {
+    throw new SessiondError(
+      "STORE_UNAVAILABLE",
+      `the database was written by a newer sessiond (schema ${version}, this one knows ${SCHEMA_VERSION})`,
+    );
+  }
+  db.transaction(() => {
+    // Another process may have migrated while this one waited for the write lock.
+    if ((db.pragma("user_version", { simple: true }) as number) === SCHEMA_VERSION) return;
+    db.exec(SCHEMA_V1);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

@@ -1,0 +1,353 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import type { Entry, EntryInput, ResetCause } from "../../model/entry.js";
+import { parseEntryInput } from "../../model/entry-schema.js";
+import { SessiondError } from "../../model/errors.js";
+import type { Session, SessionInit, StoredContext } from "../../model/session.js";
+import { checkRange } from "../entry-range.js";
+import { GroupCommit, messageOf } from "../group-commit.js";
+import { cloneSession, newSession, planAppend, planReset, sessionNotFound } from "../session-log.js";
+import { applyPatch, requireInit } from "../session-patch.js";
+import { encodeCursor, normaliseQuery } from "../session-query.js";
+import type {
+  AppendResult,
+  DeleteResult,
+  Durability,
+  EntryRange,
+  ResetResult,
+  SessionPage,
+  SessionPatch,
+  SessionQuery,
+  Store,
+} from "../store.js";
+import { listSessionsSql } from "./list-sql.js";
+import {
+  type EntryRow,
+  entryFromRow,
+  entryInsertParams,
+  type SessionRow,
+  sessionFromRow,
+  sessionInsertParams,
+  sessionUpdateParams,
+} from "./rows.js";
+import { migrate } from "./schema.js";
+
+export interface SqliteStoreOptions {
+  path: string;
+  /** `strict` (default): synchronous=FULL, an append resolves once it is on disk. `relaxed`: NORMAL. */
+  durability?: Durability;
+  /** How long a commit waits to gather appends; 0 (default) commits on the next turn of the event loop. */
+  commitIntervalMs?: number;
+  /** The most write operations in one transaction (default 2,000). */
+  maxBatch?: number;
+  /** How many sessions' current rows the writer keeps in memory (default 10,000). */
+  sessionCacheSize?: number;
+}
+
+interface Current {
+  sid: number;
+  session: Session;
+}
+
+/** better-sqlite3 caches nothing itself; a statement per distinct SQL text is prepared once. */
+class Statements {
+  private readonly cache = new Map<string, Database.Statement>();
+  constructor(private readonly db: Database.Database) {}
+  get(sql: string): Database.Statement {
+    let statement = this.cache.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.cache.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+const SQL = {
+  current: "SELECT * FROM sessions WHERE key = ? AND state = 'active'",
+  byId: "SELECT * FROM sessions WHERE id = ?",
+  generations: "SELECT * FROM sessions WHERE key = ? ORDER BY generation DESC",
+  lastGeneration: "SELECT max(generation) AS g FROM sessions WHERE key = ?",
+  insertSession: `INSERT INTO sessions (id, key, generation, state, agent, channel, chat_type, created_by, title,
+    created_at, last_activity_at, entry_count, overrides) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  updateSession: `UPDATE sessions SET state = ?, title = ?, last_activity_at = ?, archived_at = ?, entry_count = ?,
+    message_count = ?, approx_tokens = ?, context_from_seq = ?, last_compaction_seq = ?, overrides = ? WHERE sid = ?`,
+  idempotent: "SELECT seq, id, ts, idem_key, data FROM entries WHERE sid = ? AND idem_key = ?",
+  insertEntry: "INSERT INTO entries (sid, seq, id, ts, type, idem_key, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  entryAt: "SELECT seq, id, ts, idem_key, data FROM entries WHERE sid = ? AND seq = ?",
+  kept: "SELECT seq, id, ts, idem_key, data FROM entries WHERE sid = ? AND seq >= ? AND type != 'compaction' ORDER BY seq",
+  countEntries: "SELECT count(*) AS n FROM entries WHERE sid = ?",
+  deleteEntries: "DELETE FROM entries WHERE sid = ?",
+  deleteSession: "DELETE FROM sessions WHERE sid = ?",
+} as const;
+
+/**
+ * The embedded default: one SQLite file in WAL mode. Reads go straight to the file; every write goes
+ * through one group-commit writer.
+ */
+export class SqliteStore implements Store {
+  readonly backend = "sqlite";
+  readonly durability: Durability;
+  readonly path: string;
+  private readonly db: Database.Database;
+  private readonly sql: Statements;
+  private readonly writer: GroupCommit;
+  private readonly cache = new Map<string, Current>();
+  private readonly cacheSize: number;
+  private dataVersion = 0;
+  private closed = false;
+
+  constructor(options: SqliteStoreOptions) {
+    this.path = options.path;
+    this.durability = options.durability ?? "strict";
+    this.cacheSize = options.sessionCacheSize ?? 10_000;
+    this.db = openDatabase(options.path, this.durability);
+    this.sql = new Statements(this.db);
+    const savepoint = this.db.transaction((op: () => unknown) => op());
+    const batch = this.db.transaction((ops: ReadonlyArray<() => unknown>) =>
+      ops.map((op) => {
+        try {
+          return { ok: true as const, value: savepoint(op) };
+        } catch (error) {
+          // The op's savepoint rolled back; what this process remembers of sessions may be stale.
+          this.cache.clear();
+          return { ok: false as const, error: asStoreError(error) };
+        }
+      }),
+    );
+    this.writer = new GroupCommit(
+      (ops) => {
+        this.checkOtherWriters();
+        try {
+          return batch.immediate(ops);
+        } catch (error) {
+          this.cache.clear();
+          throw asStoreError(error);
+        }
+      },
+      { intervalMs: options.commitIntervalMs ?? 0, maxBatch: options.maxBatch ?? 2000 },
+    );
+  }
+
+  append(key: string, inputs: EntryInput[], init?: SessionInit): Promise<AppendResult> {
+    let parsed: EntryInput[];
+    try {
+      parsed = inputs.map(parseEntryInput);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.writer.submit(() => {
+      const current = this.current(key) ?? this.create(key, requireInit(key, init));
+      const session = cloneSession(current.session);
+      const findIdempotent = (_s: Session, k: string) => {
+        const row = this.sql.get(SQL.idempotent).get(current.sid, k) as EntryRow | undefined;
+        return row && entryFromRow(session.id, row);
+      };
+      const plan = planAppend(session, parsed, { findIdempotent }, Date.now());
+      if (plan.fresh.length > 0) {
+        const insert = this.sql.get(SQL.insertEntry);
+        for (const entry of plan.fresh) insert.run(entryInsertParams(current.sid, entry));
+        this.sql.get(SQL.updateSession).run(sessionUpdateParams(current.sid, session));
+        this.remember(key, { sid: current.sid, session });
+      }
+      return { session: cloneSession(session), entries: plan.entries, created: plan.created };
+    });
+  }
+
+  async getSession(key: string): Promise<Session | undefined> {
+    return this.read(() => {
+      const row = this.sql.get(SQL.current).get(key) as SessionRow | undefined;
+      return row && sessionFromRow(row);
+    });
+  }
+
+  async getSessionById(id: string): Promise<Session | undefined> {
+    return this.read(() => {
+      const row = this.sql.get(SQL.byId).get(id) as SessionRow | undefined;
+      return row && sessionFromRow(row);
+    });
+  }
+
+  async listSessions(query?: SessionQuery): Promise<SessionPage> {
+    const q = normaliseQuery(query);
+    return this.read(() => {
+      const { sql, params } = listSessionsSql(q);
+      const rows = this.sql.get(sql).all(params) as SessionRow[];
+      const sessions = rows.slice(0, q.limit).map(sessionFromRow);
+      const last = sessions.at(-1);
+      return rows.length > q.limit && last
+        ? { sessions, nextCursor: encodeCursor(q.sort, last) }
+        : { sessions };
+    });
+  }
+
+  async generations(key: string): Promise<Session[]> {
+    return this.read(() => (this.sql.get(SQL.generations).all(key) as SessionRow[]).map(sessionFromRow));
+  }
+
+  async readEntries(sessionId: string, range?: EntryRange): Promise<Entry[]> {
+    const r = checkRange(range);
+    return this.read(() => {
+      const row = this.sql.get(SQL.byId).get(sessionId) as SessionRow | undefined;
+      if (!row) return [];
+      const desc = r.order === "desc";
+      const sql = `SELECT seq, id, ts, idem_key, data FROM entries WHERE sid = ? AND seq > ? AND seq < ?
+        ORDER BY seq ${desc ? "DESC" : "ASC"} LIMIT ?`;
+      const rows = this.sql
+        .get(sql)
+        .all(row.sid, r.afterSeq ?? 0, r.beforeSeq ?? Number.MAX_SAFE_INTEGER, r.limit ?? -1) as EntryRow[];
+      return rows.map((e) => entryFromRow(row.id, e));
+    });
+  }
+
+  async loadContext(key: string): Promise<StoredContext | undefined> {
+    return this.read(() => {
+      const row = this.sql.get(SQL.current).get(key) as SessionRow | undefined;
+      if (!row) return undefined;
+      const session = sessionFromRow(row);
+      const rows = this.sql.get(SQL.kept).all(row.sid, row.context_from_seq) as EntryRow[];
+      const context: StoredContext = { session, entries: rows.map((e) => entryFromRow(row.id, e)) };
+      if (row.last_compaction_seq !== null) {
+        const summary = this.sql.get(SQL.entryAt).get(row.sid, row.last_compaction_seq) as
+          | EntryRow
+          | undefined;
+        const entry = summary && entryFromRow(row.id, summary);
+        if (entry?.type === "compaction") context.summary = entry;
+      }
+      return context;
+    });
+  }
+
+  updateSession(key: string, patch: SessionPatch): Promise<Session> {
+    return this.writer.submit(() => {
+      const current = this.current(key);
+      if (!current) throw sessionNotFound(key);
+      const session = applyPatch(current.session, patch);
+      this.sql.get(SQL.updateSession).run(sessionUpdateParams(current.sid, session));
+      this.remember(key, { sid: current.sid, session });
+      return cloneSession(session);
+    });
+  }
+
+  reset(key: string, cause: ResetCause, init?: SessionInit): Promise<ResetResult> {
+    return this.writer.submit(() => {
+      const current = this.current(key);
+      if (!current) throw sessionNotFound(key);
+      const archived = cloneSession(current.session);
+      const { resetEntry, next } = planReset(archived, cause, init, Date.now());
+      this.sql.get(SQL.insertEntry).run(entryInsertParams(current.sid, resetEntry));
+      this.sql.get(SQL.updateSession).run(sessionUpdateParams(current.sid, archived));
+      this.cache.delete(key);
+      const created = this.insertSession(next);
+      return { archived: cloneSession(archived), resetEntry, current: cloneSession(created.session) };
+    });
+  }
+
+  delete(key: string): Promise<DeleteResult> {
+    return this.writer.submit(() => {
+      const rows = this.sql.get(SQL.generations).all(key) as SessionRow[];
+      let entries = 0;
+      for (const row of rows) {
+        entries += (this.sql.get(SQL.countEntries).get(row.sid) as { n: number }).n;
+        this.sql.get(SQL.deleteEntries).run(row.sid);
+        this.sql.get(SQL.deleteSession).run(row.sid);
+      }
+      this.cache.delete(key);
+      return { sessions: rows.length, entries };
+    });
+  }
+
+  flush(): Promise<void> {
+    return this.writer.flush();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.writer.close();
+    this.closed = true;
+    this.db.close();
+  }
+
+  /** Sizes of recent commit batches. */
+  recentBatchSizes(): readonly number[] {
+    return this.writer.recentBatchSizes();
+  }
+
+  private current(key: string): Current | undefined {
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const row = this.sql.get(SQL.current).get(key) as SessionRow | undefined;
+    if (!row) return undefined;
+    const current = { sid: row.sid, session: sessionFromRow(row) };
+    this.remember(key, current);
+    return current;
+  }
+
+  private create(key: string, init: SessionInit): Current {
+    const last = (this.sql.get(SQL.lastGeneration).get(key) as { g: number | null }).g ?? 0;
+    return this.insertSession(newSession(key, init, last + 1, Date.now()));
+  }
+
+  private insertSession(session: Session): Current {
+    const info = this.sql.get(SQL.insertSession).run(sessionInsertParams(session));
+    const current = { sid: Number(info.lastInsertRowid), session };
+    this.remember(session.key, current);
+    return current;
+  }
+
+  private remember(key: string, current: Current): void {
+    this.cache.delete(key);
+    this.cache.set(key, current);
+    if (this.cache.size > this.cacheSize) {
+      const oldest = this.cache.keys().next();
+      if (!oldest.done) this.cache.delete(oldest.value);
+    }
+  }
+
+  /** Another process that committed to this file makes the remembered sessions stale. */
+  private checkOtherWriters(): void {
+    const version = this.db.pragma("data_version", { simple: true }) as number;
+    if (version !== this.dataVersion) {
+      this.cache.clear();
+      this.dataVersion = version;
+    }
+  }
+
+  private read<T>(run: () => T): T {
+    if (this.closed) throw new SessiondError("STORE_CLOSED", "the store is closed");
+    try {
+      return run();
+    } catch (error) {
+      throw asStoreError(error);
+    }
+  }
+}
+
+function openDatabase(path: string, durability: Durability): Database.Database {
+  try {
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path);
+    db.pragma("journal_mode = WAL");
+    db.pragma(`synchronous = ${durability === "strict" ? "FULL" : "NORMAL"}`);
+    db.pragma("busy_timeout = 5000");
+    migrate(db);
+    return db;
+  } catch (error) {
+    throw asStoreError(error, path);
+  }
+}
+
+function asStoreError(error: unknown, path?: string): SessiondError {
+  if (error instanceof SessiondError) return error;
+  const code = (error as { code?: unknown }).code;
+  const where = path ? ` (${path})` : "";
+  if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB") {
+    return new SessiondError("STORE_CORRUPT", `the database file is damaged or not a database${where}`, {
+      cause: error,
+    });
+  }
+  return new SessiondError("STORE_UNAVAILABLE", `the database failed${where}: ${messageOf(error)}`, {
+    cause: error,
+  });
+}

@@ -1,0 +1,98 @@
+import type { Entry, EntryInput, ResetCause, ResetEntry } from "../model/entry.js";
+import type { OverrideValue, Session, SessionInit, StoredContext } from "../model/session.js";
+
+export type Durability = "strict" | "relaxed";
+
+export interface AppendResult {
+  /** The session after the append. */
+  session: Session;
+  /** One entry per input, in order: the stored entry, or the earlier one an idempotency key matched. */
+  entries: Entry[];
+  /** `created[i]` is false where `entries[i]` was already there (same idempotency key). */
+  created: boolean[];
+}
+
+export type SessionSort = "created" | "activity";
+
+export interface SessionQuery {
+  agent?: string;
+  channel?: string;
+  /** Only sessions with activity at or after this time (ms since epoch). */
+  activeSince?: number;
+  /** Include archived generations (default: only the current session of each key). */
+  includeArchived?: boolean;
+  /**
+   * `created` (default): newest first by creation; stable while others write, since a session never moves.
+   * `activity`: most recently active first; a session that gets activity while you page moves to the front.
+   */
+  sort?: SessionSort;
+  /** 1..1000, default 50. */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface SessionPage {
+  sessions: Session[];
+  /** Absent on the last page. */
+  nextCursor?: string;
+}
+
+export interface EntryRange {
+  /** Only entries with seq > afterSeq. */
+  afterSeq?: number;
+  /** Only entries with seq < beforeSeq. */
+  beforeSeq?: number;
+  /** At most this many: the first ones for `asc`, the last ones for `desc`. */
+  limit?: number;
+  /** The order of the result; default `asc`. */
+  order?: "asc" | "desc";
+}
+
+export interface SessionPatch {
+  /** Set or replace overrides; a `null` value removes that override. */
+  overrides?: Record<string, OverrideValue | null>;
+}
+
+export interface ResetResult {
+  /** The generation that was archived, with the reset entry that closed it. */
+  archived: Session;
+  resetEntry: ResetEntry;
+  current: Session;
+}
+
+export interface DeleteResult {
+  sessions: number;
+  entries: number;
+}
+
+/**
+ * The append-only log of every session, and the sessions' metadata. Every backend passes
+ * `test/store/contract.ts`. All methods reject with a `SessiondError`.
+ */
+export interface Store {
+  readonly backend: string;
+  readonly durability: Durability;
+  /**
+   * Appends to the key's current session, creating it with `init` when the key has none.
+   * Resolves once the entries are durable (under `strict`).
+   */
+  append(key: string, entries: EntryInput[], init?: SessionInit): Promise<AppendResult>;
+  /** The key's current (active) session. */
+  getSession(key: string): Promise<Session | undefined>;
+  getSessionById(id: string): Promise<Session | undefined>;
+  listSessions(query?: SessionQuery): Promise<SessionPage>;
+  /** Every generation of a key, newest first (the current one, then archived ones). */
+  generations(key: string): Promise<Session[]>;
+  readEntries(sessionId: string, range?: EntryRange): Promise<Entry[]>;
+  /** The current session's context: the latest summary and the entries it keeps. */
+  loadContext(key: string): Promise<StoredContext | undefined>;
+  updateSession(key: string, patch: SessionPatch): Promise<Session>;
+  /** Archives the current session (closing it with a reset entry) and starts the next generation. */
+  reset(key: string, cause: ResetCause, init?: SessionInit): Promise<ResetResult>;
+  /** Deletes every generation of a key and all their entries. */
+  delete(key: string): Promise<DeleteResult>;
+  /** Resolves when every write accepted so far is committed. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,573 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { EntryInput } from "../../src/model/entry.js";
+import type { SessionInit } from "../../src/model/session.js";
+import type { Store } from "../../src/store/store.js";
+
+export interface StoreFactory {
+  name: string;
+  /** Opens the store kept in `dir`; opening the same dir again reopens it. */
+  open(dir: string): Promise<Store>;
+  /** Whether data survives close and reopen. */
+  persistent: boolean;
+  /** The JSON config that `crash-child.ts` opens, for stores that live in files. */
+  crashConfig?: (dir: string) => unknown;
+  /** Checks the files in `dir` are internally consistent after a crash; throws if not. */
+  verifyFiles?: (dir: string) => void;
+}
+
+const init = (createdBy = "u1", agent = "main", channel = "telegram"): SessionInit => ({
+  agent,
+  channel,
+  chatType: "direct",
+  createdBy,
+});
+const msg = (content: string, extra: Partial<EntryInput> = {}): EntryInput =>
+  ({ type: "message", role: "user", content, ...extra }) as EntryInput;
+
+export function runStoreContract(factory: StoreFactory): void {
+  describe(`Store contract: ${factory.name}`, () => {
+    let dir: string;
+    let store: Store;
+
+    beforeEach(async () => {
+      dir = mkdtempSync(join(tmpdir(), `sessiond-${factory.name}-`));
+      store = await factory.open(dir);
+    });
+
+    afterEach(async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    describe("append", () => {
+      it("creates the session on first append and numbers entries 1, 2, 3 with unique ULIDs", async () => {
+        const first = await store.append("telegram:1", [msg("a"), msg("b")], init());
+        const second = await store.append("telegram:1", [msg("c")]);
+        const all = [...first.entries, ...second.entries];
+        expect(all.map((e) => e.seq)).toEqual([1, 2, 3]);
+        expect(new Set(all.map((e) => e.id)).size).toBe(3);
+        for (const e of all) expect(e.id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+        expect(second.session).toMatchObject({
+          key: "telegram:1",
+          generation: 1,
+          state: "active",
+          entryCount: 3,
+        });
+        expect(second.session.id).toBe(first.session.id);
+        expect(all.every((e) => e.sessionId === first.session.id)).toBe(true);
+      });
+
+      it("round-trips every entry type with its fields", async () => {
+        const inputs: EntryInput[] = [
+          {
+            type: "message",
+            role: "assistant",
+            content: "héllo ✓",
+            sender: { id: "bot", name: "Bot" },
+            parts: [{ kind: "image", url: "https://x/y.png" }],
+            toolCalls: [{ id: "c1", name: "datetime", arguments: { timezone: "UTC" } }],
+            replyTo: "01ABC",
+            ts: 1_700_000_000_000,
+          },
+          { type: "title", title: "Planning the trip", by: "offline" },
+          { type: "note", text: "heads up", level: "warn", code: "X" },
+          { type: "usage", model: "m", inputTokens: 10, outputTokens: 5, costUsd: 0.01 },
+          {
+            type: "compaction",
+            summary: "S",
+            fromSeq: 1,
+            throughSeq: 1,
+            firstKeptSeq: 2,
+            tokensBefore: 100,
+            tokensAfter: 10,
+            summarizer: "offline",
+          },
+        ];
+        const { entries, session } = await store.append("k:types", inputs, init());
+        const read = await store.readEntries(session.id);
+        expect(read).toEqual(entries);
+        expect(read[0]).toMatchObject({ ...inputs[0], seq: 1 });
+        expect(read[0]!.ts).toBe(1_700_000_000_000);
+        expect(read[4]).toMatchObject({ type: "compaction", summary: "S", firstKeptSeq: 2, seq: 5 });
+      });
+
+      it("refuses a new key without init, and invalid entries, storing nothing", async () => {
+        await expect(store.append("k:none", [msg("a")])).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+        await store.append("k:1", [msg("a")], init());
+        const bad = { type: "message", role: "robot", content: "x" } as unknown as EntryInput;
+        await expect(store.append("k:1", [msg("b"), bad])).rejects.toMatchObject({ code: "INVALID_ENTRY" });
+        await expect(
+          store.append("k:1", [{ type: "message", role: "user" } as unknown as EntryInput]),
+        ).rejects.toMatchObject({ code: "INVALID_ENTRY" });
+        const compaction: EntryInput = {
+          type: "compaction",
+          summary: "s",
+          fromSeq: 1,
+          throughSeq: 2,
+          firstKeptSeq: 3,
+          tokensBefore: 1,
+          tokensAfter: 1,
+          summarizer: "x",
+        };
+        // It would be entry 2, so it cannot summarise entry 2.
+        await expect(store.append("k:1", [compaction])).rejects.toMatchObject({ code: "INVALID_ENTRY" });
+        expect((await store.getSession("k:1"))!.entryCount).toBe(1);
+        expect(await store.getSession("k:none")).toBeUndefined();
+      });
+
+      it("keeps one session gap-free and in submission order under concurrent appends", async () => {
+        await store.append("k:busy", [msg("0")], init());
+        const results = await Promise.all(
+          Array.from({ length: 300 }, (_, i) => store.append("k:busy", [msg(String(i + 1))])),
+        );
+        expect(results.map((r) => r.entries[0]!.seq)).toEqual(Array.from({ length: 300 }, (_, i) => i + 2));
+        const session = (await store.getSession("k:busy"))!;
+        const entries = await store.readEntries(session.id);
+        expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 301 }, (_, i) => i + 1));
+        expect(entries.map((e) => (e.type === "message" ? e.content : ""))).toEqual(
+          Array.from({ length: 301 }, (_, i) => String(i)),
+        );
+        expect(session.entryCount).toBe(301);
+        expect(session.messageCount).toBe(301);
+      });
+
+      it("keeps many sessions gap-free under concurrent appends", async () => {
+        const keys = Array.from({ length: 40 }, (_, i) => `k:many:${i}`);
+        await Promise.all(
+          keys.flatMap((key) =>
+            Array.from({ length: 15 }, (_, j) => store.append(key, [msg(`${key}#${j}`)], init(key))),
+          ),
+        );
+        for (const key of keys) {
+          const session = (await store.getSession(key))!;
+          const entries = await store.readEntries(session.id);
+          expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 15 }, (_, j) => j + 1));
+          expect(entries.map((e) => (e.type === "message" ? e.content : ""))).toEqual(
+            Array.from({ length: 15 }, (_, j) => `${key}#${j}`),
+          );
+        }
+        expect((await store.listSessions({ limit: 1000 })).sessions).toHaveLength(40);
+      });
+    });
+
+    describe("idempotency", () => {
+      it("returns the first entry for a repeated key and stores nothing", async () => {
+        const first = await store.append("k:i", [msg("hello", { idempotencyKey: "tg-42" })], init());
+        const again = await store.append("k:i", [msg("hello (retried)", { idempotencyKey: "tg-42" })]);
+        expect(again.created).toEqual([false]);
+        expect(again.entries[0]).toEqual(first.entries[0]);
+        expect(again.session.entryCount).toBe(1);
+        const mixed = await store.append("k:i", [
+          msg("new", { idempotencyKey: "tg-43" }),
+          msg("dup in same call", { idempotencyKey: "tg-43" }),
+          msg("dup of old", { idempotencyKey: "tg-42" }),
+          msg("no key"),
+        ]);
+        expect(mixed.created).toEqual([true, false, false, true]);
+        expect(mixed.entries.map((e) => e.seq)).toEqual([2, 2, 1, 3]);
+        expect((await store.readEntries(first.session.id)).length).toBe(3);
+      });
+
+      it("stores one entry when the same key is appended concurrently", async () => {
+        await store.append("k:race", [msg("start")], init());
+        const results = await Promise.all(
+          Array.from({ length: 20 }, () => store.append("k:race", [msg("once", { idempotencyKey: "m-1" })])),
+        );
+        expect(results.filter((r) => r.created[0]).length).toBe(1);
+        expect(new Set(results.map((r) => r.entries[0]!.id)).size).toBe(1);
+        expect((await store.getSession("k:race"))!.entryCount).toBe(2);
+      });
+    });
+
+    describe("session metadata", () => {
+      it("derives title, counts, tokens and last activity from entries", async () => {
+        const t0 = Date.now();
+        await store.append(
+          "k:m",
+          [msg("12345678"), { type: "note", text: "n" }],
+          init("alice", "ops", "discord"),
+        );
+        await store.append("k:m", [{ type: "title", title: "A title" }]);
+        const session = (await store.getSession("k:m"))!;
+        expect(session).toMatchObject({
+          agent: "ops",
+          channel: "discord",
+          chatType: "direct",
+          createdBy: "alice",
+          title: "A title",
+          entryCount: 3,
+          messageCount: 1,
+          approxTokens: 2,
+        });
+        expect(session.lastActivityAt).toBeGreaterThanOrEqual(t0);
+        expect(session.createdAt).toBeGreaterThanOrEqual(t0);
+        expect(await store.getSessionById(session.id)).toEqual(session);
+      });
+
+      it("sets and removes overrides", async () => {
+        await store.append("k:o", [msg("a")], init());
+        await store.updateSession("k:o", { overrides: { model: "gpt-x", temperature: 0.2 } });
+        const updated = await store.updateSession("k:o", { overrides: { temperature: null, verbose: true } });
+        expect(updated.overrides).toEqual({ model: "gpt-x", verbose: true });
+        expect((await store.getSession("k:o"))!.overrides).toEqual({ model: "gpt-x", verbose: true });
+        await expect(store.updateSession("k:missing", { overrides: {} })).rejects.toMatchObject({
+          code: "SESSION_NOT_FOUND",
+        });
+      });
+    });
+
+    describe("reading entries", () => {
+      it("reads ranges by seq, limited, in either order", async () => {
+        const { session } = await store.append(
+          "k:r",
+          Array.from({ length: 10 }, (_, i) => msg(String(i + 1))),
+          init(),
+        );
+        const seqs = async (range: Parameters<Store["readEntries"]>[1]) =>
+          (await store.readEntries(session.id, range)).map((e) => e.seq);
+        expect(await seqs({ afterSeq: 7 })).toEqual([8, 9, 10]);
+        expect(await seqs({ beforeSeq: 4 })).toEqual([1, 2, 3]);
+        expect(await seqs({ limit: 2 })).toEqual([1, 2]);
+        expect(await seqs({ limit: 3, order: "desc" })).toEqual([10, 9, 8]);
+        expect(await seqs({ beforeSeq: 6, limit: 2, order: "desc" })).toEqual([5, 4]);
+        expect(await seqs({ afterSeq: 2, beforeSeq: 5 })).toEqual([3, 4]);
+        expect(await seqs({ afterSeq: 10 })).toEqual([]);
+        expect(await store.readEntries("01UNKNOWN")).toEqual([]);
+        await expect(store.readEntries(session.id, { limit: 0 })).rejects.toMatchObject({
+          code: "INVALID_ARGUMENT",
+        });
+      });
+    });
+
+    describe("context", () => {
+      it("loads everything before any compaction, then only the latest summary and what it keeps", async () => {
+        expect(await store.loadContext("k:c")).toBeUndefined();
+        await store.append(
+          "k:c",
+          Array.from({ length: 6 }, (_, i) => msg(`m${i + 1}`)),
+          init(),
+        );
+        const before = (await store.loadContext("k:c"))!;
+        expect(before.summary).toBeUndefined();
+        expect(before.entries.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+
+        const compaction = (through: number, kept: number, summary: string): EntryInput => ({
+          type: "compaction",
+          summary,
+          fromSeq: 1,
+          throughSeq: through,
+          firstKeptSeq: kept,
+          tokensBefore: 60,
+          tokensAfter: 20,
+          summarizer: "offline",
+        });
+        await store.append("k:c", [compaction(4, 5, "first summary")]); // seq 7
+        await store.append("k:c", [msg("m8")]);
+        const after = (await store.loadContext("k:c"))!;
+        expect(after.summary).toMatchObject({ seq: 7, summary: "first summary" });
+        expect(after.entries.map((e) => e.seq)).toEqual([5, 6, 8]);
+        expect(after.session).toMatchObject({ contextFromSeq: 5, lastCompactionSeq: 7 });
+
+        await store.append("k:c", [compaction(6, 8, "second summary")]); // seq 9
+        const again = (await store.loadContext("k:c"))!;
+        expect(again.summary).toMatchObject({ seq: 9, summary: "second summary" });
+        expect(again.entries.map((e) => e.seq)).toEqual([8]);
+        // Nothing before the compaction is deleted.
+        expect((await store.readEntries(after.session.id)).length).toBe(9);
+      });
+    });
+
+    describe("listing", () => {
+      async function seed(n: number): Promise<string[]> {
+        const keys: string[] = [];
+        for (let i = 0; i < n; i++) {
+          const key = `k:list:${String(i).padStart(3, "0")}`;
+          keys.push(key);
+          await store.append(
+            key,
+            [msg("x")],
+            init(`u${i}`, i % 2 === 0 ? "even" : "odd", i % 3 === 0 ? "tg" : "dc"),
+          );
+        }
+        return keys;
+      }
+
+      it("pages through every session exactly once, newest first", async () => {
+        const keys = await seed(23);
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await store.listSessions({ limit: 5, cursor });
+          seen.push(...page.sessions.map((s) => s.key));
+          cursor = page.nextCursor;
+          pages++;
+        } while (cursor);
+        expect(pages).toBe(5);
+        expect(seen).toEqual([...keys].reverse());
+      });
+
+      it("filters by agent, channel and activity, and sorts by activity", async () => {
+        const keys = await seed(12);
+        const even = await store.listSessions({ agent: "even", limit: 100 });
+        expect(even.sessions.map((s) => s.key).sort()).toEqual(keys.filter((_, i) => i % 2 === 0));
+        const tg = await store.listSessions({ channel: "tg", limit: 100 });
+        expect(tg.sessions.map((s) => s.key).sort()).toEqual(keys.filter((_, i) => i % 3 === 0));
+        const both = await store.listSessions({ channel: "tg", agent: "odd" });
+        expect(both.sessions.map((s) => s.key).sort()).toEqual(["k:list:003", "k:list:009"]);
+
+        await new Promise((r) => setTimeout(r, 5));
+        const since = Date.now();
+        await store.append(keys[2]!, [msg("later")]);
+        const active = await store.listSessions({ activeSince: since });
+        expect(active.sessions.map((s) => s.key)).toEqual([keys[2]]);
+        const byActivity = await store.listSessions({ sort: "activity", limit: 2 });
+        expect(byActivity.sessions[0]!.key).toBe(keys[2]);
+        const next = await store.listSessions({
+          sort: "activity",
+          limit: 100,
+          cursor: byActivity.nextCursor,
+        });
+        expect(next.sessions).toHaveLength(10);
+        expect(next.sessions.map((s) => s.key)).not.toContain(keys[2]);
+      });
+
+      it("rejects bad limits and cursors clearly", async () => {
+        await expect(store.listSessions({ limit: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+        await expect(store.listSessions({ limit: 1001 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+        await expect(store.listSessions({ cursor: "garbage!" })).rejects.toMatchObject({
+          code: "INVALID_ARGUMENT",
+        });
+        await seed(3);
+        const page = await store.listSessions({ limit: 1 });
+        await expect(store.listSessions({ sort: "activity", cursor: page.nextCursor })).rejects.toMatchObject(
+          {
+            code: "INVALID_ARGUMENT",
+          },
+        );
+      });
+
+      it("stays stable while others write: no session repeated or skipped", async () => {
+        const keys = await seed(40);
+        let writing = true;
+        let n = 0;
+        const writer = (async () => {
+          while (writing) {
+            await store.append(keys[n % keys.length]!, [msg("busy")]);
+            await store.append(`k:new:${n}`, [msg("new")], init());
+            n++;
+            // A store that answers in microtasks would otherwise starve the reader.
+            await new Promise((r) => setImmediate(r));
+          }
+        })();
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await store.listSessions({ limit: 3, cursor });
+          seen.push(...page.sessions.map((s) => s.key));
+          cursor = page.nextCursor;
+          await new Promise((r) => setImmediate(r));
+        } while (cursor);
+        writing = false;
+        await writer;
+        expect(n).toBeGreaterThan(0);
+        expect(new Set(seen).size).toBe(seen.length);
+        for (const key of keys) expect(seen).toContain(key);
+      });
+    });
+
+    describe("reset and generations", () => {
+      it("archives the session with a reset entry and starts the next generation", async () => {
+        const { session: first } = await store.append(
+          "k:g",
+          [msg("a", { idempotencyKey: "p1" }), msg("b")],
+          init(),
+        );
+        const result = await store.reset("k:g", "trigger");
+        expect(result.archived).toMatchObject({
+          id: first.id,
+          state: "archived",
+          generation: 1,
+          entryCount: 3,
+        });
+        expect(result.archived.archivedAt).toBeTypeOf("number");
+        expect(result.resetEntry).toMatchObject({
+          type: "reset",
+          cause: "trigger",
+          seq: 3,
+          sessionId: first.id,
+        });
+        expect(result.resetEntry.nextSessionId).toBe(result.current.id);
+        expect(result.current).toMatchObject({ key: "k:g", generation: 2, state: "active", entryCount: 0 });
+        expect(result.current).toMatchObject({ agent: "main", channel: "telegram", createdBy: "u1" });
+
+        // The same idempotency key is a new message in the new generation.
+        const again = await store.append("k:g", [msg("a", { idempotencyKey: "p1" })]);
+        expect(again.created).toEqual([true]);
+        expect(again.entries[0]!.seq).toBe(1);
+
+        const gens = await store.generations("k:g");
+        expect(gens.map((g) => [g.generation, g.state])).toEqual([
+          [2, "active"],
+          [1, "archived"],
+        ]);
+        expect((await store.readEntries(first.id)).map((e) => e.type)).toEqual([
+          "message",
+          "message",
+          "reset",
+        ]);
+        expect((await store.loadContext("k:g"))!.entries).toHaveLength(1);
+
+        const listed = await store.listSessions({ includeArchived: true });
+        expect(listed.sessions.map((s) => s.generation).sort()).toEqual([1, 2]);
+        expect((await store.listSessions()).sessions.map((s) => s.generation)).toEqual([2]);
+        await expect(store.reset("k:unknown", "manual")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+      });
+    });
+
+    describe("delete", () => {
+      it("deletes every generation and entry of a key, and only that key", async () => {
+        await store.append("k:d", [msg("a"), msg("b")], init());
+        await store.reset("k:d", "manual");
+        await store.append("k:d", [msg("c")]);
+        await store.append("k:keep", [msg("stay")], init());
+        expect(await store.delete("k:d")).toEqual({ sessions: 2, entries: 4 });
+        expect(await store.getSession("k:d")).toBeUndefined();
+        expect(await store.generations("k:d")).toEqual([]);
+        expect((await store.listSessions({ includeArchived: true })).sessions.map((s) => s.key)).toEqual([
+          "k:keep",
+        ]);
+        expect(await store.delete("k:d")).toEqual({ sessions: 0, entries: 0 });
+        const fresh = await store.append("k:d", [msg("again")], init());
+        expect(fresh.session.generation).toBe(1);
+        expect(fresh.entries[0]!.seq).toBe(1);
+      });
+    });
+
+    describe("keys are data", () => {
+      it("stores keys with quotes, slashes, dots and unicode as they are", async () => {
+        const keys = [
+          "app_api:bob%2Fx/s1",
+          "a'; DROP TABLE sessions; --",
+          "../../etc/passwd",
+          "用户:Алиса",
+          'q"uote',
+        ];
+        for (const key of keys) await store.append(key, [msg(key)], init());
+        for (const key of keys) {
+          const context = (await store.loadContext(key))!;
+          expect(context.session.key).toBe(key);
+          expect(context.entries[0]).toMatchObject({ content: key });
+        }
+      });
+    });
+
+    describe("closing", () => {
+      it("flushes on close and refuses work afterwards", async () => {
+        const pending = store.append("k:close", [msg("last")], init());
+        await store.close();
+        await expect(pending).resolves.toMatchObject({ created: [true] });
+        await expect(store.append("k:close", [msg("late")])).rejects.toMatchObject({ code: "STORE_CLOSED" });
+        await expect(store.getSession("k:close")).rejects.toMatchObject({ code: "STORE_CLOSED" });
+        store = await factory.open(dir);
+      });
+    });
+
+    if (factory.persistent) {
+      describe("persistence", () => {
+        it("finds everything again after close and reopen", async () => {
+          const { session } = await store.append(
+            "k:p",
+            [msg("a", { idempotencyKey: "x" }), msg("b")],
+            init(),
+          );
+          await store.append("k:p", [{ type: "title", title: "Kept" }]);
+          await store.updateSession("k:p", { overrides: { model: "m" } });
+          await store.reset("k:p", "daily");
+          await store.append("k:p", [msg("c")]);
+          await store.close();
+          store = await factory.open(dir);
+          const gens = await store.generations("k:p");
+          expect(gens.map((g) => g.generation)).toEqual([2, 1]);
+          expect(gens[1]).toMatchObject({
+            id: session.id,
+            title: "Kept",
+            overrides: { model: "m" },
+            entryCount: 4,
+          });
+          expect((await store.readEntries(session.id)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+          const next = await store.append("k:p", [msg("d")]);
+          expect(next.entries[0]!.seq).toBe(2);
+        });
+      });
+    }
+
+    if (factory.crashConfig) {
+      const crashConfig = factory.crashConfig;
+      describe("crash safety", () => {
+        it("keeps every acknowledged append when the writer is killed with SIGKILL", async () => {
+          await store.close();
+          const acked = await runAndKill(crashConfig(dir), 3000);
+          expect(acked.length).toBeGreaterThanOrEqual(3000);
+          factory.verifyFiles?.(dir);
+          store = await factory.open(dir);
+          const byKey = new Map<string, Array<{ seq: number; id: string }>>();
+          for (const a of acked) byKey.set(a.key, [...(byKey.get(a.key) ?? []), a]);
+          for (const [key, acks] of byKey) {
+            const session = (await store.getSession(key))!;
+            const entries = await store.readEntries(session.id);
+            expect(entries.map((e) => e.seq)).toEqual(
+              Array.from({ length: session.entryCount }, (_, i) => i + 1),
+            );
+            const ids = new Map(entries.map((e) => [e.seq, e.id]));
+            for (const ack of acks) expect(ids.get(ack.seq)).toBe(ack.id);
+          }
+          // The store takes new appends after the crash.
+          const after = await store.append("crash:0", [msg("after the crash")]);
+          expect(after.entries[0]!.seq).toBe((await store.getSession("crash:0"))!.entryCount);
+        });
+      });
+    }
+  });
+}
+
+interface Ack {
+  key: string;
+  seq: number;
+  id: string;
+}
+
+/** Starts crash-child.ts, collects its acknowledgements and kills it with SIGKILL after `count` of them. */
+function runAndKill(config: unknown, count: number): Promise<Ack[]> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", new URL("./crash-child.ts", import.meta.url).pathname, JSON.stringify(config)],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const acks: Ack[] = [];
+  let buffer = "";
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const lines = buffer.split("\n");
+      buffer = lines.pop() ?? "";
+      for (const line of lines) {
+        const [key, seq, id] = line.split(" ");
+        acks.push({ key: key!, seq: Number(seq), id: id! });
+      }
+      if (acks.length >= count && child.exitCode === null && !child.killed) child.kill("SIGKILL");
+    });
+    child.on("exit", (code, signal) => {
+      if (signal === "SIGKILL") resolve(acks);
+      else reject(new Error(`crash child exited by itself (code ${code}): ${stderr}`));
+    });
+  });
+}
