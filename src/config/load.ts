@@ -1,0 +1,155 @@
+import { existsSync, readFileSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import type { z } from "zod";
+import { SessiondError } from "../model/errors.js";
+import type { EngineConfig } from "./engine-config.js";
+import { type ConfigFile, configFileSchema, RETIRED_KEYS } from "./schema.js";
+
+export const CONFIG_FILE_NAMES = ["sessiond.yaml", "sessiond.yml"];
+
+export interface LoadedConfig {
+  config: EngineConfig & { dataDir: string };
+  /** The file read, if any. */
+  file?: string;
+  /** Unknown or retired keys, each naming its path. */
+  warnings: string[];
+}
+
+export interface LoadOptions {
+  /** An explicit config file; else SESSIOND_CONFIG, else sessiond.yaml in `cwd` if present. */
+  file?: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Reads `sessiond.yaml` and `SESSIOND_*` variables (which win) into an engine config. */
+export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? process.env;
+  const file = findFile(options.file ?? env.SESSIOND_CONFIG, cwd);
+  const raw = file ? readYaml(file) : {};
+  const warnings: string[] = [];
+  const parsed = parseWithWarnings(raw, warnings, file ?? "config");
+  applyEnv(parsed, env);
+  const baseDir = file ? resolve(file, "..") : cwd;
+  return { config: toEngineConfig(parsed, baseDir), ...(file ? { file } : {}), warnings };
+}
+
+function findFile(explicit: string | undefined, cwd: string): string | undefined {
+  if (explicit) {
+    const path = resolve(cwd, explicit);
+    if (!existsSync(path)) throw new SessiondError("CONFIG_INVALID", `config file not found: ${path}`);
+    return path;
+  }
+  return CONFIG_FILE_NAMES.map((name) => resolve(cwd, name)).find((path) => existsSync(path));
+}
+
+function readYaml(file: string): unknown {
+  try {
+    return parseYaml(readFileSync(file, "utf8")) ?? {};
+  } catch (error) {
+    throw new SessiondError("CONFIG_INVALID", `${file}: not valid YAML: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Validates against the schema. Unknown keys are warned about with their path and dropped; any other
+ * problem is an error naming its path.
+ */
+function parseWithWarnings(raw: unknown, warnings: string[], source: string): ConfigFile {
+  const input = structuredClone(raw);
+  for (const [path, message] of Object.entries(RETIRED_KEYS)) {
+    if (removeAt(input, path.split("."))) warnings.push(`${source}: ${message}`);
+  }
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const result = configFileSchema.safeParse(input);
+    if (result.success) return result.data;
+    const unknown = result.error.issues.filter((i) => i.code === "unrecognized_keys");
+    const other = result.error.issues.filter((i) => i.code !== "unrecognized_keys");
+    if (other.length > 0) {
+      const lines = other.map((i) => `  ${pathOf(i.path)}: ${i.message}`).join("\n");
+      throw new SessiondError("CONFIG_INVALID", `${source} is not valid:\n${lines}`);
+    }
+    for (const issue of unknown as z.core.$ZodIssueUnrecognizedKeys[]) {
+      for (const key of issue.keys) {
+        warnings.push(`${source}: unknown key ${pathOf([...issue.path, key])} (ignored)`);
+        removeAt(input, [...issue.path.map(String), key]);
+      }
+    }
+  }
+  throw new SessiondError("CONFIG_INVALID", `${source} could not be read`);
+}
+
+function pathOf(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? "(top level)" : path.map(String).join(".");
+}
+
+function removeAt(target: unknown, path: string[]): boolean {
+  let node = target;
+  for (const part of path.slice(0, -1)) {
+    if (typeof node !== "object" || node === null) return false;
+    node = (node as Record<string, unknown>)[part];
+  }
+  const last = path.at(-1);
+  if (typeof node !== "object" || node === null || last === undefined || !(last in node)) return false;
+  delete (node as Record<string, unknown>)[last];
+  return true;
+}
+
+function applyEnv(config: ConfigFile, env: NodeJS.ProcessEnv): void {
+  if (env.SESSIOND_DATA_DIR) config.data_dir = env.SESSIOND_DATA_DIR;
+  config.store ??= {};
+  const store = config.store;
+  const backend = env.SESSIOND_STORE;
+  if (backend) {
+    if (backend !== "sqlite" && backend !== "memory") {
+      throw new SessiondError(
+        "CONFIG_INVALID",
+        `SESSIOND_STORE must be sqlite or memory, not ${JSON.stringify(backend)}`,
+      );
+    }
+    store.backend = backend;
+  }
+  if (env.SESSIOND_DB_PATH) store.path = env.SESSIOND_DB_PATH;
+  const durability = env.SESSIOND_DURABILITY;
+  if (durability) {
+    if (durability !== "strict" && durability !== "relaxed") {
+      throw new SessiondError(
+        "CONFIG_INVALID",
+        `SESSIOND_DURABILITY must be strict or relaxed, not ${durability}`,
+      );
+    }
+    store.durability = durability;
+  }
+}
+
+function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dataDir: string } {
+  const dataDir = resolve(baseDir, file.data_dir ?? ".sessiond");
+  const config: EngineConfig & { dataDir: string } = { dataDir };
+  const store = file.store ?? {};
+  if (store.backend === "memory") config.store = { backend: "memory" };
+  else {
+    const path = store.path ?? "sessiond.db";
+    config.store = {
+      backend: "sqlite",
+      path: isAbsolute(path) ? path : resolve(dataDir, path),
+      ...(store.durability ? { durability: store.durability } : {}),
+      ...(store.commit_interval_ms !== undefined ? { commitIntervalMs: store.commit_interval_ms } : {}),
+    };
+  }
+  if (file.agents) config.agents = file.agents.map((a) => a.id);
+  if (file.default_agent) config.defaultAgent = file.default_agent;
+  const s = file.session ?? {};
+  config.routing = {
+    ...(s.scope ? { scope: s.scope } : {}),
+    ...(s.dm_scope ? { dmScope: s.dm_scope } : {}),
+    ...(s.group_scope ? { groupScope: s.group_scope } : {}),
+    ...(s.group_scope_by_channel ? { groupScopeByChannel: s.group_scope_by_channel } : {}),
+    ...(s.identity_links ? { identityLinks: s.identity_links } : {}),
+  };
+  if (s.max_queued_turns !== undefined) config.maxQueuedTurns = s.max_queued_turns;
+  return config;
+}

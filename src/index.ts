@@ -1,0 +1,14 @@
+export type { EngineConfig } from "./config/engine-config.js";
+export { type LoadedConfig, type LoadOptions, loadConfig } from "./config/load.js";
+export { createEngine, type Engine, type HistoryOptions } from "./engine.js";
+export * from "./keys/index.js";
+export type * from "./model/entry.js";
+export type * from "./model/envelope.js";
+export { type ErrorCode, isSessiondError, SessiondError } from "./model/errors.js";
+export type * from "./model/session.js";
+export { MemoryStore } from "./store/memory/memory-store.js";
+export { openStore, type StoreConfig } from "./store/open.js";
+export { SqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
+export type * from "./store/store.js";
+export { Lanes, type LanesOptions } from "./turns/lanes.js";
+export type * from "./turns/turn.js";
