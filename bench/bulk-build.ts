@@ -1,0 +1,98 @@
+import { isDeepStrictEqual } from "node:util";
+import Database from "better-sqlite3";
+import type { Entry } from "../src/model/entry.js";
+import type { Session } from "../src/model/session.js";
+import { newSession, planAppend } from "../src/store/session-log.js";
+import { openStore } from "../src/store/open.js";
+import { entryInsertParams, sessionInsertParams, sessionUpdateParams } from "../src/store/sqlite/rows.js";
+import { BENCH_INIT, benchKey, INSERT_ENTRY_SQL, messageContents, userMessage } from "./support.js";
+
+/*
+ * The column lists of the store's session statements (src/store/sqlite/sqlite-store.ts, private there),
+ * in the order of sessionInsertParams / sessionUpdateParams. `verify` below reads the result back
+ * through the store, so a drift fails the benchmark instead of skewing it.
+ */
+const INSERT_SESSION_SQL = `INSERT INTO sessions (id, key, generation, state, agent, channel, chat_type, created_by,
+  title, created_at, last_activity_at, entry_count, overrides) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const UPDATE_SESSION_SQL = `UPDATE sessions SET state = ?, title = ?, last_activity_at = ?, archived_at = ?,
+  entry_count = ?, message_count = ?, approx_tokens = ?, context_from_seq = ?, last_compaction_seq = ?,
+  overrides = ? WHERE sid = ?`;
+
+const ROWS_PER_TXN = 50_000;
+
+export interface BuildResult {
+  sessions: number;
+  entries: number;
+  buildMs: number;
+}
+
+/**
+ * Builds a store of `sessions` x `perSession` user messages straight into SQLite, with the store's
+ * own code for the rows: `newSession`, `planAppend` (seq, ids, derived session fields) and the row
+ * helpers. The store creates the schema; rows go in interleaved across sessions (round by round, as
+ * concurrent chats would write them), synchronous=OFF, big transactions.
+ */
+export async function buildStore(path: string, sessions: number, perSession: number): Promise<BuildResult> {
+  const start = performance.now();
+  await (await openStore({ backend: "sqlite", path })).close();
+
+  const db = new Database(path);
+  db.pragma("synchronous = OFF");
+  db.pragma("cache_size = -262144");
+  const insertSession = db.prepare(INSERT_SESSION_SQL);
+  const updateSession = db.prepare(UPDATE_SESSION_SQL);
+  const insertEntry = db.prepare(INSERT_ENTRY_SQL);
+  const contents = messageContents(997, 200, 7);
+  const noIdempotency = { findIdempotent: () => undefined };
+  let clock = Date.now() - sessions * perSession;
+
+  const live: Array<{ sid: number; session: Session }> = [];
+  db.transaction(() => {
+    for (let s = 0; s < sessions; s++) {
+      const session = newSession(benchKey(s), BENCH_INIT, 1, clock);
+      const info = insertSession.run(sessionInsertParams(session));
+      live.push({ sid: Number(info.lastInsertRowid), session });
+    }
+  })();
+
+  const appendRows = db.transaction((from: number, to: number) => {
+    for (let n = from; n < to; n++) {
+      const s = n % sessions;
+      const current = live[s];
+      if (!current) throw new Error(`no session ${s}`);
+      const content = contents[n % contents.length] ?? "";
+      const plan = planAppend(current.session, [userMessage(content)], noIdempotency, clock++);
+      for (const entry of plan.fresh) insertEntry.run(entryInsertParams(current.sid, entry));
+    }
+  });
+  const total = sessions * perSession;
+  for (let n = 0; n < total; n += ROWS_PER_TXN) appendRows(n, Math.min(total, n + ROWS_PER_TXN));
+
+  db.transaction(() => {
+    for (const { sid, session } of live) updateSession.run(sessionUpdateParams(sid, session));
+  })();
+  db.pragma("wal_checkpoint(TRUNCATE)");
+  db.close();
+
+  await verify(path, live[Math.floor(sessions / 2)]?.session, perSession);
+  return { sessions, entries: total, buildMs: performance.now() - start };
+}
+
+/** Reads one session back through the store and checks it is what the store itself would have written. */
+async function verify(path: string, expected: Session | undefined, perSession: number): Promise<void> {
+  if (!expected) throw new Error("bulk build: no session to verify");
+  const store = await openStore({ backend: "sqlite", path });
+  try {
+    const context = await store.loadContext(expected.key);
+    const entries: Entry[] = context?.entries ?? [];
+    const problems: string[] = [];
+    if (!isDeepStrictEqual(context?.session, expected)) problems.push("session row differs");
+    if (entries.length !== perSession) problems.push(`${entries.length} entries, expected ${perSession}`);
+    if (entries.some((e, i) => e.seq !== i + 1 || e.sessionId !== expected.id || e.type !== "message")) {
+      problems.push("entries are not seq 1..n messages of the session");
+    }
+    if (problems.length > 0) throw new Error(`bulk build does not match the store: ${problems.join("; ")}`);
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
+
+describe("loadConfig", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "sessiond-config-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const write = (text: string, name = "sessiond.yaml") => {
+    writeFileSync(join(dir, name), text);
+    return join(dir, name);
+  };
+
+  it("defaults to SQLite under ./.sessiond with no file", () => {
+    const { config, file, warnings } = loadConfig({ cwd: dir, env: {} });
+    expect(file).toBeUndefined();
+    expect(warnings).toEqual([]);
+    expect(config.dataDir).toBe(join(dir, ".sessiond"));
+    expect(config.store).toEqual({ backend: "sqlite", path: join(dir, ".sessiond", "sessiond.db") });
+  });
+
+  it("reads sessiond.yaml from the working directory, GoClaw-style keys included", () => {
+    write(`
+data_dir: data
+store:
+  durability: relaxed
+  commit_interval_ms: 2
+agents:
+  - id: ops
+  - id: dev
+default_agent: ops
+session:
+  dm_scope: per-peer
+  identity_links:
+    alice: ["telegram:123", "discord:dm:987"]
+  max_queued_turns: 4
+`);
+    const { config, file, warnings } = loadConfig({ cwd: dir, env: {} });
+    expect(file).toBe(join(dir, "sessiond.yaml"));
+    expect(warnings).toEqual([]);
+    expect(config).toMatchObject({
+      dataDir: join(dir, "data"),
+      store: {
+        backend: "sqlite",
+        path: join(dir, "data", "sessiond.db"),
+        durability: "relaxed",
+        commitIntervalMs: 2,
+      },
+      agents: ["ops", "dev"],
+      defaultAgent: "ops",
+      routing: { dmScope: "per-peer", identityLinks: { alice: ["telegram:123", "discord:dm:987"] } },
+      maxQueuedTurns: 4,
+    });
+  });
+
+  it("warns about unknown keys with their path, and about the retired session.maintenance", () => {
+    write(`
+colour: blue
+store:
+  backend: sqlite
+  turbo: true
+session:
+  maintenance: { prune_after: 30d }
+  dm_scope: main
+`);
+    const { config, warnings } = loadConfig({ cwd: dir, env: {} });
+    expect(warnings.some((w) => w.includes("session.maintenance"))).toBe(true);
+    expect(warnings.some((w) => w.includes("unknown key colour"))).toBe(true);
+    expect(warnings.some((w) => w.includes("unknown key store.turbo"))).toBe(true);
+    expect(warnings).toHaveLength(3);
+    expect(config.routing?.dmScope).toBe("main");
+  });
+
+  it("fails clearly on a wrong value, naming its path", () => {
+    write("session:\n  dm_scope: everyone\n");
+    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(/session\.dm_scope/);
+    write("store: [1, 2\n");
+    expect(() => loadConfig({ cwd: dir, env: {} })).toThrowError(
+      expect.objectContaining({ code: "CONFIG_INVALID" }),
+    );
+  });
+
+  it("lets SESSIOND_* variables win over the file", () => {
+    const file = write("store:\n  durability: relaxed\n", "custom.yaml");
+    const { config } = loadConfig({
+      cwd: "/",
+      env: { SESSIOND_CONFIG: file, SESSIOND_DATA_DIR: "/srv/sd", SESSIOND_DURABILITY: "strict" },
+    });
+    expect(config.store).toEqual({ backend: "sqlite", path: "/srv/sd/sessiond.db", durability: "strict" });
+    expect(loadConfig({ cwd: dir, env: { SESSIOND_STORE: "memory" } }).config.store).toEqual({
+      backend: "memory",
+    });
+    expect(() => loadConfig({ cwd: dir, env: { SESSIOND_STORE: "mongo" } })).toThrow(/SESSIOND_STORE/);
+    expect(() => loadConfig({ cwd: dir, env: { SESSIOND_CONFIG: "missing.yaml" } })).toThrow(/not found/);
+  });
+});
