@@ -1,16 +1,8 @@
 import { MemoryStore } from "./memory/memory-store.js";
-import { SqliteStore } from "./sqlite/sqlite-store.js";
-import type { Durability, Store } from "./store.js";
+import { SqliteStore, type SqliteStoreOptions } from "./sqlite/sqlite-store.js";
+import type { Store } from "./store.js";
 
-export type StoreConfig =
-  | { backend: "memory" }
-  | {
-      backend: "sqlite";
-      path: string;
-      durability?: Durability;
-      commitIntervalMs?: number;
-      maxBatch?: number;
-    };
+export type StoreConfig = { backend: "memory" } | ({ backend: "sqlite" } & SqliteStoreOptions);
 
 /** Opens the configured backend. */
 export async function openStore(config: StoreConfig): Promise<Store> {

@@ -43,6 +43,8 @@ export interface SqliteStoreOptions {
   maxBatch?: number;
   /** How many sessions' current rows the writer keeps in memory (default 10,000). */
   sessionCacheSize?: number;
+  /** How long to wait for another process's write lock before failing (default 5,000 ms). */
+  busyTimeoutMs?: number;
 }
 
 interface Current {
@@ -64,7 +66,7 @@ class Statements {
   }
 }
 
-const SQL = {
+export const SQL = {
   current: "SELECT * FROM sessions WHERE key = ? AND state = 'active'",
   byId: "SELECT * FROM sessions WHERE id = ?",
   generations: "SELECT * FROM sessions WHERE key = ? ORDER BY generation DESC",
@@ -102,7 +104,7 @@ export class SqliteStore implements Store {
     this.path = options.path;
     this.durability = options.durability ?? "strict";
     this.cacheSize = options.sessionCacheSize ?? 10_000;
-    this.db = openDatabase(options.path, this.durability);
+    this.db = openDatabase(options.path, this.durability, options.busyTimeoutMs ?? 5000);
     this.sql = new Statements(this.db);
     const savepoint = this.db.transaction((op: () => unknown) => op());
     const batch = this.db.transaction((ops: ReadonlyArray<() => unknown>) =>
@@ -324,13 +326,13 @@ export class SqliteStore implements Store {
   }
 }
 
-function openDatabase(path: string, durability: Durability): Database.Database {
+function openDatabase(path: string, durability: Durability, busyTimeoutMs: number): Database.Database {
   try {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     const db = new Database(path);
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${durability === "strict" ? "FULL" : "NORMAL"}`);
-    db.pragma("busy_timeout = 5000");
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
     migrate(db);
     return db;
   } catch (error) {
