@@ -119,7 +119,13 @@ async function measure(
     const b = baselineRound(join(ctx.dir, `${name}-base-${r}.db`), sessions, sessions * perSession, perTxn);
     base.count += b.count;
     base.ms += b.ms;
-    const s = await storeRound(join(ctx.dir, `${name}-store-${r}.db`), sessions, perSession, latencies, batchSizes);
+    const s = await storeRound(
+      join(ctx.dir, `${name}-store-${r}.db`),
+      sessions,
+      perSession,
+      latencies,
+      batchSizes,
+    );
     store.count += s.count;
     store.ms += s.ms;
     ctx.log(
@@ -154,7 +160,13 @@ export const concurrentAppends: Bench<AppendResult> = {
         ratio: ratioText(r.ratio),
         checks: [atLeast(r.appendsPerSec, 30_000, "30,000/s"), atLeast(r.ratio, 0.7, "0.70x")],
       },
-      { figure: "mean commit batch (appends)", value: fixed(r.meanBatchSize, 1), baseline: "100", ratio: "", checks: [] },
+      {
+        figure: "mean commit batch (appends)",
+        value: fixed(r.meanBatchSize, 1),
+        baseline: "100",
+        ratio: "",
+        checks: [],
+      },
       {
         figure: "append latency p50 / p99 (ms)",
         value: `${fixed(r.latencyP50Ms, 2)} / ${fixed(r.latencyP99Ms, 2)}`,

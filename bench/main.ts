@@ -1,0 +1,113 @@
+/**
+ * `npm run bench [-- --quick] [-- --json]`: each figure beside a baseline measured in the same run on
+ * the same disk. Targets are informational: the exit code is 0 unless something crashed.
+ */
+import { cpus, totalmem } from "node:os";
+import { concurrentAppends, sequentialAppends } from "./appends.js";
+import { contextLoad } from "./context-load.js";
+import type { Bench, BenchContext, Check, Row } from "./report.js";
+import { renderTable } from "./report.js";
+import { diskOf, log, makeTempDir, removeDir } from "./support.js";
+
+interface Options {
+  json: boolean;
+  quick: boolean;
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  const options: Options = { json: false, quick: false };
+  for (const arg of argv) {
+    if (arg === "--json") options.json = true;
+    else if (arg === "--quick") options.quick = true;
+    else if (arg === "--help" || arg === "-h") {
+      process.stdout.write("usage: npm run bench -- [--quick] [--json]\n");
+      process.exit(0);
+    } else throw new Error(`unknown argument ${arg}`);
+  }
+  return options;
+}
+
+interface Planned {
+  /** The benchmark's key in the `--json` output. */
+  key: string;
+  name: string;
+  run(ctx: BenchContext): Promise<{ result: unknown; rows: Row[] }>;
+}
+
+function plan<R>(key: string, bench: Bench<R>): Planned {
+  return {
+    key,
+    name: bench.name,
+    run: async (ctx) => {
+      const result = await bench.run(ctx);
+      return { result, rows: bench.rows(result) };
+    },
+  };
+}
+
+/** Add new benchmarks here. */
+const BENCHES: readonly Planned[] = [
+  plan("concurrent", concurrentAppends),
+  plan("sequential", sequentialAppends),
+  plan("context", contextLoad),
+];
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  const dir = makeTempDir("run");
+  const cleanup = () => removeDir(dir);
+  const interrupted = () => {
+    cleanup();
+    process.exit(130);
+  };
+  process.once("SIGINT", interrupted);
+  process.once("SIGTERM", interrupted);
+
+  const started = performance.now();
+  const machine = {
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model ?? "unknown",
+    memoryGb: Math.round(totalmem() / 1024 ** 3),
+    node: process.version,
+    disk: diskOf(dir),
+  };
+  const ctx: BenchContext = { dir, quick: options.quick, log };
+  log(`${options.quick ? "quick" : "full"} run in ${dir} on ${machine.disk}`);
+
+  const results: Record<string, unknown> = {};
+  const sections: Array<{ name: string; rows: Row[] }> = [];
+  try {
+    for (const bench of BENCHES) {
+      log(`${bench.name}...`);
+      const { result, rows } = await bench.run(ctx);
+      results[bench.key] = result;
+      sections.push({ name: bench.name, rows });
+    }
+  } finally {
+    cleanup();
+  }
+  const durationSec = (performance.now() - started) / 1000;
+
+  const checks: Array<Check & { figure: string }> = sections.flatMap((s) =>
+    s.rows.flatMap((row) => row.checks.map((check) => ({ figure: `${s.name}: ${row.figure}`, ...check }))),
+  );
+  if (options.json) {
+    const output = { mode: options.quick ? "quick" : "full", machine, durationSec, results, checks };
+    process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+    return;
+  }
+  const passed = checks.filter((c) => c.pass).length;
+  process.stdout.write(
+    [
+      `sessiond bench (${options.quick ? "quick" : "full"}): ${machine.cpus} x ${machine.cpu}, ${machine.memoryGb} GB, ` +
+        `Node ${machine.node}, disk ${machine.disk}`,
+      "",
+      renderTable(sections),
+      "",
+      `${passed}/${checks.length} targets met (informational) in ${durationSec.toFixed(0)} s`,
+      "",
+    ].join("\n"),
+  );
+}
+
+await main();

@@ -1,0 +1,18 @@
+import type { Command } from "commander";
+import type { CliIo } from "../io.js";
+import { registerAppend } from "./sessions-append.js";
+import { registerDelete } from "./sessions-delete.js";
+import { registerExport } from "./sessions-export.js";
+import { registerList } from "./sessions-list.js";
+import { registerShow } from "./sessions-show.js";
+
+export function registerSessions(program: Command, io: CliIo): void {
+  const sessions = program
+    .command("sessions")
+    .description("list, inspect, export and delete stored sessions");
+  registerList(sessions, io);
+  registerShow(sessions, io);
+  registerAppend(sessions, io);
+  registerExport(sessions, io);
+  registerDelete(sessions, io);
+}
