@@ -65,15 +65,20 @@ export interface Engine {
 /** The library's front door: wires the store, routing and lanes from one config. */
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {
   const dataDir = resolve(config.dataDir ?? ".sessiond");
-  const routing = defaultRoutingConfig({
-    ...config.routing,
-    ...(config.agents ? { agents: config.agents } : {}),
-    ...(config.defaultAgent ? { defaultAgent: config.defaultAgent } : {}),
-  });
+  const routing = routingConfigOf(config);
   const store = isStore(config.store)
     ? config.store
     : await openStore(config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
   return new SessionEngine(store, routing, dataDir, new Lanes({ maxQueue: config.maxQueuedTurns ?? 16 }));
+}
+
+/** The routing an engine with this config uses; throws INVALID_ARGUMENT for bad values. */
+export function routingConfigOf(config: EngineConfig): RoutingConfig {
+  return defaultRoutingConfig({
+    ...config.routing,
+    ...(config.agents ? { agents: config.agents } : {}),
+    ...(config.defaultAgent ? { defaultAgent: config.defaultAgent } : {}),
+  });
 }
 
 function isStore(value: EngineConfig["store"]): value is Store {

@@ -2,8 +2,8 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { EngineConfig } from "../config/engine-config.js";
 import { type LoadedConfig, loadConfig } from "../config/load.js";
-import { createEngine, type Engine } from "../engine.js";
-import { defaultRoutingConfig, type RoutingConfig } from "../keys/index.js";
+import { createEngine, type Engine, routingConfigOf } from "../engine.js";
+import type { RoutingConfig } from "../keys/index.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { CliIo } from "./io.js";
 
@@ -29,13 +29,8 @@ export function loadCliConfig(globals: GlobalOptions, io: CliIo): LoadedConfig {
  * command line, so it is reported as CONFIG_INVALID (exit 1) rather than INVALID_ARGUMENT (exit 2).
  */
 export function routingFromConfig(loaded: LoadedConfig): RoutingConfig {
-  const { config } = loaded;
   try {
-    return defaultRoutingConfig({
-      ...config.routing,
-      ...(config.agents ? { agents: config.agents } : {}),
-      ...(config.defaultAgent ? { defaultAgent: config.defaultAgent } : {}),
-    });
+    return routingConfigOf(loaded.config);
   } catch (error) {
     if (!isSessiondError(error, "INVALID_ARGUMENT")) throw error;
     throw new SessiondError("CONFIG_INVALID", `${loaded.file ?? "config"}: ${error.message}`, {

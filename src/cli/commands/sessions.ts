@@ -4,15 +4,17 @@ import { registerAppend } from "./sessions-append.js";
 import { registerDelete } from "./sessions-delete.js";
 import { registerExport } from "./sessions-export.js";
 import { registerList } from "./sessions-list.js";
+import { registerReset } from "./sessions-reset.js";
 import { registerShow } from "./sessions-show.js";
 
 export function registerSessions(program: Command, io: CliIo): void {
   const sessions = program
     .command("sessions")
-    .description("list, inspect, export and delete stored sessions");
+    .description("list, inspect, export, reset and delete stored sessions");
   registerList(sessions, io);
   registerShow(sessions, io);
   registerAppend(sessions, io);
   registerExport(sessions, io);
+  registerReset(sessions, io);
   registerDelete(sessions, io);
 }
