@@ -24,6 +24,11 @@ export interface AppendResult {
   appendsPerSec: number;
   baselineRowsPerSec: number;
   ratio: number;
+  /**
+   * The same baseline with every row appended to one session's tail (keys in append order): each
+   * transaction then dirties a handful of pages instead of one per session. Concurrent only.
+   */
+  appendOrderRowsPerSec?: number;
   latencyP50Ms: number;
   latencyP99Ms: number;
   /** Mean size of the store's commit batches (its last 1,000). */
@@ -79,6 +84,17 @@ async function storeRound(
  * the same shape (ULID, JSON body) built inside the loop, `perTxn` rows per transaction.
  */
 function baselineRound(path: string, sessions: number, total: number, perTxn: number): Timed {
+  return rawRound(path, sessions, total, perTxn, false);
+}
+
+/** `appendOrder`: all rows go to one session, so the keys are inserted in ascending order. */
+function rawRound(
+  path: string,
+  sessions: number,
+  total: number,
+  perTxn: number,
+  appendOrder: boolean,
+): Timed {
   const db = openRaw(path, "FULL");
   try {
     const insert = db.prepare(INSERT_ENTRY_SQL);
@@ -86,7 +102,7 @@ function baselineRound(path: string, sessions: number, total: number, perTxn: nu
     let n = 0;
     const txn = db.transaction((count: number) => {
       for (let j = 0; j < count; j++, n++) {
-        const s = n % sessions;
+        const s = appendOrder ? 0 : n % sessions;
         const seq = (seqs[s] ?? 0) + 1;
         seqs[s] = seq;
         const ts = Date.now();
@@ -108,6 +124,7 @@ async function measure(
   sessions: number,
   appends: number,
   perTxn: number,
+  appendOrder: boolean,
 ): Promise<AppendResult> {
   const rounds = ctx.quick ? 2 : 3;
   const perSession = Math.max(1, Math.round(appends / rounds / sessions));
@@ -115,6 +132,7 @@ async function measure(
   const batchSizes: number[] = [];
   const store: Timed = { count: 0, ms: 0 };
   const base: Timed = { count: 0, ms: 0 };
+  const ordered: Timed = { count: 0, ms: 0 };
   for (let r = 0; r < rounds; r++) {
     const b = baselineRound(join(ctx.dir, `${name}-base-${r}.db`), sessions, sessions * perSession, perTxn);
     base.count += b.count;
@@ -128,6 +146,17 @@ async function measure(
     );
     store.count += s.count;
     store.ms += s.ms;
+    if (appendOrder) {
+      const o = rawRound(
+        join(ctx.dir, `${name}-ordered-${r}.db`),
+        sessions,
+        sessions * perSession,
+        perTxn,
+        true,
+      );
+      ordered.count += o.count;
+      ordered.ms += o.ms;
+    }
     ctx.log(
       `${name} round ${r + 1}/${rounds}: store ${int((s.count / s.ms) * 1000)}/s, baseline ${int((b.count / b.ms) * 1000)}/s`,
     );
@@ -135,7 +164,7 @@ async function measure(
   latencies.sort((a, b) => a - b);
   const appendsPerSec = (store.count / store.ms) * 1000;
   const baselineRowsPerSec = (base.count / base.ms) * 1000;
-  return {
+  const result: AppendResult = {
     sessions,
     appends: store.count,
     rounds,
@@ -146,11 +175,13 @@ async function measure(
     latencyP99Ms: percentile(latencies, 99),
     meanBatchSize: mean(batchSizes),
   };
+  if (appendOrder) result.appendOrderRowsPerSec = (ordered.count / ordered.ms) * 1000;
+  return result;
 }
 
 export const concurrentAppends: Bench<AppendResult> = {
   name: "concurrent durable appends (100 sessions, strict)",
-  run: (ctx) => measure(ctx, "concurrent", 100, ctx.quick ? 20_000 : 200_000, 100),
+  run: (ctx) => measure(ctx, "concurrent", 100, ctx.quick ? 20_000 : 200_000, 100, true),
   rows(r): Row[] {
     return [
       {
@@ -159,6 +190,13 @@ export const concurrentAppends: Bench<AppendResult> = {
         baseline: int(r.baselineRowsPerSec),
         ratio: ratioText(r.ratio),
         checks: [atLeast(r.appendsPerSec, 30_000, "30,000/s"), atLeast(r.ratio, 0.7, "0.70x")],
+      },
+      {
+        figure: "  baseline with append-order keys",
+        value: "",
+        baseline: int(r.appendOrderRowsPerSec ?? Number.NaN),
+        ratio: ratioText(r.appendsPerSec / (r.appendOrderRowsPerSec ?? Number.NaN)),
+        checks: [],
       },
       {
         figure: "mean commit batch (appends)",
@@ -180,7 +218,7 @@ export const concurrentAppends: Bench<AppendResult> = {
 
 export const sequentialAppends: Bench<AppendResult> = {
   name: "sequential durable appends (1 session, strict)",
-  run: (ctx) => measure(ctx, "sequential", 1, ctx.quick ? 2_000 : 10_000, 1),
+  run: (ctx) => measure(ctx, "sequential", 1, ctx.quick ? 2_000 : 10_000, 1, false),
   rows(r): Row[] {
     return [
       {

@@ -5,18 +5,8 @@ import type { Session } from "../src/model/session.js";
 import { openStore } from "../src/store/open.js";
 import { newSession, planAppend } from "../src/store/session-log.js";
 import { entryInsertParams, sessionInsertParams, sessionUpdateParams } from "../src/store/sqlite/rows.js";
+import { SQL } from "../src/store/sqlite/sqlite-store.js";
 import { BENCH_INIT, benchKey, INSERT_ENTRY_SQL, messageContents, userMessage } from "./support.js";
-
-/*
- * The column lists of the store's session statements (src/store/sqlite/sqlite-store.ts, private there),
- * in the order of sessionInsertParams / sessionUpdateParams. `verify` below reads the result back
- * through the store, so a drift fails the benchmark instead of skewing it.
- */
-const INSERT_SESSION_SQL = `INSERT INTO sessions (id, key, generation, state, agent, channel, chat_type, created_by,
-  title, created_at, last_activity_at, entry_count, overrides) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-const UPDATE_SESSION_SQL = `UPDATE sessions SET state = ?, title = ?, last_activity_at = ?, archived_at = ?,
-  entry_count = ?, message_count = ?, approx_tokens = ?, context_from_seq = ?, last_compaction_seq = ?,
-  overrides = ? WHERE sid = ?`;
 
 const BLOCK = 100;
 
@@ -38,8 +28,8 @@ export async function buildStore(path: string, sessions: number, perSession: num
   const db = new Database(path);
   db.pragma("synchronous = OFF");
   db.pragma("cache_size = -65536");
-  const insertSession = db.prepare(INSERT_SESSION_SQL);
-  const updateSession = db.prepare(UPDATE_SESSION_SQL);
+  const insertSession = db.prepare(SQL.insertSession);
+  const updateSession = db.prepare(SQL.updateSession);
   const insertEntry = db.prepare(INSERT_ENTRY_SQL);
   const contents = messageContents(997, 200, 7);
   const noIdempotency = { findIdempotent: () => undefined };

@@ -98,10 +98,17 @@ export function entryBody(entry: Entry): EntryBody {
   return body as EntryBody;
 }
 
-/** The header and body joined back into an entry. */
+/**
+ * The header and body joined into an entry. Takes ownership of `body` (it becomes the entry): building
+ * a fresh object by spreading made entries slow for V8 to handle in bulk.
+ */
 export function makeEntry(header: EntryHeader, body: EntryBody): Entry {
-  const entry = { ...body, ...header } as Entry;
-  if (entry.idempotencyKey === undefined) delete entry.idempotencyKey;
+  const entry = body as Entry;
+  entry.id = header.id;
+  entry.sessionId = header.sessionId;
+  entry.seq = header.seq;
+  entry.ts = header.ts;
+  if (header.idempotencyKey !== undefined) entry.idempotencyKey = header.idempotencyKey;
   return entry;
 }
 

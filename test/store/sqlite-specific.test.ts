@@ -39,14 +39,18 @@ describe("SQLite store", () => {
     expect(pragmaOf(open({ durability: "relaxed" }))).toBe(1);
   });
 
-  it("loads context by a key range on (sid, seq), never a scan of the session's history", () => {
+  it("loads context by key ranges on (sid, seq) in both tables, never a scan of the session's history", () => {
     open();
     const db = new Database(path, { readonly: true });
-    const plan = db.prepare(`EXPLAIN QUERY PLAN ${SQL.kept}`).all(1, 1) as Array<{ detail: string }>;
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${SQL.kept}`).all({ sid: 1, from: 1 }) as Array<{
+      detail: string;
+    }>;
     db.close();
-    expect(plan.map((p) => p.detail).join(" | ")).toMatch(
-      /SEARCH entries USING PRIMARY KEY \(sid=\? AND seq>\?\)/,
-    );
+    const detail = plan.map((p) => p.detail).join(" | ");
+    // Both tables are read by index range and merged in seq order: no sort, no scan.
+    expect(detail).toMatch(/MERGE \(UNION ALL\)/);
+    expect(detail).toMatch(/SEARCH entries USING PRIMARY KEY \(sid=\? AND seq>\?\)/);
+    expect(detail).toMatch(/SEARCH journal USING INDEX journal_seq \(sid=\? AND seq>\?\)/);
   });
 
   it("batches appends from many sessions into few transactions", async () => {

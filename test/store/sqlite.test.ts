@@ -1,22 +1,36 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { openStore } from "../../src/store/open.js";
+import { openStore, type StoreConfig } from "../../src/store/open.js";
 import { runStoreContract } from "./contract.js";
 
 const path = (dir: string) => join(dir, "sessiond.db");
 
-runStoreContract({
-  name: "sqlite",
-  persistent: true,
-  open: (dir) => openStore({ backend: "sqlite", path: path(dir) }),
-  crashConfig: (dir) => ({ backend: "sqlite", path: path(dir) }),
-  verifyFiles: (dir) => {
-    const db = new Database(path(dir));
-    try {
-      const result = db.pragma("integrity_check", { simple: true });
-      if (result !== "ok") throw new Error(`integrity_check: ${String(result)}`);
-    } finally {
-      db.close();
-    }
-  },
-});
+function verifyFiles(dir: string): void {
+  const db = new Database(path(dir));
+  try {
+    const result = db.pragma("integrity_check", { simple: true });
+    if (result !== "ok") throw new Error(`integrity_check: ${String(result)}`);
+  } finally {
+    db.close();
+  }
+}
+
+// Busy batches write through the journal and are folded into `entries` later; run everything with the
+// defaults, and with every write through the journal and a fold every few rows (reads straddle both
+// tables, folds land mid-test).
+for (const [name, extra] of [
+  ["sqlite", {}],
+  [
+    "sqlite, every write through the journal, folded every 3 rows",
+    { foldThreshold: 3, idleFoldMs: 1, journalMinBatch: 1 },
+  ],
+] as const) {
+  const config = (dir: string): StoreConfig => ({ backend: "sqlite", path: path(dir), ...extra });
+  runStoreContract({
+    name,
+    persistent: true,
+    open: (dir) => openStore(config(dir)),
+    crashConfig: config,
+    verifyFiles,
+  });
+}

@@ -6,6 +6,10 @@ export const SCHEMA_VERSION = 1;
 /**
  * Sessions get an integer `sid` so that entries, keyed (sid, seq) WITHOUT ROWID, stay small and a
  * session's entries sit together on disk.
+ *
+ * New entries land in `journal`, a small table in arrival order: a commit of appends from a hundred
+ * sessions then dirties a few pages instead of one per session. The writer folds the journal into
+ * `entries` in bulk (every few thousand rows, when idle, and on close). Readers read both.
  */
 const SCHEMA_V1 = `
 CREATE TABLE sessions (
@@ -45,6 +49,17 @@ CREATE TABLE entries (
   PRIMARY KEY (sid, seq)
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX entries_idempotency ON entries (sid, idem_key) WHERE idem_key IS NOT NULL;
+CREATE TABLE journal (
+  sid INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  id TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  idem_key TEXT,
+  data TEXT NOT NULL
+);
+CREATE UNIQUE INDEX journal_seq ON journal (sid, seq);
+CREATE UNIQUE INDEX journal_idempotency ON journal (sid, idem_key) WHERE idem_key IS NOT NULL;
 `;
 
 export function migrate(db: Database.Database): void {

@@ -45,6 +45,15 @@ export interface SqliteStoreOptions {
   sessionCacheSize?: number;
   /** How long to wait for another process's write lock before failing (default 5,000 ms). */
   busyTimeoutMs?: number;
+  /** Fold the journal into `entries` once it holds this many rows (default 1,000). */
+  foldThreshold?: number;
+  /**
+   * Batches of at least this many operations write through the journal (default 8); smaller ones
+   * write straight into `entries`, where a row costs one write instead of two.
+   */
+  journalMinBatch?: number;
+  /** Fold the journal after this long without writes (default 200 ms). */
+  idleFoldMs?: number;
 }
 
 interface Current {
@@ -66,6 +75,11 @@ class Statements {
   }
 }
 
+const ENTRY_COLUMNS = "seq, id, ts, idem_key, data";
+/** The same SELECT over folded entries and the journal not yet folded. */
+const bothTables = (where: string) =>
+  `SELECT ${ENTRY_COLUMNS} FROM entries WHERE ${where} UNION ALL SELECT ${ENTRY_COLUMNS} FROM journal WHERE ${where}`;
+
 export const SQL = {
   current: "SELECT * FROM sessions WHERE key = ? AND state = 'active'",
   byId: "SELECT * FROM sessions WHERE id = ?",
@@ -75,13 +89,23 @@ export const SQL = {
     created_at, last_activity_at, entry_count, overrides) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   updateSession: `UPDATE sessions SET state = ?, title = ?, last_activity_at = ?, archived_at = ?, entry_count = ?,
     message_count = ?, approx_tokens = ?, context_from_seq = ?, last_compaction_seq = ?, overrides = ? WHERE sid = ?`,
-  idempotent: "SELECT seq, id, ts, idem_key, data FROM entries WHERE sid = ? AND idem_key = ?",
+  idempotent: bothTables("sid = @sid AND idem_key = @key"),
   insertEntry: "INSERT INTO entries (sid, seq, id, ts, type, idem_key, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  entryAt: "SELECT seq, id, ts, idem_key, data FROM entries WHERE sid = ? AND seq = ?",
-  kept: "SELECT seq, id, ts, idem_key, data FROM entries WHERE sid = ? AND seq >= ? AND type != 'compaction' ORDER BY seq",
-  countEntries: "SELECT count(*) AS n FROM entries WHERE sid = ?",
+  insertJournal: "INSERT INTO journal (sid, seq, id, ts, type, idem_key, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  entryAt: bothTables("sid = @sid AND seq = @seq"),
+  kept: `${bothTables("sid = @sid AND seq >= @from AND type != 'compaction'")} ORDER BY seq`,
+  rangeAsc: `${bothTables("sid = @sid AND seq > @after AND seq < @before")} ORDER BY seq ASC LIMIT @limit`,
+  rangeDesc: `${bothTables("sid = @sid AND seq > @after AND seq < @before")} ORDER BY seq DESC LIMIT @limit`,
+  countEntries:
+    "SELECT (SELECT count(*) FROM entries WHERE sid = @sid) + (SELECT count(*) FROM journal WHERE sid = @sid) AS n",
   deleteEntries: "DELETE FROM entries WHERE sid = ?",
+  deleteJournal: "DELETE FROM journal WHERE sid = ?",
   deleteSession: "DELETE FROM sessions WHERE sid = ?",
+  journalSize: "SELECT count(*) AS n, max(rowid) AS last FROM journal",
+  foldInto: `INSERT INTO entries (sid, seq, id, ts, type, idem_key, data)
+    SELECT sid, seq, id, ts, type, idem_key, data FROM journal WHERE rowid <= ? ORDER BY sid, seq`,
+  foldDelete: "DELETE FROM journal WHERE rowid <= ?",
+  dataVersion: "PRAGMA data_version",
 } as const;
 
 /**
@@ -99,6 +123,16 @@ export class SqliteStore implements Store {
   private readonly cacheSize: number;
   private dataVersion = 0;
   private closed = false;
+  /** Rows written to the journal since the last fold (approximate: other processes write too). */
+  private journalRows: number;
+  private readonly foldThreshold: number;
+  private readonly journalMinBatch: number;
+  /** Whether the batch being committed writes through the journal. */
+  private viaJournal = false;
+  private readonly idleFoldMs: number;
+  private idleFold: NodeJS.Timeout | undefined;
+  private lastWriteAt = 0;
+  private readonly dataVersionQuery: Database.Statement;
 
   constructor(options: SqliteStoreOptions) {
     this.path = options.path;
@@ -106,9 +140,15 @@ export class SqliteStore implements Store {
     this.cacheSize = options.sessionCacheSize ?? 10_000;
     this.db = openDatabase(options.path, this.durability, options.busyTimeoutMs ?? 5000);
     this.sql = new Statements(this.db);
+    this.dataVersionQuery = this.db.prepare(SQL.dataVersion).pluck();
+    this.foldThreshold = options.foldThreshold ?? 1000;
+    this.idleFoldMs = options.idleFoldMs ?? 200;
+    this.journalMinBatch = options.journalMinBatch ?? 8;
+    this.journalRows = (this.sql.get(SQL.journalSize).get() as { n: number }).n;
     const savepoint = this.db.transaction((op: () => unknown) => op());
-    const batch = this.db.transaction((ops: ReadonlyArray<() => unknown>) =>
-      ops.map((op) => {
+    const batch = this.db.transaction((ops: ReadonlyArray<() => unknown>) => {
+      this.viaJournal = ops.length >= this.journalMinBatch;
+      const results = ops.map((op) => {
         try {
           return { ok: true as const, value: savepoint(op) };
         } catch (error) {
@@ -116,8 +156,16 @@ export class SqliteStore implements Store {
           this.cache.clear();
           return { ok: false as const, error: asStoreError(error) };
         }
-      }),
-    );
+      });
+      if (this.journalRows >= this.foldThreshold) {
+        try {
+          savepoint(() => this.foldJournal());
+        } catch {
+          // The rows stay in the journal, where readers find them; the next batch tries again.
+        }
+      }
+      return results;
+    });
     this.writer = new GroupCommit(
       (ops) => {
         this.checkOtherWriters();
@@ -126,6 +174,8 @@ export class SqliteStore implements Store {
         } catch (error) {
           this.cache.clear();
           throw asStoreError(error);
+        } finally {
+          this.scheduleIdleFold();
         }
       },
       { intervalMs: options.commitIntervalMs ?? 0, maxBatch: options.maxBatch ?? 2000 },
@@ -143,13 +193,14 @@ export class SqliteStore implements Store {
       const current = this.current(key) ?? this.create(key, requireInit(key, init));
       const session = cloneSession(current.session);
       const findIdempotent = (_s: Session, k: string) => {
-        const row = this.sql.get(SQL.idempotent).get(current.sid, k) as EntryRow | undefined;
+        const row = this.sql.get(SQL.idempotent).get({ sid: current.sid, key: k }) as EntryRow | undefined;
         return row && entryFromRow(session.id, row);
       };
       const plan = planAppend(session, parsed, { findIdempotent }, Date.now());
       if (plan.fresh.length > 0) {
-        const insert = this.sql.get(SQL.insertEntry);
+        const insert = this.sql.get(this.viaJournal ? SQL.insertJournal : SQL.insertEntry);
         for (const entry of plan.fresh) insert.run(entryInsertParams(current.sid, entry));
+        if (this.viaJournal) this.journalRows += plan.fresh.length;
         this.sql.get(SQL.updateSession).run(sessionUpdateParams(current.sid, session));
         this.remember(key, { sid: current.sid, session });
       }
@@ -193,12 +244,12 @@ export class SqliteStore implements Store {
     return this.read(() => {
       const row = this.sql.get(SQL.byId).get(sessionId) as SessionRow | undefined;
       if (!row) return [];
-      const desc = r.order === "desc";
-      const sql = `SELECT seq, id, ts, idem_key, data FROM entries WHERE sid = ? AND seq > ? AND seq < ?
-        ORDER BY seq ${desc ? "DESC" : "ASC"} LIMIT ?`;
-      const rows = this.sql
-        .get(sql)
-        .all(row.sid, r.afterSeq ?? 0, r.beforeSeq ?? Number.MAX_SAFE_INTEGER, r.limit ?? -1) as EntryRow[];
+      const rows = this.sql.get(r.order === "desc" ? SQL.rangeDesc : SQL.rangeAsc).all({
+        sid: row.sid,
+        after: r.afterSeq ?? 0,
+        before: r.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+        limit: r.limit ?? -1,
+      }) as EntryRow[];
       return rows.map((e) => entryFromRow(row.id, e));
     });
   }
@@ -208,12 +259,11 @@ export class SqliteStore implements Store {
       const row = this.sql.get(SQL.current).get(key) as SessionRow | undefined;
       if (!row) return undefined;
       const session = sessionFromRow(row);
-      const rows = this.sql.get(SQL.kept).all(row.sid, row.context_from_seq) as EntryRow[];
+      const rows = this.sql.get(SQL.kept).all({ sid: row.sid, from: row.context_from_seq }) as EntryRow[];
       const context: StoredContext = { session, entries: rows.map((e) => entryFromRow(row.id, e)) };
       if (row.last_compaction_seq !== null) {
-        const summary = this.sql.get(SQL.entryAt).get(row.sid, row.last_compaction_seq) as
-          | EntryRow
-          | undefined;
+        const at = { sid: row.sid, seq: row.last_compaction_seq };
+        const summary = this.sql.get(SQL.entryAt).get(at) as EntryRow | undefined;
         const entry = summary && entryFromRow(row.id, summary);
         if (entry?.type === "compaction") context.summary = entry;
       }
@@ -251,8 +301,9 @@ export class SqliteStore implements Store {
       const rows = this.sql.get(SQL.generations).all(key) as SessionRow[];
       let entries = 0;
       for (const row of rows) {
-        entries += (this.sql.get(SQL.countEntries).get(row.sid) as { n: number }).n;
+        entries += (this.sql.get(SQL.countEntries).get({ sid: row.sid }) as { n: number }).n;
         this.sql.get(SQL.deleteEntries).run(row.sid);
+        this.sql.get(SQL.deleteJournal).run(row.sid);
         this.sql.get(SQL.deleteSession).run(row.sid);
       }
       this.cache.delete(key);
@@ -266,7 +317,10 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    clearTimeout(this.idleFold);
+    await this.writer.submit(() => this.foldJournal()).catch(() => undefined);
     await this.writer.close();
+    clearTimeout(this.idleFold);
     this.closed = true;
     this.db.close();
   }
@@ -274,6 +328,33 @@ export class SqliteStore implements Store {
   /** Sizes of recent commit batches. */
   recentBatchSizes(): readonly number[] {
     return this.writer.recentBatchSizes();
+  }
+
+  /** Moves the journal into `entries`, in key order: one pass per fold instead of a page per session per commit. */
+  private foldJournal(): void {
+    const { n, last } = this.sql.get(SQL.journalSize).get() as { n: number; last: number | null };
+    if (n > 0 && last !== null) {
+      this.sql.get(SQL.foldInto).run(last);
+      this.sql.get(SQL.foldDelete).run(last);
+    }
+    this.journalRows = 0;
+  }
+
+  /** One timer, pushed back by activity rather than re-armed on every commit. */
+  private scheduleIdleFold(): void {
+    this.lastWriteAt = performance.now();
+    if (this.idleFold || this.journalRows === 0 || this.closed) return;
+    const check = () => {
+      const quiet = performance.now() - this.lastWriteAt;
+      if (quiet < this.idleFoldMs) {
+        this.idleFold = setTimeout(check, this.idleFoldMs - quiet).unref();
+        return;
+      }
+      this.idleFold = undefined;
+      if (this.journalRows > 0 && !this.closed)
+        this.writer.submit(() => this.foldJournal()).catch(() => undefined);
+    };
+    this.idleFold = setTimeout(check, this.idleFoldMs).unref();
   }
 
   private current(key: string): Current | undefined {
@@ -309,7 +390,7 @@ export class SqliteStore implements Store {
 
   /** Another process that committed to this file makes the remembered sessions stale. */
   private checkOtherWriters(): void {
-    const version = this.db.pragma("data_version", { simple: true }) as number;
+    const version = this.dataVersionQuery.get() as number;
     if (version !== this.dataVersion) {
       this.cache.clear();
       this.dataVersion = version;
