@@ -1,0 +1,27 @@
+/**
+ * A language model that completes text: implemented by the LLM clients in `runtimes/llm/`, used by
+ * compaction (summaries) and titles, which sit below the runtimes.
+ */
+export interface CompletionRequest {
+  system: string;
+  user: string;
+  maxTokens: number;
+  temperature?: number;
+  signal?: AbortSignal;
+}
+
+export interface Completion {
+  text: string;
+  model: string;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+export interface TextModel {
+  /** The provider: `openai` (any OpenAI-compatible API) or `anthropic`. */
+  readonly provider: string;
+  readonly model: string;
+  /** The model's context window in tokens, when configured. */
+  readonly contextWindow?: number;
+  complete(request: CompletionRequest): Promise<Completion>;
+}
