@@ -31,6 +31,8 @@ const entryInput = z.discriminatedUnion("type", [
     parts: z.array(part).optional(),
     toolCalls: z.array(toolCall).max(64).optional(),
     replyTo: z.string().optional(),
+    toolCallId: z.string().optional(),
+    autoInjected: z.literal(false).optional(),
   }),
   z.object({
     ...header,

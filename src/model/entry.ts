@@ -33,6 +33,10 @@ export interface MessageBody {
   toolCalls?: ToolCall[];
   /** The id of the entry this one answers. */
   replyTo?: string;
+  /** On a `tool` message (a tool result, from imported histories): the call it answers. */
+  toolCallId?: string;
+  /** Set on context that hooks inject fresh for one turn; such messages are never stored. */
+  autoInjected?: boolean;
 }
 
 /**
