@@ -10,7 +10,9 @@ export type ErrorCode =
   | "STORE_CLOSED"
   | "STORE_UNAVAILABLE"
   | "STORE_CORRUPT"
-  | "CONFIG_INVALID";
+  | "CONFIG_INVALID"
+  | "COMPACTION_FAILED"
+  | "NOTHING_TO_COMPACT";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;

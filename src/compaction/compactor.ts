@@ -1,0 +1,158 @@
+import type { CompactionEntry, EntryInput } from "../model/entry.js";
+import { estimateTokens } from "../model/entry.js";
+import { SessiondError } from "../model/errors.js";
+import type { StoredContext } from "../model/session.js";
+import type { Summarizer } from "../model/summarizer.js";
+import type { AppendResult } from "../store/store.js";
+import { chooseCut } from "./cut.js";
+import { requiredIdentifiers } from "./identifiers.js";
+import type { CompactionPolicy } from "./policy.js";
+import { buildTranscript } from "./transcript.js";
+import { type CompactionReason, dueReason, measureContext } from "./trigger.js";
+
+export interface CompactionOutcome {
+  reason: CompactionReason;
+  entry: CompactionEntry;
+}
+
+export interface CompactRequest {
+  key: string;
+  context: StoredContext;
+  policy: CompactionPolicy;
+  /** The model's context window, for the window trigger. */
+  contextWindow?: number;
+  /** `manual` compacts whatever can be cut; otherwise only when a threshold is passed. */
+  reason?: "manual";
+  signal?: AbortSignal;
+}
+
+/** How the compactor writes: the engine's append to the key's current session. */
+export type AppendToKey = (key: string, entries: EntryInput[]) => Promise<AppendResult>;
+
+interface Backoff {
+  failures: number;
+  notBefore: number;
+}
+
+/**
+ * Decides when to compact, cuts, asks the summariser, checks its answer, and records it as a
+ * `compaction` entry. A failure leaves the history as it was, records a `note`, and waits (doubling)
+ * before the next try; it never resets anything. The caller holds the session's lane.
+ */
+export class Compactor {
+  private readonly backoff = new Map<string, Backoff>();
+
+  constructor(
+    private readonly summarizer: Summarizer,
+    private readonly append: AppendToKey,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get summarizerName(): string {
+    return this.summarizer.name;
+  }
+
+  /** Compacts when due; resolves undefined when not due, backing off, or failed (the failure is noted). */
+  async maybeCompact(request: CompactRequest): Promise<CompactionOutcome | undefined> {
+    const reason = dueReason(measureContext(request.context), request.policy, request.contextWindow);
+    if (!reason) return undefined;
+    const waiting = this.backoff.get(request.key);
+    if (waiting && this.now() < waiting.notBefore) return undefined;
+    try {
+      return await this.run(request, reason);
+    } catch {
+      // Nothing to cut, or a failure already noted in the session: the turn goes on uncompacted.
+      return undefined;
+    }
+  }
+
+  /** Compacts now (thresholds ignored); throws NOTHING_TO_COMPACT or COMPACTION_FAILED. */
+  compact(request: CompactRequest): Promise<CompactionOutcome> {
+    return this.run(request, "manual");
+  }
+
+  private async run(request: CompactRequest, reason: CompactionReason): Promise<CompactionOutcome> {
+    const { key, context, policy } = request;
+    const keep =
+      reason === "manual"
+        ? Math.min(policy.keepRecent, Math.max(1, context.entries.length - 1))
+        : policy.keepRecent;
+    const cut = chooseCut(context.entries, keep);
+    if (!cut) {
+      throw new SessiondError("NOTHING_TO_COMPACT", `nothing in ${key} can be summarised yet`, {
+        details: { key },
+      });
+    }
+    const transcript = buildTranscript(cut.summarised, policy, context.summary);
+    const sourceText = [
+      context.summary?.summary ?? "",
+      ...cut.summarised.map((e) => (e.type === "message" ? e.content : "")),
+    ].join("\n");
+    const identifiers = requiredIdentifiers(sourceText, policy.maxIdentifiers, policy.summaryMaxChars);
+    let summary: string;
+    let model: string | undefined;
+    try {
+      const signal = anySignal(request.signal, AbortSignal.timeout(policy.timeoutMs));
+      const result = await this.summarizer.summarize({
+        transcript,
+        maxChars: policy.summaryMaxChars,
+        identifiers,
+        ...(context.summary ? { previousSummary: context.summary.summary } : {}),
+        signal,
+      });
+      summary = result.summary.trim();
+      model = result.model;
+      checkSummary(summary, policy.summaryMaxChars, identifiers);
+    } catch (error) {
+      await this.fail(key, error, policy.retryAfterMs);
+      throw new SessiondError("COMPACTION_FAILED", `compaction of ${key} failed: ${messageOf(error)}`, {
+        cause: error,
+        details: { key },
+      });
+    }
+    const tokensBefore = measureContext(context).tokens;
+    const tokensAfter = estimateTokens(summary) + measureContext({ entries: cut.kept }).tokens;
+    const input: EntryInput = {
+      type: "compaction",
+      summary,
+      fromSeq: 1,
+      throughSeq: cut.throughSeq,
+      firstKeptSeq: cut.firstKeptSeq,
+      tokensBefore,
+      tokensAfter,
+      summarizer: this.summarizer.name,
+      ...(model ? { model } : {}),
+    };
+    const { entries } = await this.append(key, [input]);
+    this.backoff.delete(key);
+    return { reason, entry: entries[0] as CompactionEntry };
+  }
+
+  private async fail(key: string, error: unknown, retryAfterMs: number): Promise<void> {
+    const previous = this.backoff.get(key)?.failures ?? 0;
+    const failures = previous + 1;
+    const wait = Math.min(60 * 60_000, retryAfterMs * 2 ** previous);
+    this.backoff.set(key, { failures, notBefore: this.now() + wait });
+    const text = `compaction failed (${failures} in a row; next try in ${Math.round(wait / 1000)} s): ${messageOf(error)}. The history is unchanged.`;
+    await this.append(key, [{ type: "note", level: "warn", code: "COMPACTION_FAILED", text }]).catch(
+      () => undefined,
+    );
+  }
+}
+
+function checkSummary(summary: string, maxChars: number, identifiers: readonly string[]): void {
+  if (summary.length === 0) throw new Error("the summary is empty");
+  if (summary.length > maxChars)
+    throw new Error(`the summary has ${summary.length} characters, over the limit of ${maxChars}`);
+  const missing = identifiers.filter((id) => !summary.includes(id));
+  if (missing.length > 0)
+    throw new Error(`the summary dropped identifiers: ${missing.slice(0, 5).join(", ")}`);
+}
+
+function anySignal(...signals: Array<AbortSignal | undefined>): AbortSignal {
+  return AbortSignal.any(signals.filter((s): s is AbortSignal => s !== undefined));
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
