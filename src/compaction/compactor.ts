@@ -83,7 +83,8 @@ export class Compactor {
         details: { key },
       });
     }
-    const transcript = buildTranscript(cut.summarised, policy, context.summary);
+    const limits = { maxChars: policy.sourceMaxChars, toolResultMaxChars: policy.toolResultMaxChars };
+    const transcript = buildTranscript(cut.summarised, limits, context.summary);
     const sourceText = [
       context.summary?.summary ?? "",
       ...cut.summarised.map((e) => (e.type === "message" ? e.content : "")),

@@ -1,4 +1,7 @@
+import type { CompactionPolicy } from "../compaction/policy.js";
 import type { RoutingConfig } from "../keys/index.js";
+import type { Summarizer } from "../model/summarizer.js";
+import type { TextModel } from "../model/text-model.js";
 import type { StoreConfig } from "../store/open.js";
 import type { Store } from "../store/store.js";
 
@@ -14,4 +17,26 @@ export interface EngineConfig {
   routing?: Partial<Omit<RoutingConfig, "agents" | "defaultAgent">>;
   /** Turns that may wait behind the running one on a session; default 16. */
   maxQueuedTurns?: number;
+  /** Named language models: endpoints to build, or models already built. */
+  models?: Record<string, ModelConfig | TextModel>;
+  /** Thresholds and limits; `model` names the summariser's model, else the offline summariser is used. */
+  compaction?: Partial<CompactionPolicy> & { model?: string; summarizer?: Summarizer };
+  /** Titles after the first exchange: by `model`, else offline. On by default. */
+  titles?: { enabled?: boolean; model?: string };
+  /** Per-agent settings: the agent's model (for its context window) and compaction overrides. */
+  agentOptions?: Record<string, AgentOptions>;
+}
+
+export interface ModelConfig {
+  provider: "openai" | "anthropic";
+  baseUrl?: string;
+  model: string;
+  apiKeyEnv?: string;
+  contextWindow?: number;
+  timeoutMs?: number;
+}
+
+export interface AgentOptions {
+  model?: string;
+  compaction?: Partial<CompactionPolicy>;
 }

@@ -2,9 +2,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
+import type { CompactionPolicy } from "../compaction/policy.js";
 import { SessiondError } from "../model/errors.js";
-import type { EngineConfig } from "./engine-config.js";
-import { type ConfigFile, configFileSchema, RETIRED_KEYS } from "./schema.js";
+import type { EngineConfig, ModelConfig } from "./engine-config.js";
+import { type CompactionSettings, type ConfigFile, configFileSchema, RETIRED_KEYS } from "./schema.js";
 
 export const CONFIG_FILE_NAMES = ["sessiond.yaml", "sessiond.yml"];
 
@@ -126,6 +127,26 @@ function applyEnv(config: ConfigFile, env: NodeJS.ProcessEnv): void {
   }
 }
 
+function compactionFrom(settings: CompactionSettings): Partial<CompactionPolicy> {
+  const names: Record<keyof CompactionSettings, keyof CompactionPolicy> = {
+    enabled: "enabled",
+    max_messages: "maxMessages",
+    keep_recent: "keepRecent",
+    max_tokens: "maxTokens",
+    window_fraction: "windowFraction",
+    source_max_chars: "sourceMaxChars",
+    tool_result_max_chars: "toolResultMaxChars",
+    summary_max_chars: "summaryMaxChars",
+    timeout_ms: "timeoutMs",
+  };
+  const policy: Record<string, unknown> = {};
+  for (const [from, to] of Object.entries(names)) {
+    const value = settings[from as keyof CompactionSettings];
+    if (value !== undefined) policy[to] = value;
+  }
+  return policy as Partial<CompactionPolicy>;
+}
+
 function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dataDir: string } {
   const dataDir = resolve(baseDir, file.data_dir ?? ".sessiond");
   const config: EngineConfig & { dataDir: string } = { dataDir };
@@ -140,7 +161,43 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
       ...(store.commit_interval_ms !== undefined ? { commitIntervalMs: store.commit_interval_ms } : {}),
     };
   }
-  if (file.agents) config.agents = file.agents.map((a) => a.id);
+  if (file.agents) {
+    config.agents = file.agents.map((a) => a.id);
+    config.agentOptions = Object.fromEntries(
+      file.agents.map((a) => [
+        a.id,
+        {
+          ...(a.model ? { model: a.model } : {}),
+          ...(a.compaction ? { compaction: compactionFrom(a.compaction) } : {}),
+        },
+      ]),
+    );
+  }
+  if (file.models) {
+    config.models = Object.fromEntries(
+      Object.entries(file.models).map(([name, m]): [string, ModelConfig] => [
+        name,
+        {
+          provider: m.provider,
+          model: m.model,
+          ...(m.base_url ? { baseUrl: m.base_url } : {}),
+          ...(m.api_key_env ? { apiKeyEnv: m.api_key_env } : {}),
+          ...(m.context_window ? { contextWindow: m.context_window } : {}),
+          ...(m.timeout_ms ? { timeoutMs: m.timeout_ms } : {}),
+        },
+      ]),
+    );
+  }
+  if (file.compaction) {
+    const { model, ...settings } = file.compaction;
+    config.compaction = { ...compactionFrom(settings), ...(model ? { model } : {}) };
+  }
+  if (file.titles) {
+    config.titles = {
+      ...(file.titles.enabled !== undefined ? { enabled: file.titles.enabled } : {}),
+      ...(file.titles.model ? { model: file.titles.model } : {}),
+    };
+  }
   if (file.default_agent) config.defaultAgent = file.default_agent;
   const s = file.session ?? {};
   config.routing = {

@@ -2,6 +2,30 @@ import { z } from "zod";
 import { DM_SCOPES, GROUP_SCOPES, NAMED_SCOPES } from "../keys/index.js";
 
 /** `sessiond.yaml`, strict at every level so unknown keys can be named (then dropped with a warning). Keys follow GoClaw's (`session.identity_links`, …) so its users can bring their config. */
+const compactionSettings = z.strictObject({
+  enabled: z.boolean().optional(),
+  max_messages: z.number().int().min(2).optional(),
+  keep_recent: z.number().int().min(1).optional(),
+  max_tokens: z.number().int().min(1).optional(),
+  window_fraction: z.number().gt(0).max(1).optional(),
+  source_max_chars: z.number().int().min(100).optional(),
+  tool_result_max_chars: z.number().int().min(1).optional(),
+  summary_max_chars: z.number().int().min(50).optional(),
+  timeout_ms: z.number().int().min(1).optional(),
+});
+
+/** A language model endpoint, named so compaction, titles and agents can refer to it. */
+const modelSettings = z.strictObject({
+  provider: z.enum(["openai", "anthropic"]),
+  /** OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio) need it; OpenAI and Anthropic don't. */
+  base_url: z.string().url().optional(),
+  model: z.string().min(1),
+  /** The environment variable holding the key; the key itself never goes in this file. */
+  api_key_env: z.string().min(1).optional(),
+  context_window: z.number().int().min(1).optional(),
+  timeout_ms: z.number().int().min(1).optional(),
+});
+
 export const configFileSchema = z.strictObject({
   data_dir: z.string().min(1).optional(),
   store: z
@@ -14,7 +38,30 @@ export const configFileSchema = z.strictObject({
     })
     .optional(),
   default_agent: z.string().min(1).optional(),
-  agents: z.array(z.strictObject({ id: z.string().min(1) })).optional(),
+  agents: z
+    .array(
+      z.strictObject({
+        id: z.string().min(1),
+        /** A name from `models`: its context window drives the window trigger. */
+        model: z.string().min(1).optional(),
+        compaction: compactionSettings.optional(),
+      }),
+    )
+    .optional(),
+  models: z.record(z.string(), modelSettings).optional(),
+  compaction: compactionSettings
+    .extend({
+      /** A name from `models`; without it, the offline extractive summariser. */
+      model: z.string().min(1).optional(),
+    })
+    .optional(),
+  titles: z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      /** A name from `models`; without it, titles are picked offline from the first message. */
+      model: z.string().min(1).optional(),
+    })
+    .optional(),
   session: z
     .strictObject({
       scope: z.enum(NAMED_SCOPES).optional(),
@@ -28,6 +75,8 @@ export const configFileSchema = z.strictObject({
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;
+export type CompactionSettings = z.infer<typeof compactionSettings>;
+export type ModelSettings = z.infer<typeof modelSettings>;
 
 /** Keys that once existed and are read by nothing now: named in a warning, never silently ignored. */
 export const RETIRED_KEYS: Record<string, string> = {

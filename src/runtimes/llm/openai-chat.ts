@@ -1,0 +1,180 @@
+import OpenAI from "openai";
+import type {
+  ChatCompletionChunk,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
+import type { Completion, CompletionRequest, TextModel } from "../../model/text-model.js";
+import { LlmError, resolveApiKey, toLlmError, validateModelOptions } from "./errors.js";
+
+export interface OpenAiChatConfig {
+  /** e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` (Ollama). */
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  /** Name of the environment variable holding the key, read when `apiKey` is not given. */
+  apiKeyEnv?: string;
+  contextWindow?: number;
+  timeoutMs?: number;
+  maxRetries?: number;
+}
+
+const PROVIDER = "openai";
+/** The client refuses to start without a key; this one is never sent (its header is nulled). */
+const NO_KEY = "sessiond-no-key";
+
+/**
+ * An `openai` client for the config. Without a key (local servers such as Ollama or llama.cpp) no
+ * Authorization header is sent; OPENAI_API_KEY / OPENAI_BASE_URL are never read implicitly, so a key
+ * meant for api.openai.com cannot leak to another base URL.
+ */
+export function createOpenAiClient(config: OpenAiChatConfig): OpenAI {
+  validateModelOptions(PROVIDER, config, { requireBaseUrl: true });
+  const apiKey = resolveApiKey(PROVIDER, config);
+  return new OpenAI({
+    baseURL: config.baseUrl,
+    apiKey: apiKey ?? NO_KEY,
+    ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
+    organization: null,
+    project: null,
+    ...(config.timeoutMs !== undefined ? { timeout: config.timeoutMs } : {}),
+    ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
+  });
+}
+
+/** The key the client sends, for scrubbing; undefined when none is sent. */
+function secretOf(client: OpenAI): string | undefined {
+  return client.apiKey && client.apiKey !== NO_KEY ? client.apiKey : undefined;
+}
+
+export function openAiChatModel(config: OpenAiChatConfig): TextModel {
+  const client = createOpenAiClient(config);
+  const secret = secretOf(client);
+  return {
+    provider: PROVIDER,
+    model: config.model,
+    ...(config.contextWindow !== undefined ? { contextWindow: config.contextWindow } : {}),
+    async complete(request: CompletionRequest): Promise<Completion> {
+      let response: OpenAI.Chat.ChatCompletion;
+      try {
+        response = await client.chat.completions.create(
+          {
+            model: config.model,
+            messages: [
+              { role: "system", content: request.system },
+              { role: "user", content: request.user },
+            ],
+            max_tokens: request.maxTokens,
+            ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+          },
+          request.signal ? { signal: request.signal } : undefined,
+        );
+      } catch (error) {
+        throw toLlmError(error, PROVIDER, OpenAI, secret, request.signal);
+      }
+      const choice = response.choices?.[0];
+      if (!choice) throw new LlmError(PROVIDER, "bad_response", `${PROVIDER}: the reply has no choices`);
+      return {
+        text: choice.message?.content ?? "",
+        model: response.model || config.model,
+        ...(response.usage
+          ? { inputTokens: response.usage.prompt_tokens, outputTokens: response.usage.completion_tokens }
+          : {}),
+      };
+    },
+  };
+}
+
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  /** The JSON arguments as the model wrote them (not parsed: models can write invalid JSON). */
+  arguments: string;
+}
+
+export interface ChatUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ChatResult {
+  text: string;
+  model: string;
+  /** `stop`, `length`, `tool_calls`, … as the server reported; null when it sent none. */
+  finishReason: string | null;
+  toolCalls: ChatToolCall[];
+  usage?: ChatUsage;
+}
+
+export type ChatStreamEvent = { type: "text"; delta: string } | { type: "done"; result: ChatResult };
+
+export interface StreamChatOptions {
+  messages: ChatCompletionMessageParam[];
+  model: string;
+  signal?: AbortSignal;
+  tools?: ChatCompletionTool[];
+  maxTokens?: number;
+  temperature?: number;
+}
+
+/**
+ * Streams one chat completion: a `text` event per content delta, then one `done` event with the
+ * whole text, the tool calls assembled from their deltas, and usage (requested with
+ * `stream_options.include_usage`; servers that ignore it give no usage).
+ * Failures are thrown as LlmError.
+ */
+export async function* streamChat(
+  client: OpenAI,
+  options: StreamChatOptions,
+): AsyncGenerator<ChatStreamEvent, void, undefined> {
+  const secret = secretOf(client);
+  let text = "";
+  let model = options.model;
+  let finishReason: string | null = null;
+  let usage: ChatUsage | undefined;
+  const calls = new Map<number, ChatToolCall>();
+  try {
+    const stream = await client.chat.completions.create(
+      {
+        model: options.model,
+        messages: options.messages,
+        stream: true,
+        stream_options: { include_usage: true },
+        ...(options.tools?.length ? { tools: options.tools } : {}),
+        ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
+        ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      },
+      options.signal ? { signal: options.signal } : undefined,
+    );
+    for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
+      if (chunk.model) model = chunk.model;
+      if (chunk.usage) {
+        usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+      }
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+      const delta = choice.delta;
+      if (delta?.content) {
+        text += delta.content;
+        yield { type: "text", delta: delta.content };
+      }
+      for (const part of delta?.tool_calls ?? []) {
+        const call = calls.get(part.index) ?? { id: "", name: "", arguments: "" };
+        if (part.id) call.id = part.id;
+        if (part.function?.name) call.name += part.function.name;
+        if (part.function?.arguments) call.arguments += part.function.arguments;
+        calls.set(part.index, call);
+      }
+    }
+  } catch (error) {
+    throw toLlmError(error, PROVIDER, OpenAI, secret, options.signal);
+  }
+  // The SDK ends a stream quietly when its signal aborts; the caller must not mistake that for a reply.
+  if (options.signal?.aborted) throw new LlmError(PROVIDER, "aborted", `${PROVIDER}: request aborted`);
+  const toolCalls = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, call]) => call);
+  yield {
+    type: "done",
+    result: { text, model, finishReason, toolCalls, ...(usage ? { usage } : {}) },
+  };
+}
