@@ -1,5 +1,10 @@
 import { join, resolve } from "node:path";
-import type { EngineConfig } from "./config/engine-config.js";
+import { Compactor } from "./compaction/compactor.js";
+import { DEFAULT_COMPACTION, resolveCompactionPolicy } from "./compaction/policy.js";
+import { modelSummarizer } from "./compaction/summarizers/model.js";
+import { offlineSummarizer } from "./compaction/summarizers/offline.js";
+import type { EngineConfig, ModelConfig } from "./config/engine-config.js";
+import type { InjectionHook } from "./context/index.js";
 import {
   defaultRoutingConfig,
   initForKey,
@@ -8,10 +13,14 @@ import {
   routeEnvelope,
   validateKey,
 } from "./keys/index.js";
-import type { Entry, EntryInput, MessageEntry, ResetCause } from "./model/entry.js";
+import { TitleWriter } from "./lifecycle/title-writer.js";
+import type { CompactionEntry, Entry, EntryInput, ResetCause } from "./model/entry.js";
 import type { Envelope } from "./model/envelope.js";
-import { isSessiondError, SessiondError } from "./model/errors.js";
+import { SessiondError } from "./model/errors.js";
 import type { Session, SessionInit, StoredContext } from "./model/session.js";
+import type { Summarizer } from "./model/summarizer.js";
+import type { TextModel } from "./model/text-model.js";
+import { createTextModel } from "./runtimes/llm/index.js";
 import { openStore } from "./store/open.js";
 import { sessionNotFound } from "./store/session-log.js";
 import type {
@@ -23,7 +32,8 @@ import type {
   Store,
 } from "./store/store.js";
 import { Lanes } from "./turns/lanes.js";
-import type { TurnContext, TurnOptions, TurnReply, TurnResult, TurnRunner } from "./turns/turn.js";
+import { type AgentTurnSettings, TurnPipeline } from "./turns/pipeline.js";
+import type { TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
 
 export interface HistoryOptions {
   /** At most this many entries: the newest ones. Default: all. */
@@ -34,42 +44,73 @@ export interface HistoryOptions {
   includeArchived?: boolean;
 }
 
+export interface CompactResult {
+  summary: string;
+  entry: CompactionEntry;
+}
+
 export interface Engine {
   readonly store: Store;
   readonly routing: RoutingConfig;
   readonly dataDir: string;
+  /** The summariser compaction uses: `offline`, or the configured model's provider. */
+  readonly summarizer: Summarizer;
   /** The key and session facts an inbound message routes to. */
   route(envelope: Envelope): Route;
   /** Appends entries to a key's current session, creating it (with `init`, or guessed from the key). */
   append(key: string, entries: EntryInput[], init?: SessionInit): Promise<AppendResult>;
   history(key: string, options?: HistoryOptions): Promise<Entry[]>;
-  /** What a turn on this key would see now. */
+  /** What a turn on this key would load now: the latest summary and the entries it keeps. */
   context(key: string): Promise<StoredContext | undefined>;
   readonly sessions: {
     list(query?: SessionQuery): Promise<SessionPage>;
     get(key: string): Promise<Session | undefined>;
     generations(key: string): Promise<Session[]>;
   };
+  /** Compacts now, whatever the thresholds; waits for a running turn of that key. */
+  compact(key: string, options?: { signal?: AbortSignal }): Promise<CompactResult>;
   /** Archives the current session and starts a new one; waits for a running turn of that key. */
   reset(key: string, cause?: ResetCause): Promise<ResetResult>;
   /** Deletes every generation of a key; waits for a running turn of that key. */
   delete(key: string): Promise<DeleteResult>;
-  /** Runs one turn: routes, stores the input, runs `run` on the context, stores the reply. One per key at a time. */
+  /** Runs one turn: routes, stores the input, compacts when due, runs `run` on the context, stores the reply. */
   turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
   /** Turns running or waiting, per key. */
   queued(): Map<string, number>;
-  /** Waits for running turns, flushes and closes the store. */
+  /** Waits for running turns and background titles, flushes and closes the store. */
   close(): Promise<void>;
 }
 
-/** The library's front door: wires the store, routing and lanes from one config. */
-export async function createEngine(config: EngineConfig = {}): Promise<Engine> {
+/** Library-only settings that have no place in a YAML file. */
+export interface EngineHooks {
+  /** Supply fresh context (memory recall, environment…) before every turn; never stored. */
+  injectors?: InjectionHook[];
+}
+
+/** The library's front door: wires the store, routing, compaction, titles and lanes from one config. */
+export async function createEngine(config: EngineConfig = {}, hooks: EngineHooks = {}): Promise<Engine> {
   const dataDir = resolve(config.dataDir ?? ".sessiond");
   const routing = routingConfigOf(config);
+  const models = buildModels(config.models ?? {});
+  const summarizer = config.compaction?.summarizer ?? summarizerOf(config.compaction?.model, models);
+  const titleModel =
+    config.titles?.model === undefined ? undefined : modelNamed(config.titles.model, models, "titles.model");
+  for (const [agent, options] of Object.entries(config.agentOptions ?? {})) {
+    if (options.model !== undefined) modelNamed(options.model, models, `agents.${agent}.model`);
+  }
   const store = isStore(config.store)
     ? config.store
     : await openStore(config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
-  return new SessionEngine(store, routing, dataDir, new Lanes({ maxQueue: config.maxQueuedTurns ?? 16 }));
+  return new SessionEngine({
+    store,
+    routing,
+    dataDir,
+    summarizer,
+    models,
+    config,
+    titles: config.titles?.enabled === false ? undefined : new TitleWriter(store, titleModel),
+    injectors: hooks.injectors ?? [],
+  });
 }
 
 /** The routing an engine with this config uses; throws INVALID_ARGUMENT for bad values. */
@@ -81,20 +122,82 @@ export function routingConfigOf(config: EngineConfig): RoutingConfig {
   });
 }
 
+function buildModels(configs: Record<string, ModelConfig | TextModel>): Map<string, TextModel> {
+  const models = new Map<string, TextModel>();
+  for (const [name, m] of Object.entries(configs)) {
+    if ("complete" in m) {
+      models.set(name, m);
+      continue;
+    }
+    const { provider, ...rest } = m;
+    models.set(
+      name,
+      provider === "openai"
+        ? createTextModel({ provider, ...rest, baseUrl: rest.baseUrl ?? "https://api.openai.com/v1" })
+        : createTextModel({ provider, ...rest }),
+    );
+  }
+  return models;
+}
+
+function modelNamed(name: string, models: Map<string, TextModel>, where: string): TextModel {
+  const model = models.get(name);
+  if (!model) {
+    const known = [...models.keys()].join(", ") || "none";
+    throw new SessiondError(
+      "CONFIG_INVALID",
+      `${where}: no model named ${JSON.stringify(name)} (models: ${known})`,
+    );
+  }
+  return model;
+}
+
+function summarizerOf(name: string | undefined, models: Map<string, TextModel>): Summarizer {
+  return name === undefined
+    ? offlineSummarizer()
+    : modelSummarizer(modelNamed(name, models, "compaction.model"));
+}
+
 function isStore(value: EngineConfig["store"]): value is Store {
   return typeof value === "object" && value !== null && "append" in value;
 }
 
+interface EngineParts {
+  store: Store;
+  routing: RoutingConfig;
+  dataDir: string;
+  summarizer: Summarizer;
+  models: Map<string, TextModel>;
+  config: EngineConfig;
+  titles: TitleWriter | undefined;
+  injectors: InjectionHook[];
+}
+
 class SessionEngine implements Engine {
+  readonly store: Store;
+  readonly routing: RoutingConfig;
+  readonly dataDir: string;
+  readonly summarizer: Summarizer;
   readonly sessions: Engine["sessions"];
+  private readonly lanes: Lanes;
+  private readonly compactor: Compactor;
+  private readonly pipeline: TurnPipeline;
   private closing?: Promise<void>;
 
-  constructor(
-    readonly store: Store,
-    readonly routing: RoutingConfig,
-    readonly dataDir: string,
-    private readonly lanes: Lanes,
-  ) {
+  constructor(private readonly parts: EngineParts) {
+    this.store = parts.store;
+    this.routing = parts.routing;
+    this.dataDir = parts.dataDir;
+    this.summarizer = parts.summarizer;
+    this.lanes = new Lanes({ maxQueue: parts.config.maxQueuedTurns ?? 16 });
+    this.compactor = new Compactor(parts.summarizer, (key, entries) => this.store.append(key, entries));
+    this.pipeline = new TurnPipeline({
+      store: this.store,
+      compactor: this.compactor,
+      settings: (agent, session) => this.settings(agent, session),
+      injectors: parts.injectors,
+      afterTurn: (key, session) => parts.titles?.afterTurn(key, session),
+    });
     this.sessions = {
       list: (query) => this.store.listSessions(query),
       get: (key) => this.store.getSession(validateKey(key)),
@@ -142,6 +245,22 @@ class SessionEngine implements Engine {
     return this.store.loadContext(validateKey(key));
   }
 
+  compact(key: string, options: { signal?: AbortSignal } = {}): Promise<CompactResult> {
+    validateKey(key);
+    return this.lanes.run(key, async () => {
+      const context = await this.store.loadContext(key);
+      if (!context) throw sessionNotFound(key);
+      const settings = this.settings(context.session.agent, context.session);
+      const outcome = await this.compactor.compact({
+        key,
+        context,
+        policy: settings.policy,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      return { summary: outcome.entry.summary, entry: outcome.entry };
+    });
+  }
+
   reset(key: string, cause: ResetCause = "manual"): Promise<ResetResult> {
     validateKey(key);
     return this.lanes.run(key, () => this.store.reset(key, cause));
@@ -159,7 +278,7 @@ class SessionEngine implements Engine {
   turn(envelope: Envelope, run: TurnRunner, options: TurnOptions = {}): Promise<TurnResult> {
     const route = this.route(envelope);
     const signal = options.signal ?? new AbortController().signal;
-    return this.lanes.run(route.key, () => this.runTurn(route, envelope, run, signal));
+    return this.lanes.run(route.key, () => this.pipeline.run(route, envelope, run, signal));
   }
 
   queued(): Map<string, number> {
@@ -169,97 +288,23 @@ class SessionEngine implements Engine {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.lanes.drain();
+      await this.parts.titles?.drain();
       await this.store.close();
     })();
     return this.closing;
   }
 
-  private async runTurn(
-    route: Route,
-    envelope: Envelope,
-    run: TurnRunner,
-    signal: AbortSignal,
-  ): Promise<TurnResult> {
-    if (signal.aborted) throw cancelled(route.key);
-    const { key } = route;
-    const input: EntryInput = {
-      type: "message",
-      role: "user",
-      content: envelope.text,
-      sender: envelope.sender,
-      ...(envelope.parts ? { parts: envelope.parts } : {}),
-      ...(envelope.platformMessageId ? { idempotencyKey: envelope.platformMessageId } : {}),
-    };
-    const init: SessionInit = {
-      agent: route.agent,
-      channel: route.channel,
-      chatType: route.chatType,
-      createdBy: route.createdBy,
-    };
-    const appended = await this.store.append(key, [input], init);
-    const inputEntry = appended.entries[0] as MessageEntry;
-    if (!appended.created[0]) {
-      const answered = await this.findReply(inputEntry);
-      if (answered)
-        return {
-          key,
-          sessionId: inputEntry.sessionId,
-          input: inputEntry,
-          reply: answered,
-          deduplicated: true,
-        };
-    }
-    const stored = await this.store.loadContext(key);
-    if (!stored) throw sessionNotFound(key);
-    const context: TurnContext = {
-      key,
-      session: stored.session,
-      entries: stored.entries,
-      input: inputEntry,
-      signal,
-    };
-    if (stored.summary) context.summary = stored.summary;
-
-    let reply: TurnReply;
-    try {
-      const out = await run(context);
-      reply = typeof out === "string" ? { content: out } : out;
-      if (signal.aborted) throw cancelled(key);
-    } catch (error) {
-      const code = isSessiondError(error, "TURN_CANCELLED") ? "TURN_CANCELLED" : "TURN_FAILED";
-      const text = error instanceof Error ? error.message : String(error);
-      await this.store.append(key, [{ type: "note", level: "error", code, text: `${code}: ${text}` }]);
-      if (isSessiondError(error)) throw error;
-      throw new SessiondError(code, `the turn on ${key} failed: ${text}`, { cause: error });
-    }
-
-    const entries: EntryInput[] = [
-      {
-        type: "message",
-        role: "assistant",
-        content: reply.content,
-        sender: { id: route.agent },
-        replyTo: inputEntry.id,
-        ...(reply.toolCalls?.length ? { toolCalls: reply.toolCalls } : {}),
-      },
-    ];
-    if (reply.usage) entries.push({ type: "usage", ...reply.usage });
-    const saved = await this.store.append(key, entries);
-    return {
-      key,
-      sessionId: inputEntry.sessionId,
-      input: inputEntry,
-      reply: saved.entries[0] as MessageEntry,
-      deduplicated: false,
-    };
+  /** The agent's compaction policy (default < agent < session overrides) and model facts. */
+  private settings(agent: string, session: Session): AgentTurnSettings {
+    const { config, models } = this.parts;
+    const agentOptions = config.agentOptions?.[agent];
+    const { model: _m, summarizer: _s, ...base } = config.compaction ?? {};
+    const policy = resolveCompactionPolicy(
+      { ...DEFAULT_COMPACTION, ...base },
+      agentOptions?.compaction,
+      session.overrides,
+    );
+    const contextWindow = agentOptions?.model ? models.get(agentOptions.model)?.contextWindow : undefined;
+    return { policy, ...(contextWindow ? { contextWindow } : {}) };
   }
-
-  private async findReply(input: MessageEntry): Promise<MessageEntry | undefined> {
-    const later = await this.store.readEntries(input.sessionId, { afterSeq: input.seq });
-    return later.find((e): e is MessageEntry => e.type === "message" && e.replyTo === input.id);
-  }
-}
-
-function cancelled(key: string): SessiondError {
-  return new SessiondError("TURN_CANCELLED", `the turn on ${key} was cancelled`);
 }

@@ -1,21 +1,28 @@
-import type { CompactionEntry, Entry, MessageEntry, ToolCall } from "../model/entry.js";
+import type { ChatMessage, ReportedToolCall } from "../context/index.js";
+import type { CompactionEntry, Entry, MessageEntry } from "../model/entry.js";
 import type { Session } from "../model/session.js";
 
 /** What a turn's runner gets: the session's context and the input it answers. */
 export interface TurnContext {
   key: string;
+  agent: string;
   session: Session;
   /** The latest compaction, standing for everything before `entries`. */
   summary?: CompactionEntry;
   /** The kept entries, the input last. */
   entries: Entry[];
   input: MessageEntry;
+  /** The context as chat messages: instructions, summary, history with tool recaps, fresh injected context. */
+  messages: ChatMessage[];
+  /** Estimated tokens of `messages`. */
+  tokens: number;
   signal: AbortSignal;
 }
 
 export interface TurnReply {
   content: string;
-  toolCalls?: ToolCall[];
+  /** As the runtime reports them; cut and stripped of credentials before they are stored (§7). */
+  toolCalls?: ReportedToolCall[];
   usage?: { model?: string; inputTokens?: number; outputTokens?: number; costUsd?: number };
 }
 
@@ -29,6 +36,8 @@ export interface TurnResult {
   reply: MessageEntry;
   /** True when the input was a redelivery (same platform message id) already answered: nothing ran. */
   deduplicated: boolean;
+  /** Set when the context was compacted before this turn ran. */
+  compaction?: CompactionEntry;
 }
 
 export interface TurnOptions {

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { CliIo } from "../io.js";
 import { registerAppend } from "./sessions-append.js";
+import { registerCompact } from "./sessions-compact.js";
 import { registerDelete } from "./sessions-delete.js";
 import { registerExport } from "./sessions-export.js";
 import { registerList } from "./sessions-list.js";
@@ -10,11 +11,12 @@ import { registerShow } from "./sessions-show.js";
 export function registerSessions(program: Command, io: CliIo): void {
   const sessions = program
     .command("sessions")
-    .description("list, inspect, export, reset and delete stored sessions");
+    .description("list, inspect, export, compact, reset and delete stored sessions");
   registerList(sessions, io);
   registerShow(sessions, io);
   registerAppend(sessions, io);
   registerExport(sessions, io);
+  registerCompact(sessions, io);
   registerReset(sessions, io);
   registerDelete(sessions, io);
 }

@@ -1,0 +1,43 @@
+import type { Session } from "../model/session.js";
+import type { TextModel } from "../model/text-model.js";
+import type { Store } from "../store/store.js";
+import { titleFromExchange } from "./titles.js";
+
+/**
+ * Titles a session after its first exchange, in the background, once: from the first user and
+ * assistant messages, by the model or offline. Set only while the title is still empty.
+ */
+export class TitleWriter {
+  private readonly running = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly model?: TextModel,
+  ) {}
+
+  afterTurn(key: string, session: Session): void {
+    if (session.title !== "" || session.messageCount < 2 || this.running.has(session.id)) return;
+    const work = this.write(key, session).finally(() => this.running.delete(session.id));
+    this.running.set(session.id, work);
+  }
+
+  /** Waits for titles being written. */
+  async drain(): Promise<void> {
+    await Promise.all(this.running.values());
+  }
+
+  private async write(key: string, session: Session): Promise<void> {
+    try {
+      const first = await this.store.readEntries(session.id, { limit: 20 });
+      const user = first.find((e) => e.type === "message" && e.role === "user");
+      const assistant = first.find((e) => e.type === "message" && e.role === "assistant");
+      if (user?.type !== "message" || assistant?.type !== "message") return;
+      const title = await titleFromExchange({ user: user.content, assistant: assistant.content }, this.model);
+      const now = await this.store.getSession(key);
+      if (!now || now.id !== session.id || now.title !== "") return;
+      await this.store.append(key, [{ type: "title", title, by: this.model ? this.model.model : "offline" }]);
+    } catch {
+      // A title is a convenience: a failure leaves the session untitled, to be tried after a later turn.
+    }
+  }
+}
