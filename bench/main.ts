@@ -4,9 +4,11 @@
  */
 import { cpus, totalmem } from "node:os";
 import { concurrentAppends, sequentialAppends } from "./appends.js";
+import { contextAssembly } from "./context-assembly.js";
 import { contextLoad } from "./context-load.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
+import { summarizerThroughput } from "./summarizer.js";
 import { diskOf, log, makeTempDir, removeDir } from "./support.js";
 
 interface Options {
@@ -50,6 +52,8 @@ const BENCHES: readonly Planned[] = [
   plan("concurrent", concurrentAppends),
   plan("sequential", sequentialAppends),
   plan("context", contextLoad),
+  plan("assembly", contextAssembly),
+  plan("summarizer", summarizerThroughput),
 ];
 
 async function main(): Promise<void> {

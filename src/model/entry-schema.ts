@@ -49,7 +49,7 @@ const entryInput = z.discriminatedUnion("type", [
   z.object({
     ...header,
     type: z.literal("reset"),
-    cause: z.enum(["trigger", "daily", "idle", "manual", "api"]),
+    cause: z.enum(["trigger", "daily", "idle", "manual", "api", "relink"]),
     nextSessionId: z.string().optional(),
   }),
   z.object({ ...header, type: z.literal("title"), title: z.string().max(200), by: z.string().optional() }),

@@ -2,6 +2,7 @@ import { SessiondError } from "../model/errors.js";
 
 interface Pending {
   run: () => unknown;
+  durable: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -13,9 +14,13 @@ export interface GroupCommitOptions {
   maxBatch: number;
 }
 
-/** Runs a batch: each op's result or error, in order. Throws if the batch as a whole could not commit. */
+/**
+ * Runs a batch: each op's result or error, in order. `durable` is true when any op must be on disk when
+ * acknowledged. Throws if the batch as a whole could not commit.
+ */
 export type CommitBatch = (
   ops: ReadonlyArray<() => unknown>,
+  durable: boolean,
 ) => Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
 
 /**
@@ -34,10 +39,10 @@ export class GroupCommit {
     private readonly options: GroupCommitOptions,
   ) {}
 
-  submit<T>(run: () => T): Promise<T> {
+  submit<T>(run: () => T, durable = true): Promise<T> {
     if (this.closed) return Promise.reject(new SessiondError("STORE_CLOSED", "the store is closed"));
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ run, durable, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -78,7 +83,10 @@ export class GroupCommit {
     if (this.batchSizes.length > 1000) this.batchSizes.splice(0, this.batchSizes.length - 1000);
     let results: ReturnType<CommitBatch>;
     try {
-      results = this.commit(batch.map((p) => p.run));
+      results = this.commit(
+        batch.map((p) => p.run),
+        batch.some((p) => p.durable),
+      );
     } catch (error) {
       const failure =
         error instanceof SessiondError

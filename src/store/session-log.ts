@@ -44,7 +44,11 @@ export function initOf(session: Session): SessionInit {
 /** Updates the session's derived fields for one appended entry. */
 function fold(session: Session, entry: Entry): void {
   session.entryCount = entry.seq;
-  session.lastActivityAt = Math.max(session.lastActivityAt, entry.ts);
+  // A session's times follow its entries (an import brings old ones), not the moment of the write.
+  if (entry.seq === 1) {
+    session.createdAt = Math.min(session.createdAt, entry.ts);
+    session.lastActivityAt = entry.ts;
+  } else session.lastActivityAt = Math.max(session.lastActivityAt, entry.ts);
   switch (entry.type) {
     case "message":
       session.messageCount += 1;
@@ -114,6 +118,22 @@ export interface PlannedReset {
   next: Session;
 }
 
+/** Closes `current` (mutated: archived) with a reset entry naming the next session, if any. */
+export function planArchive(
+  current: Session,
+  cause: ResetCause,
+  now: number,
+  nextSessionId?: string,
+): ResetEntry {
+  const seq = current.entryCount + 1;
+  const body = { type: "reset" as const, cause, ...(nextSessionId ? { nextSessionId } : {}) };
+  const resetEntry = makeEntry({ id: newId(now), sessionId: current.id, seq, ts: now }, body) as ResetEntry;
+  fold(current, resetEntry);
+  current.state = "archived";
+  current.archivedAt = now;
+  return resetEntry;
+}
+
 /** Closes `current` (mutated: archived, with a reset entry) and makes the next generation. */
 export function planReset(
   current: Session,
@@ -122,21 +142,47 @@ export function planReset(
   now: number,
 ): PlannedReset {
   const next = newSession(current.key, init ?? initOf(current), current.generation + 1, now);
-  const seq = current.entryCount + 1;
-  const resetEntry = makeEntry(
-    { id: newId(now), sessionId: current.id, seq, ts: now },
-    { type: "reset", cause, nextSessionId: next.id },
-  ) as ResetEntry;
-  fold(current, resetEntry);
-  current.state = "archived";
-  current.archivedAt = now;
-  return { resetEntry, next };
+  return { resetEntry: planArchive(current, cause, now, next.id), next };
+}
+
+export interface PlannedRekey {
+  /** Every session of both keys, moved to `to` and renumbered by creation (mutated copies). */
+  sessions: Session[];
+  /** Set when both keys had a current session: the one of `from`, archived with this entry. */
+  archived?: { session: Session; resetEntry: ResetEntry };
+}
+
+/** Merges the generations of `from` into `to`, oldest first; at most one stays current (`to`'s, if any). */
+export function planRekey(from: Session[], to: Session[], toKey: string, now: number): PlannedRekey {
+  const plan: PlannedRekey = { sessions: [] };
+  const targetHasCurrent = to.some((s) => s.state === "active");
+  const moved = from.map(cloneSession);
+  for (const session of moved) {
+    if (session.state === "active" && targetHasCurrent) {
+      plan.archived = { session, resetEntry: planArchive(session, "relink", now) };
+    }
+    session.key = toKey;
+  }
+  plan.sessions = [...moved, ...to.map(cloneSession)].sort(
+    (a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1),
+  );
+  plan.sessions.forEach((session, i) => {
+    session.generation = i + 1;
+  });
+  return plan;
 }
 
 export function sessionNotFound(key: string): SessiondError {
   return new SessiondError("SESSION_NOT_FOUND", `no session for key ${JSON.stringify(key)}`, {
     details: { key },
   });
+}
+
+export function currentNotDeletable(sessionId: string): SessiondError {
+  return new SessiondError(
+    "INVALID_ARGUMENT",
+    `session ${sessionId} is current: reset or delete its key instead of deleting the generation`,
+  );
 }
 
 /** A session copy that a plan can mutate without touching a cached original. */

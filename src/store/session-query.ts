@@ -1,6 +1,6 @@
 import { SessiondError } from "../model/errors.js";
 import type { Session } from "../model/session.js";
-import type { SessionQuery, SessionSort } from "./store.js";
+import type { SessionQuery, SessionScan, SessionSort } from "./store.js";
 
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 1000;
@@ -82,4 +82,39 @@ export function matchesQuery(query: NormalisedQuery, session: Session): boolean 
     return compareForPage(query.sort, pivot, session) < 0;
   }
   return true;
+}
+
+export const MAX_SCAN = 10_000;
+
+export function normaliseScan(scan: SessionScan): SessionScan & { limit: number } {
+  const limit = scan.limit ?? 1000;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCAN) {
+    throw new SessiondError("INVALID_ARGUMENT", `scan limit must be an integer from 1 to ${MAX_SCAN}`);
+  }
+  if (scan.state !== "active" && scan.state !== "archived") {
+    throw new SessiondError("INVALID_ARGUMENT", 'scan state must be "active" or "archived"');
+  }
+  return { ...scan, limit };
+}
+
+/** The time a scan orders by: last activity for current sessions, archiving time for archived ones. */
+export function scanTime(session: Session): number {
+  return session.state === "archived" ? (session.archivedAt ?? 0) : session.lastActivityAt;
+}
+
+export function matchesScan(scan: SessionScan, session: Session): boolean {
+  if (session.state !== scan.state) return false;
+  const time = scanTime(session);
+  if (scan.state === "active" && scan.inactiveBefore !== undefined && !(time < scan.inactiveBefore))
+    return false;
+  if (scan.state === "archived" && scan.archivedBefore !== undefined && !(time < scan.archivedBefore))
+    return false;
+  if (scan.keyPrefix !== undefined && !session.key.startsWith(scan.keyPrefix)) return false;
+  if (scan.after && (time < scan.after.time || (time === scan.after.time && session.id <= scan.after.id)))
+    return false;
+  return true;
+}
+
+export function compareScan(a: Session, b: Session): number {
+  return scanTime(a) - scanTime(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }

@@ -1,5 +1,5 @@
 import type { Entry, EntryInput, ResetCause, ResetEntry } from "../model/entry.js";
-import type { OverrideValue, Session, SessionInit, StoredContext } from "../model/session.js";
+import type { OverrideValue, Session, SessionInit, SessionState, StoredContext } from "../model/session.js";
 
 export type Durability = "strict" | "relaxed";
 
@@ -54,11 +54,35 @@ export interface SessionPatch {
   overrides?: Record<string, OverrideValue | null>;
 }
 
-export interface ResetResult {
+export interface ArchiveResult {
   /** The generation that was archived, with the reset entry that closed it. */
   archived: Session;
   resetEntry: ResetEntry;
+}
+
+export interface ResetResult extends ArchiveResult {
+  /** The next generation. */
   current: Session;
+}
+
+/** Sessions in time order for sweeps (scheduled resets, retention): served by an index, never a scan. */
+export interface SessionScan {
+  state: SessionState;
+  /** Active sessions whose last activity is before this (ms since epoch). */
+  inactiveBefore?: number;
+  /** Archived sessions archived before this. */
+  archivedBefore?: number;
+  /** Only keys that start with this. */
+  keyPrefix?: string;
+  /** 1..10,000, default 1,000. */
+  limit?: number;
+  /** Continue after this session of the previous page (its time and id). */
+  after?: { time: number; id: string };
+}
+
+export interface AppendOptions {
+  /** Overrides the store's durability for this append: `relaxed` may be lost in a power cut until `sync()`. */
+  durability?: Durability;
 }
 
 export interface DeleteResult {
@@ -77,7 +101,12 @@ export interface Store {
    * Appends to the key's current session, creating it with `init` when the key has none.
    * Resolves once the entries are durable (under `strict`).
    */
-  append(key: string, entries: EntryInput[], init?: SessionInit): Promise<AppendResult>;
+  append(
+    key: string,
+    entries: EntryInput[],
+    init?: SessionInit,
+    options?: AppendOptions,
+  ): Promise<AppendResult>;
   /** The key's current (active) session. */
   getSession(key: string): Promise<Session | undefined>;
   getSessionById(id: string): Promise<Session | undefined>;
@@ -90,9 +119,21 @@ export interface Store {
   updateSession(key: string, patch: SessionPatch): Promise<Session>;
   /** Archives the current session (closing it with a reset entry) and starts the next generation. */
   reset(key: string, cause: ResetCause, init?: SessionInit): Promise<ResetResult>;
+  /** Archives the current session with a reset entry and starts nothing: the next append starts one. */
+  archive(key: string, cause: ResetCause): Promise<ArchiveResult>;
   /** Deletes every generation of a key and all their entries. */
   delete(key: string): Promise<DeleteResult>;
+  /** Deletes one archived generation and its entries; the current session cannot be deleted this way. */
+  deleteGeneration(sessionId: string): Promise<DeleteResult>;
+  /**
+   * Carries every generation of `from` over to `to` (identity links changed): all stay readable, numbered
+   * by creation. If both keys have a current session, the one of `from` is archived (cause `relink`).
+   */
+  rekey(from: string, to: string): Promise<{ moved: number }>;
+  scanSessions(scan: SessionScan): Promise<Session[]>;
   /** Resolves when every write accepted so far is committed. */
   flush(): Promise<void>;
+  /** Resolves when every write accepted so far is on disk, `relaxed` ones included. */
+  sync(): Promise<void>;
   close(): Promise<void>;
 }

@@ -429,6 +429,115 @@ export function runStoreContract(factory: StoreFactory): void {
       });
     });
 
+    describe("archive, generations and rekey", () => {
+      it("archives without starting a new session; the next append starts one", async () => {
+        await store.append("k:a", [msg("a")], init());
+        const { archived, resetEntry } = await store.archive("k:a", "idle");
+        expect(archived).toMatchObject({ state: "archived", generation: 1, entryCount: 2 });
+        expect(resetEntry).toMatchObject({ type: "reset", cause: "idle", seq: 2 });
+        expect(resetEntry.nextSessionId).toBeUndefined();
+        expect(await store.getSession("k:a")).toBeUndefined();
+        await expect(store.archive("k:a", "idle")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+        const next = await store.append("k:a", [msg("b")], init());
+        expect(next.session.generation).toBe(2);
+      });
+
+      it("deletes one archived generation, never the current one", async () => {
+        const { session: first } = await store.append("k:dg", [msg("a"), msg("b")], init());
+        const { current } = await store.reset("k:dg", "manual");
+        expect(await store.deleteGeneration(first.id)).toEqual({ sessions: 1, entries: 3 });
+        expect((await store.generations("k:dg")).map((g) => g.id)).toEqual([current.id]);
+        expect(await store.readEntries(first.id)).toEqual([]);
+        await expect(store.deleteGeneration(current.id)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+        expect(await store.deleteGeneration("01NOPE")).toEqual({ sessions: 0, entries: 0 });
+      });
+
+      it("carries a key's history over to another key that has none", async () => {
+        const { session } = await store.append("discord:dm:987", [msg("from discord")], init("987"));
+        expect(await store.rekey("discord:dm:987", "telegram:123")).toEqual({ moved: 1 });
+        expect(await store.getSession("discord:dm:987")).toBeUndefined();
+        expect(await store.generations("discord:dm:987")).toEqual([]);
+        const moved = (await store.getSession("telegram:123"))!;
+        expect(moved).toMatchObject({ id: session.id, key: "telegram:123", generation: 1, state: "active" });
+        const next = await store.append("telegram:123", [msg("continues")]);
+        expect(next.entries[0]!.seq).toBe(2);
+      });
+
+      it("keeps both histories readable when both keys have one, the target's staying current", async () => {
+        const { session: a } = await store.append("old:1", [msg("old")], init());
+        await store.reset("old:1", "manual");
+        const { session: b } = await store.append("new:1", [msg("new")], init());
+        const { session: c } = await store.append("old:1", [msg("old again")]);
+        expect(await store.rekey("old:1", "new:1")).toEqual({ moved: 2 });
+        const gens = await store.generations("new:1");
+        // Numbered by creation: old:1's second session was started by the reset, before new:1's.
+        expect(gens.map((g) => [g.id, g.generation, g.state])).toEqual([
+          [b.id, 3, "active"],
+          [c.id, 2, "archived"],
+          [a.id, 1, "archived"],
+        ]);
+        const closed = await store.readEntries(c.id);
+        expect(closed.at(-1)).toMatchObject({ type: "reset", cause: "relink" });
+        expect((await store.getSession("new:1"))!.id).toBe(b.id);
+        expect(await store.generations("old:1")).toEqual([]);
+      });
+    });
+
+    describe("scans", () => {
+      it("finds idle current sessions and old archived ones in time order, by prefix, page by page", async () => {
+        const t0 = Date.now() - 100_000;
+        for (let i = 0; i < 6; i++) {
+          const key = i % 2 ? `webhook:main:alert:ts-${i}` : `telegram:${i}`;
+          await store.append(key, [msg("x", { ts: t0 + i * 1000 })], init());
+        }
+        await store.append("telegram:fresh", [msg("now")], init());
+        const idle = await store.scanSessions({ state: "active", inactiveBefore: t0 + 3500 });
+        expect(idle.map((s) => s.key)).toEqual([
+          "telegram:0",
+          "webhook:main:alert:ts-1",
+          "telegram:2",
+          "webhook:main:alert:ts-3",
+        ]);
+        const hooks = await store.scanSessions({
+          state: "active",
+          inactiveBefore: Date.now() + 1,
+          keyPrefix: "webhook:",
+        });
+        expect(hooks.map((s) => s.key)).toEqual([
+          "webhook:main:alert:ts-1",
+          "webhook:main:alert:ts-3",
+          "webhook:main:alert:ts-5",
+        ]);
+        const page1 = await store.scanSessions({ state: "active", limit: 2 });
+        const last = page1.at(-1)!;
+        const page2 = await store.scanSessions({
+          state: "active",
+          limit: 10,
+          after: { time: last.lastActivityAt, id: last.id },
+        });
+        expect([...page1, ...page2].map((s) => s.key)).toHaveLength(7);
+        expect(new Set([...page1, ...page2].map((s) => s.id)).size).toBe(7);
+
+        await store.archive("telegram:0", "idle");
+        const archived = await store.scanSessions({ state: "archived", archivedBefore: Date.now() + 1 });
+        expect(archived.map((s) => s.key)).toEqual(["telegram:0"]);
+        expect(await store.scanSessions({ state: "archived", archivedBefore: 1 })).toEqual([]);
+        await expect(store.scanSessions({ state: "active", limit: 0 })).rejects.toMatchObject({
+          code: "INVALID_ARGUMENT",
+        });
+      });
+    });
+
+    describe("durability per append", () => {
+      it("takes relaxed appends beside strict ones, and sync makes them all durable", async () => {
+        await store.append("k:r1", [msg("strict")], init());
+        await store.append("k:r1", [msg("relaxed")], undefined, { durability: "relaxed" });
+        await store.sync();
+        const session = (await store.getSession("k:r1"))!;
+        expect((await store.readEntries(session.id)).map((e) => e.seq)).toEqual([1, 2]);
+      });
+    });
+
     describe("delete", () => {
       it("deletes every generation and entry of a key, and only that key", async () => {
         await store.append("k:d", [msg("a"), msg("b")], init());

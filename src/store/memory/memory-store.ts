@@ -3,17 +3,36 @@ import { parseEntryInput } from "../../model/entry-schema.js";
 import { SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { readRange } from "../entry-range.js";
-import { cloneSession, newSession, planAppend, planReset, sessionNotFound } from "../session-log.js";
+import {
+  cloneSession,
+  currentNotDeletable,
+  newSession,
+  planAppend,
+  planArchive,
+  planRekey,
+  planReset,
+  sessionNotFound,
+} from "../session-log.js";
 import { applyPatch, requireInit } from "../session-patch.js";
-import { compareForPage, encodeCursor, matchesQuery, normaliseQuery } from "../session-query.js";
+import {
+  compareForPage,
+  compareScan,
+  encodeCursor,
+  matchesQuery,
+  matchesScan,
+  normaliseQuery,
+  normaliseScan,
+} from "../session-query.js";
 import type {
   AppendResult,
+  ArchiveResult,
   DeleteResult,
   EntryRange,
   ResetResult,
   SessionPage,
   SessionPatch,
   SessionQuery,
+  SessionScan,
   Store,
 } from "../store.js";
 
@@ -128,6 +147,71 @@ export class MemoryStore implements Store {
     this.current.delete(key);
     const current = this.addGeneration(next);
     return { archived: cloneSession(archived), resetEntry, current: cloneSession(current.session) };
+  }
+
+  async archive(key: string, cause: ResetCause): Promise<ArchiveResult> {
+    this.assertOpen();
+    const generation = this.current.get(key);
+    if (!generation) throw sessionNotFound(key);
+    const archived = cloneSession(generation.session);
+    const resetEntry = planArchive(archived, cause, Date.now());
+    generation.entries.push(resetEntry);
+    generation.session = archived;
+    this.current.delete(key);
+    return { archived: cloneSession(archived), resetEntry };
+  }
+
+  async deleteGeneration(sessionId: string): Promise<DeleteResult> {
+    this.assertOpen();
+    const generation = this.byId.get(sessionId);
+    if (!generation) return { sessions: 0, entries: 0 };
+    if (generation.session.state === "active") throw currentNotDeletable(sessionId);
+    this.byId.delete(sessionId);
+    const key = generation.session.key;
+    const rest = (this.generationsByKey.get(key) ?? []).filter((g) => g !== generation);
+    if (rest.length > 0) this.generationsByKey.set(key, rest);
+    else this.generationsByKey.delete(key);
+    return { sessions: 1, entries: generation.entries.length };
+  }
+
+  async rekey(from: string, to: string): Promise<{ moved: number }> {
+    this.assertOpen();
+    if (from === to) return { moved: 0 };
+    const fromGens = this.generationsByKey.get(from) ?? [];
+    const toGens = this.generationsByKey.get(to) ?? [];
+    const plan = planRekey(
+      fromGens.map((g) => g.session),
+      toGens.map((g) => g.session),
+      to,
+      Date.now(),
+    );
+    if (plan.archived) this.byId.get(plan.archived.session.id)?.entries.push(plan.archived.resetEntry);
+    const merged: Generation[] = [];
+    for (const session of plan.sessions) {
+      const generation = this.byId.get(session.id)!;
+      generation.session = session;
+      merged.push(generation);
+      if (session.state === "active") this.current.set(to, generation);
+    }
+    this.generationsByKey.delete(from);
+    this.current.delete(from);
+    this.generationsByKey.set(to, merged);
+    return { moved: fromGens.length };
+  }
+
+  async scanSessions(scan: SessionScan): Promise<Session[]> {
+    this.assertOpen();
+    const s = normaliseScan(scan);
+    return [...this.byId.values()]
+      .map((g) => g.session)
+      .filter((session) => matchesScan(s, session))
+      .sort(compareScan)
+      .slice(0, s.limit)
+      .map(cloneSession);
+  }
+
+  async sync(): Promise<void> {
+    this.assertOpen();
   }
 
   async delete(key: string): Promise<DeleteResult> {

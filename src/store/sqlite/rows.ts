@@ -62,6 +62,7 @@ export function sessionUpdateParams(sid: number, s: Session): unknown[] {
   return [
     s.state,
     s.title,
+    s.createdAt,
     s.lastActivityAt,
     s.archivedAt ?? null,
     s.entryCount,

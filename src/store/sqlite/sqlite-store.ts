@@ -7,11 +7,22 @@ import { SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { checkRange } from "../entry-range.js";
 import { GroupCommit, messageOf } from "../group-commit.js";
-import { cloneSession, newSession, planAppend, planReset, sessionNotFound } from "../session-log.js";
+import {
+  cloneSession,
+  currentNotDeletable,
+  newSession,
+  planAppend,
+  planArchive,
+  planRekey,
+  planReset,
+  sessionNotFound,
+} from "../session-log.js";
 import { applyPatch, requireInit } from "../session-patch.js";
-import { encodeCursor, normaliseQuery } from "../session-query.js";
+import { encodeCursor, normaliseQuery, normaliseScan } from "../session-query.js";
 import type {
+  AppendOptions,
   AppendResult,
+  ArchiveResult,
   DeleteResult,
   Durability,
   EntryRange,
@@ -19,9 +30,10 @@ import type {
   SessionPage,
   SessionPatch,
   SessionQuery,
+  SessionScan,
   Store,
 } from "../store.js";
-import { listSessionsSql } from "./list-sql.js";
+import { listSessionsSql, scanSessionsSql } from "./list-sql.js";
 import {
   type EntryRow,
   entryFromRow,
@@ -87,8 +99,9 @@ export const SQL = {
   lastGeneration: "SELECT max(generation) AS g FROM sessions WHERE key = ?",
   insertSession: `INSERT INTO sessions (id, key, generation, state, agent, channel, chat_type, created_by, title,
     created_at, last_activity_at, entry_count, overrides) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  updateSession: `UPDATE sessions SET state = ?, title = ?, last_activity_at = ?, archived_at = ?, entry_count = ?,
-    message_count = ?, approx_tokens = ?, context_from_seq = ?, last_compaction_seq = ?, overrides = ? WHERE sid = ?`,
+  updateSession: `UPDATE sessions SET state = ?, title = ?, created_at = ?, last_activity_at = ?, archived_at = ?,
+    entry_count = ?, message_count = ?, approx_tokens = ?, context_from_seq = ?, last_compaction_seq = ?, overrides = ?
+    WHERE sid = ?`,
   idempotent: bothTables("sid = @sid AND idem_key = @key"),
   insertEntry: "INSERT INTO entries (sid, seq, id, ts, type, idem_key, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
   insertJournal: "INSERT INTO journal (sid, seq, id, ts, type, idem_key, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -101,6 +114,7 @@ export const SQL = {
   deleteEntries: "DELETE FROM entries WHERE sid = ?",
   deleteJournal: "DELETE FROM journal WHERE sid = ?",
   deleteSession: "DELETE FROM sessions WHERE sid = ?",
+  renumber: "UPDATE sessions SET key = ?, generation = ? WHERE sid = ?",
   journalSize: "SELECT count(*) AS n, max(rowid) AS last FROM journal",
   foldInto: `INSERT INTO entries (sid, seq, id, ts, type, idem_key, data)
     SELECT sid, seq, id, ts, type, idem_key, data FROM journal WHERE rowid <= ? ORDER BY sid, seq`,
@@ -122,6 +136,7 @@ export class SqliteStore implements Store {
   private readonly cache = new Map<string, Current>();
   private readonly cacheSize: number;
   private dataVersion = 0;
+  private synchronous: "FULL" | "NORMAL";
   private closed = false;
   /** Rows written to the journal since the last fold (approximate: other processes write too). */
   private journalRows: number;
@@ -141,6 +156,7 @@ export class SqliteStore implements Store {
     this.db = openDatabase(options.path, this.durability, options.busyTimeoutMs ?? 5000);
     this.sql = new Statements(this.db);
     this.dataVersionQuery = this.db.prepare(SQL.dataVersion).pluck();
+    this.synchronous = this.durability === "strict" ? "FULL" : "NORMAL";
     this.foldThreshold = options.foldThreshold ?? 1000;
     this.idleFoldMs = options.idleFoldMs ?? 200;
     this.journalMinBatch = options.journalMinBatch ?? 8;
@@ -167,8 +183,9 @@ export class SqliteStore implements Store {
       return results;
     });
     this.writer = new GroupCommit(
-      (ops) => {
+      (ops, durable) => {
         this.checkOtherWriters();
+        this.setSynchronous(durable || this.durability === "strict" ? "FULL" : "NORMAL");
         try {
           return batch.immediate(ops);
         } catch (error) {
@@ -182,30 +199,38 @@ export class SqliteStore implements Store {
     );
   }
 
-  append(key: string, inputs: EntryInput[], init?: SessionInit): Promise<AppendResult> {
+  append(
+    key: string,
+    inputs: EntryInput[],
+    init?: SessionInit,
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
     let parsed: EntryInput[];
     try {
       parsed = inputs.map(parseEntryInput);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.writer.submit(() => {
-      const current = this.current(key) ?? this.create(key, requireInit(key, init));
-      const session = cloneSession(current.session);
-      const findIdempotent = (_s: Session, k: string) => {
-        const row = this.sql.get(SQL.idempotent).get({ sid: current.sid, key: k }) as EntryRow | undefined;
-        return row && entryFromRow(session.id, row);
-      };
-      const plan = planAppend(session, parsed, { findIdempotent }, Date.now());
-      if (plan.fresh.length > 0) {
-        const insert = this.sql.get(this.viaJournal ? SQL.insertJournal : SQL.insertEntry);
-        for (const entry of plan.fresh) insert.run(entryInsertParams(current.sid, entry));
-        if (this.viaJournal) this.journalRows += plan.fresh.length;
-        this.sql.get(SQL.updateSession).run(sessionUpdateParams(current.sid, session));
-        this.remember(key, { sid: current.sid, session });
-      }
-      return { session: cloneSession(session), entries: plan.entries, created: plan.created };
-    });
+    return this.writer.submit(
+      () => {
+        const current = this.current(key) ?? this.create(key, requireInit(key, init));
+        const session = cloneSession(current.session);
+        const findIdempotent = (_s: Session, k: string) => {
+          const row = this.sql.get(SQL.idempotent).get({ sid: current.sid, key: k }) as EntryRow | undefined;
+          return row && entryFromRow(session.id, row);
+        };
+        const plan = planAppend(session, parsed, { findIdempotent }, Date.now());
+        if (plan.fresh.length > 0) {
+          const insert = this.sql.get(this.viaJournal ? SQL.insertJournal : SQL.insertEntry);
+          for (const entry of plan.fresh) insert.run(entryInsertParams(current.sid, entry));
+          if (this.viaJournal) this.journalRows += plan.fresh.length;
+          this.sql.get(SQL.updateSession).run(sessionUpdateParams(current.sid, session));
+          this.remember(key, { sid: current.sid, session });
+        }
+        return { session: cloneSession(session), entries: plan.entries, created: plan.created };
+      },
+      (options?.durability ?? this.durability) === "strict",
+    );
   }
 
   async getSession(key: string): Promise<Session | undefined> {
@@ -296,16 +321,74 @@ export class SqliteStore implements Store {
     });
   }
 
+  archive(key: string, cause: ResetCause): Promise<ArchiveResult> {
+    return this.writer.submit(() => {
+      const current = this.current(key);
+      if (!current) throw sessionNotFound(key);
+      const archived = cloneSession(current.session);
+      const resetEntry = planArchive(archived, cause, Date.now());
+      this.sql.get(SQL.insertEntry).run(entryInsertParams(current.sid, resetEntry));
+      this.sql.get(SQL.updateSession).run(sessionUpdateParams(current.sid, archived));
+      this.cache.delete(key);
+      return { archived: cloneSession(archived), resetEntry };
+    });
+  }
+
+  deleteGeneration(sessionId: string): Promise<DeleteResult> {
+    return this.writer.submit(() => {
+      const row = this.sql.get(SQL.byId).get(sessionId) as SessionRow | undefined;
+      if (!row) return { sessions: 0, entries: 0 };
+      if (row.state === "active") throw currentNotDeletable(sessionId);
+      return { sessions: 1, entries: this.deleteRow(row) };
+    });
+  }
+
+  rekey(from: string, to: string): Promise<{ moved: number }> {
+    return this.writer.submit(() => {
+      if (from === to) return { moved: 0 };
+      const fromRows = this.sql.get(SQL.generations).all(from) as SessionRow[];
+      const toRows = this.sql.get(SQL.generations).all(to) as SessionRow[];
+      const sids = new Map([...fromRows, ...toRows].map((r) => [r.id, r.sid]));
+      const plan = planRekey(fromRows.map(sessionFromRow), toRows.map(sessionFromRow), to, Date.now());
+      if (plan.archived) {
+        // Archived before it moves, so the key never has two current sessions.
+        const sid = sids.get(plan.archived.session.id)!;
+        this.sql.get(SQL.insertEntry).run(entryInsertParams(sid, plan.archived.resetEntry));
+        this.sql.get(SQL.updateSession).run(sessionUpdateParams(sid, plan.archived.session));
+      }
+      // Negative generations first, so renumbering never collides with the unique (key, generation) index.
+      for (const session of plan.sessions)
+        this.sql.get(SQL.renumber).run(to, -session.generation, sids.get(session.id));
+      for (const session of plan.sessions) {
+        const sid = sids.get(session.id)!;
+        this.sql.get(SQL.renumber).run(to, session.generation, sid);
+        this.sql.get(SQL.updateSession).run(sessionUpdateParams(sid, session));
+      }
+      this.cache.delete(from);
+      this.cache.delete(to);
+      return { moved: fromRows.length };
+    });
+  }
+
+  async scanSessions(scan: SessionScan): Promise<Session[]> {
+    const s = normaliseScan(scan);
+    return this.read(() => {
+      const { sql, params } = scanSessionsSql(s);
+      return (this.sql.get(sql).all(params) as SessionRow[]).map(sessionFromRow);
+    });
+  }
+
+  /** Everything committed so far reaches the disk: a checkpoint syncs the WAL first. */
+  async sync(): Promise<void> {
+    await this.writer.flush();
+    this.read(() => this.db.pragma("wal_checkpoint(PASSIVE)"));
+  }
+
   delete(key: string): Promise<DeleteResult> {
     return this.writer.submit(() => {
       const rows = this.sql.get(SQL.generations).all(key) as SessionRow[];
       let entries = 0;
-      for (const row of rows) {
-        entries += (this.sql.get(SQL.countEntries).get({ sid: row.sid }) as { n: number }).n;
-        this.sql.get(SQL.deleteEntries).run(row.sid);
-        this.sql.get(SQL.deleteJournal).run(row.sid);
-        this.sql.get(SQL.deleteSession).run(row.sid);
-      }
+      for (const row of rows) entries += this.deleteRow(row);
       this.cache.delete(key);
       return { sessions: rows.length, entries };
     });
@@ -328,6 +411,21 @@ export class SqliteStore implements Store {
   /** Sizes of recent commit batches. */
   recentBatchSizes(): readonly number[] {
     return this.writer.recentBatchSizes();
+  }
+
+  /** Deletes a session row and its entries in both tables; returns how many entries went. */
+  private deleteRow(row: SessionRow): number {
+    const entries = (this.sql.get(SQL.countEntries).get({ sid: row.sid }) as { n: number }).n;
+    this.sql.get(SQL.deleteEntries).run(row.sid);
+    this.sql.get(SQL.deleteJournal).run(row.sid);
+    this.sql.get(SQL.deleteSession).run(row.sid);
+    return entries;
+  }
+
+  private setSynchronous(mode: "FULL" | "NORMAL"): void {
+    if (mode === this.synchronous) return;
+    this.db.pragma(`synchronous = ${mode}`);
+    this.synchronous = mode;
   }
 
   /** Moves the journal into `entries`, in key order: one pass per fold instead of a page per session per commit. */
