@@ -195,6 +195,7 @@ class SessionEngine implements Engine {
       store: this.store,
       compactor: this.compactor,
       settings: (agent, session) => this.settings(agent, session),
+      durabilityOf: (agent) => parts.config.agentOptions?.[agent]?.durability ?? "strict",
       injectors: parts.injectors,
       afterTurn: (key, session) => parts.titles?.afterTurn(key, session),
     });
@@ -305,6 +306,10 @@ class SessionEngine implements Engine {
       session.overrides,
     );
     const contextWindow = agentOptions?.model ? models.get(agentOptions.model)?.contextWindow : undefined;
-    return { policy, ...(contextWindow ? { contextWindow } : {}) };
+    return {
+      policy,
+      ...(contextWindow ? { contextWindow } : {}),
+      ...(agentOptions?.instructions ? { instructions: agentOptions.instructions } : {}),
+    };
   }
 }

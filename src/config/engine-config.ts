@@ -36,7 +36,17 @@ export interface ModelConfig {
   timeoutMs?: number;
 }
 
+export type AgentDurability = "strict" | "meaningful" | "relaxed";
+
 export interface AgentOptions {
   model?: string;
   compaction?: Partial<CompactionPolicy>;
+  /** The system message of every turn. */
+  instructions?: string;
+  /**
+   * `strict` (default): every entry durable before it is acknowledged. `meaningful` (ZeroClaw): a user
+   * message of at least 20 characters is durable at once, shorter ones when the turn's reply is stored.
+   * `relaxed`: durable at the store's next sync or checkpoint.
+   */
+  durability?: AgentDurability;
 }

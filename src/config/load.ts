@@ -169,6 +169,8 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
         {
           ...(a.model ? { model: a.model } : {}),
           ...(a.compaction ? { compaction: compactionFrom(a.compaction) } : {}),
+          ...(a.instructions !== undefined ? { instructions: a.instructions } : {}),
+          ...(a.durability ? { durability: a.durability } : {}),
         },
       ]),
     );

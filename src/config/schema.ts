@@ -14,6 +14,19 @@ const compactionSettings = z.strictObject({
   timeout_ms: z.number().int().min(1).optional(),
 });
 
+const resetRule = z.strictObject({
+  mode: z.enum(["off", "daily", "idle"]),
+  at_hour: z.number().int().min(0).max(23).optional(),
+  /** An IANA zone such as Europe/Berlin; default the host's. */
+  timezone: z.string().min(1).optional(),
+  idle_minutes: z.number().int().min(1).optional(),
+});
+const resetByType = z.strictObject({
+  direct: resetRule.optional(),
+  group: resetRule.optional(),
+  thread: resetRule.optional(),
+});
+
 /** A language model endpoint, named so compaction, titles and agents can refer to it. */
 const modelSettings = z.strictObject({
   provider: z.enum(["openai", "anthropic"]),
@@ -45,6 +58,9 @@ export const configFileSchema = z.strictObject({
         /** A name from `models`: its context window drives the window trigger. */
         model: z.string().min(1).optional(),
         compaction: compactionSettings.optional(),
+        instructions: z.string().optional(),
+        /** strict: every entry durable before acknowledged; meaningful (ZeroClaw): user messages of 20+ characters at once, the rest at the end of the turn; relaxed. */
+        durability: z.enum(["strict", "meaningful", "relaxed"]).optional(),
       }),
     )
     .optional(),
@@ -70,6 +86,19 @@ export const configFileSchema = z.strictObject({
       group_scope_by_channel: z.record(z.string(), z.enum(GROUP_SCOPES)).optional(),
       identity_links: z.record(z.string(), z.array(z.string().min(1))).optional(),
       max_queued_turns: z.number().int().min(0).max(10_000).optional(),
+      /** Case-insensitive; `/new@bot` counts; the text after the trigger starts the new session. */
+      reset_triggers: z.array(z.string().min(1).regex(/^\S+$/)).optional(),
+      reset: resetRule.extend({ keep_archive: z.boolean().optional() }).optional(),
+      reset_by_type: resetByType.optional(),
+      reset_by_channel: z.record(z.string(), z.union([resetRule, resetByType])).optional(),
+      retention: z
+        .strictObject({
+          webhook_idle_days: z.number().min(0).optional(),
+          archived_days: z.number().min(0).optional(),
+        })
+        .optional(),
+      /** How often due resets and retention are swept; 0 turns the sweep off. */
+      sweep_interval_seconds: z.number().int().min(0).optional(),
     })
     .optional(),
 });
@@ -77,6 +106,8 @@ export const configFileSchema = z.strictObject({
 export type ConfigFile = z.infer<typeof configFileSchema>;
 export type CompactionSettings = z.infer<typeof compactionSettings>;
 export type ModelSettings = z.infer<typeof modelSettings>;
+export type ResetRuleSettings = z.infer<typeof resetRule>;
+export type ResetByTypeSettings = z.infer<typeof resetByType>;
 
 /** Keys that once existed and are read by nothing now: named in a warning, never silently ignored. */
 export const RETIRED_KEYS: Record<string, string> = {

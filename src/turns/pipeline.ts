@@ -1,5 +1,6 @@
 import type { Compactor } from "../compaction/compactor.js";
 import type { CompactionPolicy } from "../compaction/policy.js";
+import type { AgentDurability } from "../config/engine-config.js";
 import {
   assembleContext,
   collectInjected,
@@ -13,7 +14,7 @@ import type { Envelope } from "../model/envelope.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../model/session.js";
 import { sessionNotFound } from "../store/session-log.js";
-import type { Store } from "../store/store.js";
+import type { Durability, Store } from "../store/store.js";
 import type { TurnContext, TurnReply, TurnResult, TurnRunner } from "./turn.js";
 
 /** What the pipeline needs to know about an agent for one turn. */
@@ -23,10 +24,14 @@ export interface AgentTurnSettings {
   contextWindow?: number;
 }
 
+/** ZeroClaw's AUTOSAVE_MIN_MESSAGE_CHARS: a user message this long is worth an immediate fsync. */
+export const MEANINGFUL_MESSAGE_CHARS = 20;
+
 export interface PipelineDeps {
   store: Store;
   compactor: Compactor;
   settings: (agent: string, session: Session) => AgentTurnSettings;
+  durabilityOf: (agent: string) => AgentDurability;
   injectors: readonly InjectionHook[];
   /** Called after a turn's reply is stored (titles, events); must not throw. */
   afterTurn: (key: string, session: Session) => void;
@@ -43,7 +48,10 @@ export class TurnPipeline {
     if (signal.aborted) throw cancelled(route.key);
     const { store } = this.deps;
     const { key } = route;
-    const appended = await store.append(key, [inputEntry(envelope)], initOf(route));
+    const durability = this.deps.durabilityOf(route.agent);
+    const appended = await store.append(key, [inputEntry(envelope)], initOf(route), {
+      durability: inputDurability(durability, envelope.text),
+    });
     const input = appended.entries[0] as MessageEntry;
     if (!appended.created[0]) {
       const answered = await this.findReply(input);
@@ -75,7 +83,10 @@ export class TurnPipeline {
       });
     }
 
-    const saved = await store.append(key, replyEntries(route, input, reply));
+    // The reply's commit also makes the turn's earlier relaxed entries durable (one fsync covers the WAL).
+    const saved = await store.append(key, replyEntries(route, input, reply), undefined, {
+      durability: durability === "relaxed" ? "relaxed" : "strict",
+    });
     this.deps.afterTurn(key, saved.session);
     const result: TurnResult = {
       key,
@@ -148,6 +159,11 @@ function inputEntry(envelope: Envelope): EntryInput {
     ...(envelope.parts ? { parts: envelope.parts } : {}),
     ...(envelope.platformMessageId ? { idempotencyKey: envelope.platformMessageId } : {}),
   };
+}
+
+function inputDurability(durability: AgentDurability, text: string): Durability {
+  if (durability === "meaningful") return [...text].length >= MEANINGFUL_MESSAGE_CHARS ? "strict" : "relaxed";
+  return durability;
 }
 
 function initOf(route: Route): SessionInit {

@@ -58,6 +58,47 @@ session:
     });
   });
 
+  it("reads models, compaction, titles and per-agent settings", () => {
+    write(`
+models:
+  local: { provider: openai, base_url: "http://127.0.0.1:11434/v1", model: llama3.1, api_key_env: OLLAMA_KEY, context_window: 8192 }
+compaction: { model: local, max_messages: 80, keep_recent: 30, summary_max_chars: 1500 }
+titles: { enabled: false }
+agents:
+  - id: main
+    model: local
+    instructions: Be brief.
+    durability: meaningful
+    compaction: { max_tokens: 5000 }
+`);
+    const { config, warnings } = loadConfig({ cwd: dir, env: {} });
+    expect(warnings).toEqual([]);
+    expect(config.models).toEqual({
+      local: {
+        provider: "openai",
+        baseUrl: "http://127.0.0.1:11434/v1",
+        model: "llama3.1",
+        apiKeyEnv: "OLLAMA_KEY",
+        contextWindow: 8192,
+      },
+    });
+    expect(config.compaction).toEqual({
+      model: "local",
+      maxMessages: 80,
+      keepRecent: 30,
+      summaryMaxChars: 1500,
+    });
+    expect(config.titles).toEqual({ enabled: false });
+    expect(config.agentOptions).toEqual({
+      main: {
+        model: "local",
+        instructions: "Be brief.",
+        durability: "meaningful",
+        compaction: { maxTokens: 5000 },
+      },
+    });
+  });
+
   it("warns about unknown keys with their path, and about the retired session.maintenance", () => {
     write(`
 colour: blue

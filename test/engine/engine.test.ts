@@ -2,7 +2,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createEngine, type Engine, type Envelope, type TurnContext } from "../../src/index.js";
+import {
+  type AppendOptions,
+  createEngine,
+  type Engine,
+  type EntryInput,
+  type Envelope,
+  type SessionInit,
+  type TurnContext,
+} from "../../src/index.js";
 
 const dm = (sender: string, text: string, extra: Partial<Envelope> = {}): Envelope => ({
   channel: "telegram",
@@ -244,5 +252,44 @@ describe("engine", () => {
       text: "hi",
     });
     expect(viaDiscord.key).toBe("ops:telegram:123");
+  });
+
+  it("makes entries durable as the agent's durability says", async () => {
+    await engine.close();
+    const { openStore } = await import("../../src/store/open.js");
+    const real = await openStore({ backend: "sqlite", path: join(dataDir, "d.db") });
+    const seen: Array<[string, string | undefined]> = [];
+    // The real store, with each append's requested durability noted on the way through.
+    const recording = new Proxy(real, {
+      get(target, name, receiver) {
+        if (name === "append") {
+          return (key: string, entries: EntryInput[], init?: SessionInit, options?: AppendOptions) => {
+            seen.push([entries.map((e) => e.type).join("+"), options?.durability]);
+            return target.append(key, entries, init, options);
+          };
+        }
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    engine = await createEngine({
+      dataDir,
+      store: recording,
+      titles: { enabled: false },
+      agentOptions: { main: { durability: "meaningful", instructions: "Be brief." } },
+    });
+    let system: string | undefined;
+    await engine.turn(dm("11", "ok"), async (context) => {
+      system = context.messages[0]?.role === "system" ? context.messages[0].content : undefined;
+      return "short";
+    });
+    await engine.turn(dm("11", "a message of at least twenty characters"), async () => "long");
+    expect(system).toBe("Be brief.");
+    expect(seen).toEqual([
+      ["message", "relaxed"],
+      ["message", "strict"],
+      ["message", "strict"],
+      ["message", "strict"],
+    ]);
   });
 });
