@@ -1,5 +1,6 @@
 import type { Compactor } from "../compaction/compactor.js";
 import type { CompactionPolicy } from "../compaction/policy.js";
+import { runtimeCompactionNote } from "../compaction/runtime-note.js";
 import type { AgentDurability } from "../config/engine-config.js";
 import {
   assembleContext,
@@ -183,6 +184,7 @@ function replyEntries(route: Route, input: MessageEntry, reply: TurnReply): Entr
     },
   ];
   if (reply.usage) entries.push({ type: "usage", ...reply.usage });
+  if (reply.runtimeCompaction) entries.push(runtimeCompactionNote(route.agent, reply.runtimeCompaction));
   return entries;
 }
 

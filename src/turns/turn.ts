@@ -1,3 +1,4 @@
+import type { RuntimeCompaction } from "../compaction/runtime-note.js";
 import type { ChatMessage, ReportedToolCall } from "../context/index.js";
 import type { CompactionEntry, Entry, MessageEntry } from "../model/entry.js";
 import type { Session } from "../model/session.js";
@@ -24,6 +25,8 @@ export interface TurnReply {
   /** As the runtime reports them; cut and stripped of credentials before they are stored (§7). */
   toolCalls?: ReportedToolCall[];
   usage?: { model?: string; inputTokens?: number; outputTokens?: number; costUsd?: number };
+  /** Set when the runtime compacted its own history during the turn (Claude Code does). */
+  runtimeCompaction?: RuntimeCompaction;
 }
 
 /** Produces the reply for one turn; runtimes come later, any async function will do. */

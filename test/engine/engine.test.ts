@@ -136,6 +136,21 @@ describe("engine", () => {
     expect((await slow).reply.content).toBe("slow done");
   });
 
+  it("records a runtime's own compaction as a note and removes nothing", async () => {
+    await engine.turn(dm("12", "first"), async () => "one");
+    await engine.turn(dm("12", "second"), async () => ({
+      content: "two",
+      runtimeCompaction: { beforeTokens: 150000, afterTokens: 42000 },
+    }));
+    const history = await engine.history("telegram:12");
+    const note = history.find((e) => e.type === "note");
+    expect(note).toMatchObject({ code: "RUNTIME_COMPACTED" });
+    expect(note?.type === "note" && note.text).toBe(
+      "main compacted its own history: 150,000 to 42,000 tokens. Nothing was removed from this transcript.",
+    );
+    expect(history.filter((e) => e.type === "message")).toHaveLength(4);
+  });
+
   it("answers a redelivered platform message from history without running again", async () => {
     let runs = 0;
     const run = async () => `reply ${++runs}`;
