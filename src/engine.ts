@@ -13,11 +13,25 @@ import {
   routeEnvelope,
   validateKey,
 } from "./keys/index.js";
+import {
+  type ForgetResult,
+  forgetIdentity,
+  type IdentityLinkCheck,
+  reconcileIdentityLinks,
+} from "./lifecycle/identity-changes.js";
+import {
+  compactionOverrides,
+  type InheritedLayers,
+  type OverridePlan,
+  planOverrideChange,
+  type ResolvedSetting,
+  resolveSettings,
+} from "./lifecycle/overrides.js";
 import { TitleWriter } from "./lifecycle/title-writer.js";
 import type { CompactionEntry, Entry, EntryInput, ResetCause } from "./model/entry.js";
 import type { Envelope } from "./model/envelope.js";
 import { SessiondError } from "./model/errors.js";
-import type { Session, SessionInit, StoredContext } from "./model/session.js";
+import type { OverrideValue, Session, SessionInit, StoredContext } from "./model/session.js";
 import type { Summarizer } from "./model/summarizer.js";
 import type { TextModel } from "./model/text-model.js";
 import { createTextModel } from "./runtimes/llm/index.js";
@@ -42,6 +56,12 @@ export interface HistoryOptions {
   before?: number;
   /** Also the archived generations before the current one, oldest first. */
   includeArchived?: boolean;
+}
+
+export interface OverrideChange {
+  name: string;
+  effect: OverridePlan["effect"];
+  effective: ResolvedSetting;
 }
 
 export interface CompactResult {
@@ -75,6 +95,20 @@ export interface Engine {
   delete(key: string): Promise<DeleteResult>;
   /** Runs one turn: routes, stores the input, compacts when due, runs `run` on the context, stores the reply. */
   turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
+  /** Per-session overrides (model, compaction thresholds, reset policy): session > agent > sender > default. */
+  readonly overrides: {
+    /** Sets overrides; a value equal to what the session inherits removes the override instead. */
+    set(key: string, values: Record<string, OverrideValue>): Promise<OverrideChange[]>;
+    unset(key: string, names: string[]): Promise<OverrideChange[]>;
+    /** Every known setting as this session sees it, with where each value comes from. */
+    resolve(key: string): Promise<Record<string, ResolvedSetting>>;
+  };
+  /** Changes of `session.identity_links`: what they orphan, carrying it over, forgetting a person. */
+  readonly identity: {
+    check(): Promise<IdentityLinkCheck>;
+    relink(): Promise<IdentityLinkCheck>;
+    forget(identity: string): Promise<ForgetResult>;
+  };
   /** Turns running or waiting, per key. */
   queued(): Map<string, number>;
   /** Waits for running turns and background titles, flushes and closes the store. */
@@ -179,6 +213,8 @@ class SessionEngine implements Engine {
   readonly dataDir: string;
   readonly summarizer: Summarizer;
   readonly sessions: Engine["sessions"];
+  readonly overrides: Engine["overrides"];
+  readonly identity: Engine["identity"];
   private readonly lanes: Lanes;
   private readonly compactor: Compactor;
   private readonly pipeline: TurnPipeline;
@@ -199,6 +235,25 @@ class SessionEngine implements Engine {
       injectors: parts.injectors,
       afterTurn: (key, session) => parts.titles?.afterTurn(key, session),
     });
+    this.overrides = {
+      set: (key, values) => this.changeOverrides(key, Object.entries(values)),
+      unset: (key, names) =>
+        this.changeOverrides(
+          key,
+          names.map((name) => [name, null]),
+        ),
+      resolve: async (key) => {
+        const session = await this.store.getSession(validateKey(key));
+        if (!session) throw sessionNotFound(key);
+        return resolveSettings({ session: session.overrides, ...this.inherited(session.agent) });
+      },
+    };
+    const { identityLinks, agents } = parts.routing;
+    this.identity = {
+      check: () => reconcileIdentityLinks(this.store, this.dataDir, identityLinks, agents),
+      relink: () => reconcileIdentityLinks(this.store, this.dataDir, identityLinks, agents, { apply: true }),
+      forget: (identity) => forgetIdentity(this.store, identity, identityLinks, agents),
+    };
     this.sessions = {
       list: (query) => this.store.listSessions(query),
       get: (key) => this.store.getSession(validateKey(key)),
@@ -293,6 +348,48 @@ class SessionEngine implements Engine {
       await this.store.close();
     })();
     return this.closing;
+  }
+
+  /** What a session of this agent has when it overrides nothing: the agent's settings, then the defaults. */
+  private inherited(agent: string): InheritedLayers {
+    const { config } = this.parts;
+    const options = config.agentOptions?.[agent];
+    const { model: _m, summarizer: _s, ...compaction } = config.compaction ?? {};
+    return {
+      agent: {
+        ...compactionOverrides(options?.compaction),
+        ...(options?.model ? { model: options.model } : {}),
+      },
+      defaults: compactionOverrides({ ...DEFAULT_COMPACTION, ...compaction }),
+    };
+  }
+
+  private changeOverrides(
+    key: string,
+    changes: Array<[string, OverrideValue | null]>,
+  ): Promise<OverrideChange[]> {
+    validateKey(key);
+    return this.lanes.run(key, async () => {
+      const session = await this.store.getSession(key);
+      if (!session) throw sessionNotFound(key);
+      const inherited = this.inherited(session.agent);
+      const overrides = { ...session.overrides };
+      const patch: Record<string, OverrideValue | null> = {};
+      const result: OverrideChange[] = [];
+      for (const [name, value] of changes) {
+        const plan = planOverrideChange({ overrides }, name, value, inherited);
+        for (const [field, v] of Object.entries(plan.patch.overrides)) {
+          patch[field] = v;
+          if (v === null) delete overrides[field];
+          else overrides[field] = v;
+        }
+        result.push({ name, effect: plan.effect, effective: plan.effective });
+      }
+      // Cross-field rules (keep_recent below max_messages) are checked on the result before it is stored.
+      this.settings(session.agent, { ...session, overrides });
+      await this.store.updateSession(key, { overrides: patch });
+      return result;
+    });
   }
 
   /** The agent's compaction policy (default < agent < session overrides) and model facts. */

@@ -4,7 +4,9 @@ import { registerAppend } from "./sessions-append.js";
 import { registerCompact } from "./sessions-compact.js";
 import { registerDelete } from "./sessions-delete.js";
 import { registerExport } from "./sessions-export.js";
+import { registerIdentity } from "./sessions-identity.js";
 import { registerList } from "./sessions-list.js";
+import { registerOverrides } from "./sessions-overrides.js";
 import { registerReset } from "./sessions-reset.js";
 import { registerShow } from "./sessions-show.js";
 
@@ -17,6 +19,8 @@ export function registerSessions(program: Command, io: CliIo): void {
   registerAppend(sessions, io);
   registerExport(sessions, io);
   registerCompact(sessions, io);
+  registerOverrides(sessions, io);
+  registerIdentity(sessions, io);
   registerReset(sessions, io);
   registerDelete(sessions, io);
 }
