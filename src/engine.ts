@@ -13,6 +13,7 @@ import {
   routeEnvelope,
   validateKey,
 } from "./keys/index.js";
+import { systemClock } from "./lifecycle/clock.js";
 import {
   type ForgetResult,
   forgetIdentity,
@@ -27,7 +28,18 @@ import {
   type ResolvedSetting,
   resolveSettings,
 } from "./lifecycle/overrides.js";
+import { validateResetPolicy } from "./lifecycle/reset-policy.js";
+import {
+  applyRetention,
+  DEFAULT_RETENTION,
+  planRetention,
+  type RetentionPlan,
+  type RetentionPolicy,
+  type RetentionResult,
+} from "./lifecycle/retention.js";
+import { resetIfDue, Sweeper, type SweepReport } from "./lifecycle/sweeper.js";
 import { TitleWriter } from "./lifecycle/title-writer.js";
+import { DEFAULT_RESET_TRIGGERS, validateResetTriggers } from "./lifecycle/triggers.js";
 import type { CompactionEntry, Entry, EntryInput, ResetCause } from "./model/entry.js";
 import type { Envelope } from "./model/envelope.js";
 import { SessiondError } from "./model/errors.js";
@@ -46,7 +58,7 @@ import type {
   Store,
 } from "./store/store.js";
 import { Lanes } from "./turns/lanes.js";
-import { type AgentTurnSettings, TurnPipeline } from "./turns/pipeline.js";
+import { type AgentTurnSettings, type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
 import type { TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
 
 export interface HistoryOptions {
@@ -62,6 +74,11 @@ export interface OverrideChange {
   name: string;
   effect: OverridePlan["effect"];
   effective: ResolvedSetting;
+}
+
+export interface PruneResult {
+  plan: RetentionPlan;
+  applied?: RetentionResult;
 }
 
 export interface CompactResult {
@@ -109,6 +126,10 @@ export interface Engine {
     relink(): Promise<IdentityLinkCheck>;
     forget(identity: string): Promise<ForgetResult>;
   };
+  /** Runs the sweep now: due scheduled resets, then retention. It also runs every `sweepIntervalMs`. */
+  sweep(): Promise<SweepReport>;
+  /** What retention removes (webhook sessions idle 7 days, expired archives); applied unless `dryRun`. */
+  prune(options?: { dryRun?: boolean }): Promise<PruneResult>;
   /** Turns running or waiting, per key. */
   queued(): Map<string, number>;
   /** Waits for running turns and background titles, flushes and closes the store. */
@@ -217,6 +238,8 @@ class SessionEngine implements Engine {
   readonly identity: Engine["identity"];
   private readonly lanes: Lanes;
   private readonly compactor: Compactor;
+  private readonly sweeper: Sweeper;
+  private readonly lifecycle: PipelineDeps["lifecycle"] & { retention: RetentionPolicy };
   private readonly pipeline: TurnPipeline;
   private closing?: Promise<void>;
 
@@ -226,6 +249,18 @@ class SessionEngine implements Engine {
     this.dataDir = parts.dataDir;
     this.summarizer = parts.summarizer;
     this.lanes = new Lanes({ maxQueue: parts.config.maxQueuedTurns ?? 16 });
+    const lifecycle = parts.config.lifecycle ?? {};
+    const resetTriggers = lifecycle.resetTriggers ?? DEFAULT_RESET_TRIGGERS;
+    validateResetTriggers(resetTriggers);
+    const policy = lifecycle.reset ?? {};
+    validateResetPolicy(policy);
+    this.lifecycle = {
+      resetTriggers,
+      policy,
+      keepArchive: lifecycle.keepArchive ?? true,
+      clock: lifecycle.clock ?? systemClock,
+      retention: lifecycle.retention ?? DEFAULT_RETENTION,
+    };
     this.compactor = new Compactor(parts.summarizer, (key, entries) => this.store.append(key, entries));
     this.pipeline = new TurnPipeline({
       store: this.store,
@@ -234,7 +269,26 @@ class SessionEngine implements Engine {
       durabilityOf: (agent) => parts.config.agentOptions?.[agent]?.durability ?? "strict",
       injectors: parts.injectors,
       afterTurn: (key, session) => parts.titles?.afterTurn(key, session),
+      lifecycle: this.lifecycle,
     });
+    this.sweeper = new Sweeper({
+      store: this.store,
+      policy: this.lifecycle.policy,
+      retention: this.lifecycle.retention,
+      keepArchive: this.lifecycle.keepArchive,
+      clock: this.lifecycle.clock,
+      apply: (session) =>
+        this.lanes.run(session.key, () =>
+          resetIfDue(this.store, session.key, this.lifecycle.policy, this.lifecycle.clock.now(), {
+            keepArchive: this.lifecycle.keepArchive,
+          }),
+        ),
+      onError: () => {
+        // A failed sweep is tried again at the next interval; the gateway logs it when it has a logger.
+      },
+    });
+    const interval = parts.config.lifecycle?.sweepIntervalMs ?? 60_000;
+    if (interval > 0) this.sweeper.start(interval);
     this.overrides = {
       set: (key, values) => this.changeOverrides(key, Object.entries(values)),
       unset: (key, names) =>
@@ -341,8 +395,19 @@ class SessionEngine implements Engine {
     return this.lanes.active();
   }
 
+  sweep(): Promise<SweepReport> {
+    return this.sweeper.runOnce();
+  }
+
+  async prune(options: { dryRun?: boolean } = {}): Promise<PruneResult> {
+    const plan = await planRetention(this.store, this.lifecycle.retention, this.lifecycle.clock.now());
+    if (options.dryRun) return { plan };
+    return { plan, applied: await applyRetention(this.store, plan) };
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await this.sweeper.stop();
       await this.lanes.drain();
       await this.parts.titles?.drain();
       await this.store.close();

@@ -1,5 +1,8 @@
 import type { CompactionPolicy } from "../compaction/policy.js";
 import type { RoutingConfig } from "../keys/index.js";
+import type { Clock } from "../lifecycle/clock.js";
+import type { ResetPolicy } from "../lifecycle/reset-policy.js";
+import type { RetentionPolicy } from "../lifecycle/retention.js";
 import type { Summarizer } from "../model/summarizer.js";
 import type { TextModel } from "../model/text-model.js";
 import type { StoreConfig } from "../store/open.js";
@@ -25,6 +28,23 @@ export interface EngineConfig {
   titles?: { enabled?: boolean; model?: string };
   /** Per-agent settings: the agent's model (for its context window) and compaction overrides. */
   agentOptions?: Record<string, AgentOptions>;
+  /** Resets (by command and schedule), retention and the sweep that applies them. */
+  lifecycle?: LifecycleConfig;
+}
+
+export interface LifecycleConfig {
+  /** Default `/new` and `/reset`; case-insensitive, `/new@bot` counts. */
+  resetTriggers?: string[];
+  /** Scheduled resets (daily or idle), per chat type and channel; off by default. */
+  reset?: ResetPolicy;
+  /** false: a reset deletes the old session instead of archiving it. Default true. */
+  keepArchive?: boolean;
+  /** Default: single-event webhook sessions go after 7 idle days; archived generations are kept. */
+  retention?: RetentionPolicy;
+  /** How often the sweep runs; 0 turns it off. Default 60,000 ms. */
+  sweepIntervalMs?: number;
+  /** The time source for resets and retention (tests inject one). */
+  clock?: Clock;
 }
 
 export interface ModelConfig {

@@ -3,8 +3,11 @@ import { isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import type { CompactionPolicy } from "../compaction/policy.js";
-import { SessiondError } from "../model/errors.js";
-import type { EngineConfig, ModelConfig } from "./engine-config.js";
+import { resetPolicyFromSettings } from "../lifecycle/reset-policy.js";
+import { DEFAULT_RETENTION } from "../lifecycle/retention.js";
+import { validateResetTriggers } from "../lifecycle/triggers.js";
+import { isSessiondError, SessiondError } from "../model/errors.js";
+import type { EngineConfig, LifecycleConfig, ModelConfig } from "./engine-config.js";
 import { type CompactionSettings, type ConfigFile, configFileSchema, RETIRED_KEYS } from "./schema.js";
 
 export const CONFIG_FILE_NAMES = ["sessiond.yaml", "sessiond.yml"];
@@ -34,7 +37,14 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const parsed = parseWithWarnings(raw, warnings, file ?? "config");
   applyEnv(parsed, env);
   const baseDir = file ? resolve(file, "..") : cwd;
-  return { config: toEngineConfig(parsed, baseDir), ...(file ? { file } : {}), warnings };
+  let config: EngineConfig & { dataDir: string };
+  try {
+    config = toEngineConfig(parsed, baseDir);
+  } catch (error) {
+    if (!isSessiondError(error, "INVALID_ARGUMENT")) throw error;
+    throw new SessiondError("CONFIG_INVALID", `${file ?? "config"}: ${error.message}`, { cause: error });
+  }
+  return { config, ...(file ? { file } : {}), warnings };
 }
 
 function findFile(explicit: string | undefined, cwd: string): string | undefined {
@@ -127,6 +137,32 @@ function applyEnv(config: ConfigFile, env: NodeJS.ProcessEnv): void {
   }
 }
 
+function lifecycleFrom(s: NonNullable<ConfigFile["session"]>): LifecycleConfig {
+  const { keep_archive, ...reset } = s.reset ?? { mode: "off" as const };
+  const lifecycle: LifecycleConfig = {
+    reset: resetPolicyFromSettings({
+      ...(s.reset ? { reset } : {}),
+      reset_by_type: s.reset_by_type,
+      reset_by_channel: s.reset_by_channel,
+    }),
+  };
+  if (s.reset_triggers) {
+    validateResetTriggers(s.reset_triggers);
+    lifecycle.resetTriggers = s.reset_triggers;
+  }
+  if (keep_archive !== undefined) lifecycle.keepArchive = keep_archive;
+  if (s.retention) {
+    lifecycle.retention = {
+      webhookIdleDays: s.retention.webhook_idle_days ?? DEFAULT_RETENTION.webhookIdleDays,
+      ...(s.retention.archived_days !== undefined
+        ? { archivedRetentionDays: s.retention.archived_days }
+        : {}),
+    };
+  }
+  if (s.sweep_interval_seconds !== undefined) lifecycle.sweepIntervalMs = s.sweep_interval_seconds * 1000;
+  return lifecycle;
+}
+
 function compactionFrom(settings: CompactionSettings): Partial<CompactionPolicy> {
   const names: Record<keyof CompactionSettings, keyof CompactionPolicy> = {
     enabled: "enabled",
@@ -210,5 +246,6 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
     ...(s.identity_links ? { identityLinks: s.identity_links } : {}),
   };
   if (s.max_queued_turns !== undefined) config.maxQueuedTurns = s.max_queued_turns;
+  config.lifecycle = lifecycleFrom(s);
   return config;
 }

@@ -10,6 +10,10 @@ import {
   redactSecrets,
 } from "../context/index.js";
 import type { Route } from "../keys/index.js";
+import type { Clock } from "../lifecycle/clock.js";
+import { policyEnabled, type ResetPolicy } from "../lifecycle/reset-policy.js";
+import { resetIfDue } from "../lifecycle/sweeper.js";
+import { parseResetTrigger } from "../lifecycle/triggers.js";
 import type { CompactionEntry, EntryInput, MessageEntry } from "../model/entry.js";
 import type { Envelope } from "../model/envelope.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
@@ -34,6 +38,12 @@ export interface PipelineDeps {
   settings: (agent: string, session: Session) => AgentTurnSettings;
   durabilityOf: (agent: string) => AgentDurability;
   injectors: readonly InjectionHook[];
+  lifecycle: {
+    resetTriggers: readonly string[];
+    policy: ResetPolicy;
+    keepArchive: boolean;
+    clock: Clock;
+  };
   /** Called after a turn's reply is stored (titles, events); must not throw. */
   afterTurn: (key: string, session: Session) => void;
 }
@@ -49,9 +59,22 @@ export class TurnPipeline {
     if (signal.aborted) throw cancelled(route.key);
     const { store } = this.deps;
     const { key } = route;
+    const fresh = await this.freshen(route, envelope);
+    if (fresh.text === "") {
+      const current = await store.getSession(key);
+      return {
+        key,
+        sessionId: current?.id ?? "",
+        deduplicated: false,
+        notice: "Started a new session.",
+        ...(fresh.reset ? { reset: fresh.reset } : {}),
+      };
+    }
+    const text = fresh.text;
     const durability = this.deps.durabilityOf(route.agent);
-    const appended = await store.append(key, [inputEntry(envelope)], initOf(route), {
-      durability: inputDurability(durability, envelope.text),
+    const now = this.deps.lifecycle.clock.now();
+    const appended = await store.append(key, [{ ...inputEntry(envelope, text), ts: now }], initOf(route), {
+      durability: inputDurability(durability, text),
     });
     const input = appended.entries[0] as MessageEntry;
     if (!appended.created[0]) {
@@ -85,7 +108,11 @@ export class TurnPipeline {
     }
 
     // The reply's commit also makes the turn's earlier relaxed entries durable (one fsync covers the WAL).
-    const saved = await store.append(key, replyEntries(route, input, reply), undefined, {
+    const stamped = replyEntries(route, input, reply).map((e) => ({
+      ...e,
+      ts: this.deps.lifecycle.clock.now(),
+    }));
+    const saved = await store.append(key, stamped, undefined, {
       durability: durability === "relaxed" ? "relaxed" : "strict",
     });
     this.deps.afterTurn(key, saved.session);
@@ -97,7 +124,38 @@ export class TurnPipeline {
       deduplicated: false,
     };
     if (compacted) result.compaction = compacted.entry as CompactionEntry;
+    if (fresh.reset) result.reset = fresh.reset;
     return result;
+  }
+
+  /**
+   * Before the input is stored: a reset trigger starts a new session (the text after it is the input);
+   * otherwise a scheduled reset that is due happens now, so the message lands in a fresh session.
+   */
+  private async freshen(
+    route: Route,
+    envelope: Envelope,
+  ): Promise<{ text: string; reset?: NonNullable<TurnResult["reset"]> }> {
+    const { store, lifecycle } = this.deps;
+    const text = envelope.text;
+    const match = parseResetTrigger(text, lifecycle.resetTriggers);
+    if (match) {
+      const current = await store.getSession(route.key);
+      if (!current) return { text: match.rest };
+      // A redelivered `/new …` finds its text already opening the session it started: no second reset.
+      const first = envelope.platformMessageId
+        ? (await store.readEntries(current.id, { limit: 1 }))[0]
+        : undefined;
+      if (first && first.idempotencyKey === envelope.platformMessageId) return { text: match.rest };
+      if (lifecycle.keepArchive) await store.reset(route.key, "trigger", initOf(route));
+      else await store.delete(route.key);
+      return { text: match.rest, reset: { cause: "trigger", previousSessionId: current.id } };
+    }
+    if (!policyEnabled(lifecycle.policy)) return { text };
+    const swept = await resetIfDue(store, route.key, lifecycle.policy, lifecycle.clock.now(), {
+      keepArchive: lifecycle.keepArchive,
+    });
+    return swept ? { text, reset: { cause: swept.cause, previousSessionId: swept.sessionId } } : { text };
   }
 
   private async context(
@@ -151,11 +209,11 @@ export class TurnPipeline {
   }
 }
 
-function inputEntry(envelope: Envelope): EntryInput {
+function inputEntry(envelope: Envelope, text: string): EntryInput {
   return {
     type: "message",
     role: "user",
-    content: envelope.text,
+    content: text,
     sender: envelope.sender,
     ...(envelope.parts ? { parts: envelope.parts } : {}),
     ...(envelope.platformMessageId ? { idempotencyKey: envelope.platformMessageId } : {}),

@@ -1,6 +1,6 @@
 import type { RuntimeCompaction } from "../compaction/runtime-note.js";
 import type { ChatMessage, ReportedToolCall } from "../context/index.js";
-import type { CompactionEntry, Entry, MessageEntry } from "../model/entry.js";
+import type { CompactionEntry, Entry, MessageEntry, ResetCause } from "../model/entry.js";
 import type { Session } from "../model/session.js";
 
 /** What a turn's runner gets: the session's context and the input it answers. */
@@ -35,8 +35,13 @@ export type TurnRunner = (context: TurnContext) => Promise<TurnReply | string>;
 export interface TurnResult {
   key: string;
   sessionId: string;
-  input: MessageEntry;
-  reply: MessageEntry;
+  /** Absent when the message was only a reset trigger (`/new`): nothing was stored and nothing ran. */
+  input?: MessageEntry;
+  reply?: MessageEntry;
+  /** Set when the session was reset before this turn: by a trigger, or because a scheduled reset was due. */
+  reset?: { cause: ResetCause; previousSessionId: string };
+  /** Text for the user when there is no reply (e.g. `Started a new session.`). */
+  notice?: string;
   /** True when the input was a redelivery (same platform message id) already answered: nothing ran. */
   deduplicated: boolean;
   /** Set when the context was compacted before this turn ran. */

@@ -117,7 +117,7 @@ describe("compaction in the engine", () => {
     for (let i = 1; i <= 6; i++) {
       const result = await engine.turn(dm("4", `message ${i} ref XK-${1000 + i}`), async () => `reply ${i}`);
       expect(result.compaction).toBeUndefined();
-      expect(result.reply.content).toBe(`reply ${i}`);
+      expect(result.reply?.content).toBe(`reply ${i}`);
     }
     const context = (await engine.context("telegram:4"))!;
     expect(context.summary).toBeUndefined();

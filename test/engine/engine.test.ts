@@ -68,7 +68,7 @@ describe("engine", () => {
       "user:second",
     ]);
     expect(seen!.input).toEqual(result.input);
-    expect(result.reply).toMatchObject({ role: "assistant", content: "two", replyTo: result.input.id });
+    expect(result.reply).toMatchObject({ role: "assistant", content: "two", replyTo: result.input?.id });
     const session = (await engine.sessions.get("telegram:42"))!;
     expect(session).toMatchObject({
       agent: "main",
@@ -98,7 +98,7 @@ describe("engine", () => {
     );
     const results = await Promise.all(turns);
     expect(overlap).toBe(false);
-    expect(results.map((r) => r.reply.content)).toEqual(Array.from({ length: 15 }, (_, i) => `a${i}`));
+    expect(results.map((r) => r.reply?.content)).toEqual(Array.from({ length: 15 }, (_, i) => `a${i}`));
     expect(seenBefore).toEqual(["nothing", ...Array.from({ length: 14 }, (_, i) => `a${i}`)]);
   });
 
@@ -130,10 +130,10 @@ describe("engine", () => {
       return "slow done";
     });
     const fast = await engine.turn(dm("2", "fast"), async () => "fast done");
-    expect(fast.reply.content).toBe("fast done");
+    expect(fast.reply?.content).toBe("fast done");
     expect(engine.queued().get("telegram:1")).toBe(1);
     release();
-    expect((await slow).reply.content).toBe("slow done");
+    expect((await slow).reply?.content).toBe("slow done");
   });
 
   it("records a runtime's own compaction as a note and removes nothing", async () => {
@@ -157,7 +157,7 @@ describe("engine", () => {
     const first = await engine.turn(dm("9", "hi", { platformMessageId: "tg-100" }), run);
     const again = await engine.turn(dm("9", "hi", { platformMessageId: "tg-100" }), run);
     expect(runs).toBe(1);
-    expect(again).toMatchObject({ deduplicated: true, reply: { id: first.reply.id, content: "reply 1" } });
+    expect(again).toMatchObject({ deduplicated: true, reply: { id: first.reply?.id, content: "reply 1" } });
     expect((await engine.sessions.get("telegram:9"))!.messageCount).toBe(2);
   });
 
@@ -168,7 +168,7 @@ describe("engine", () => {
       }),
     ).rejects.toMatchObject({ code: "TURN_FAILED" });
     const next = await engine.turn(dm("5", "again"), async (context) => `saw ${context.entries.length}`);
-    expect(next.reply.content).toBe("saw 3");
+    expect(next.reply?.content).toBe("saw 3");
     const history = await engine.history("telegram:5");
     expect(history[1]).toMatchObject({ type: "note", level: "error", code: "TURN_FAILED" });
     expect(history[1]!.type === "note" && history[1]!.text).toContain("model unreachable");

@@ -7,6 +7,7 @@ import { registerExport } from "./sessions-export.js";
 import { registerIdentity } from "./sessions-identity.js";
 import { registerList } from "./sessions-list.js";
 import { registerOverrides } from "./sessions-overrides.js";
+import { registerPrune } from "./sessions-prune.js";
 import { registerReset } from "./sessions-reset.js";
 import { registerShow } from "./sessions-show.js";
 
@@ -22,5 +23,6 @@ export function registerSessions(program: Command, io: CliIo): void {
   registerOverrides(sessions, io);
   registerIdentity(sessions, io);
   registerReset(sessions, io);
+  registerPrune(sessions, io);
   registerDelete(sessions, io);
 }
