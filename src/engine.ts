@@ -122,10 +122,13 @@ export interface Engine {
   };
   /** Changes of `session.identity_links`: what they orphan, carrying it over, forgetting a person. */
   readonly identity: {
+    /** Cheap when the links did not change since they were last applied (no key is read then). */
     check(): Promise<IdentityLinkCheck>;
     relink(): Promise<IdentityLinkCheck>;
     forget(identity: string): Promise<ForgetResult>;
   };
+  /** What an operator should hear at start-up: sessions orphaned by changed identity links. */
+  startupWarnings(): Promise<string[]>;
   /** Runs the sweep now: due scheduled resets, then retention. It also runs every `sweepIntervalMs`. */
   sweep(): Promise<SweepReport>;
   /** What retention removes (webhook sessions idle 7 days, expired archives); applied unless `dryRun`. */
@@ -393,6 +396,15 @@ class SessionEngine implements Engine {
 
   queued(): Map<string, number> {
     return this.lanes.active();
+  }
+
+  async startupWarnings(): Promise<string[]> {
+    const { merges } = await this.identity.check();
+    return merges.map(
+      (m) =>
+        `session.identity_links changed: ${m.from} now routes to ${m.to}; ` +
+        "run `sessiond sessions relink --apply` to carry its history over",
+    );
   }
 
   sweep(): Promise<SweepReport> {

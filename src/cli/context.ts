@@ -42,6 +42,8 @@ export function routingFromConfig(loaded: LoadedConfig): RoutingConfig {
 export interface EngineUse {
   /** Commands that only read never create a database: a missing file reads as an empty store. */
   readOnly: boolean;
+  /** Skip the start-up warnings (for commands that report the same thing themselves). */
+  quiet?: boolean;
 }
 
 /** Opens the engine, runs `fn`, and always closes the engine so the store is flushed before exit. */
@@ -56,6 +58,7 @@ export async function withEngine<T>(
   const engine = await createEngine(engineConfigFor(loaded.config, use));
   let result: T;
   try {
+    if (!use.quiet) for (const warning of await engine.startupWarnings()) io.stderr(`warning: ${warning}\n`);
     result = await fn(engine);
   } catch (error) {
     await engine.close().catch(() => {});

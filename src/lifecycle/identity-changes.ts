@@ -220,6 +220,16 @@ export async function reconcileIdentityLinks(
 ): Promise<IdentityLinkCheck> {
   const snapshot = await readLinkSnapshot(dataDir);
   const previous = snapshot?.links ?? {};
+  // Unchanged links (or none, ever) orphan nothing: no need to read every key.
+  const unchanged = snapshot ? sameLinks(snapshot.links, links) : Object.keys(links).length === 0;
+  // No snapshot stands for `{}`, so nothing is written then (a read-only command creates no files).
+  if (unchanged)
+    return {
+      previous,
+      hadSnapshot: snapshot !== undefined,
+      merges: [],
+      snapshotWritten: snapshot !== undefined,
+    };
   const merges = await pendingMerges(store, previous, links, agents);
   const check: IdentityLinkCheck = {
     previous,

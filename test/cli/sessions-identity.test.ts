@@ -18,12 +18,18 @@ describe("sessiond sessions relink / forget", () => {
       'session:\n  identity_links:\n    alice: ["telegram:123", "discord:dm:987"]\n',
     );
     const run = (...args: string[]) => cli(dir, ["--data-dir", dir, "sessions", ...args]);
+    const listed = await run("list");
+    expect(listed.code).toBe(0);
+    expect(listed.stderr).toContain(
+      "warning: session.identity_links changed: discord:dm:987 now routes to telegram:123",
+    );
     const check = await run("relink");
     expect(check.code).toBe(0);
     expect(check.stdout).toContain("discord:dm:987 → telegram:123");
     const applied = await run("relink", "--apply");
     expect(applied.stdout).toContain("moved discord:dm:987 → telegram:123");
     expect((await run("relink")).stdout).toContain("nothing to relink");
+    expect((await run("list")).stderr).not.toContain("warning");
     const shown = JSON.parse((await run("show", "telegram:123", "--all", "--json")).stdout) as {
       entries: Array<{ content?: string }>;
     };

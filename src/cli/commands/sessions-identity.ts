@@ -18,7 +18,7 @@ export function registerIdentity(sessions: Command, io: CliIo): void {
     .option("--json", "print the result as JSON")
     .action(async (_options: unknown, command: Command) => {
       const options = command.optsWithGlobals<RelinkOptions>();
-      const check = await withEngine(options, io, { readOnly: !options.apply }, (engine) =>
+      const check = await withEngine(options, io, { readOnly: !options.apply, quiet: true }, (engine) =>
         options.apply ? engine.identity.relink() : engine.identity.check(),
       );
       if (options.json) {
