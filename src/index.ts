@@ -31,6 +31,7 @@ export { type ErrorCode, isSessiondError, SessiondError } from "./model/errors.j
 export type * from "./model/session.js";
 export type * from "./model/summarizer.js";
 export type * from "./model/text-model.js";
+export * from "./runtimes/index.js";
 export { createTextModel, type TextModelConfig } from "./runtimes/llm/index.js";
 export { MemoryStore } from "./store/memory/memory-store.js";
 export { openStore, type StoreConfig } from "./store/open.js";

@@ -510,6 +510,8 @@ function openDatabase(path: string, durability: Durability, busyTimeoutMs: numbe
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     const db = new Database(path);
     db.pragma("journal_mode = WAL");
+    // Savepoints (one per write in a batch) spill to temporary files otherwise.
+    db.pragma("temp_store = MEMORY");
     db.pragma(`synchronous = ${durability === "strict" ? "FULL" : "NORMAL"}`);
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
     migrate(db);

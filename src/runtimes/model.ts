@@ -1,0 +1,256 @@
+import Anthropic from "@anthropic-ai/sdk";
+import type OpenAI from "openai";
+import { SessiondError } from "../model/errors.js";
+import type { RuntimeEvent, RuntimeMessage, RuntimeRun } from "../model/runtime.js";
+import type { DescribedRuntime } from "./echo.js";
+import { createAnthropicClient } from "./llm/anthropic.js";
+import { LlmError, toLlmError } from "./llm/errors.js";
+import { createOpenAiClient, streamChat } from "./llm/openai-chat.js";
+
+export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
+/** Anthropic requires max_tokens; this is the reply budget when the config gives none. */
+export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
+
+export interface ModelRuntimeConfig {
+  provider: "openai" | "anthropic";
+  /** OpenAI-compatible: default `https://api.openai.com/v1`. Anthropic: the SDK's default. */
+  baseUrl?: string;
+  model: string;
+  apiKey?: string;
+  /** Name of the environment variable holding the key (Anthropic falls back to ANTHROPIC_API_KEY). */
+  apiKeyEnv?: string;
+  contextWindow?: number;
+  timeoutMs?: number;
+  maxRetries?: number;
+  temperature?: number;
+  maxTokens?: number;
+  /** Anthropic only: false sends one non-streaming request, its text arriving as one delta. Default true. */
+  stream?: boolean;
+}
+
+export interface ModelRuntime extends DescribedRuntime {
+  readonly kind: "model";
+  readonly provider: "openai" | "anthropic";
+  readonly model: string;
+  readonly baseUrl: string | undefined;
+  readonly contextWindow: number | undefined;
+  run(run: RuntimeRun): AsyncGenerator<RuntimeEvent, void, undefined>;
+}
+
+/**
+ * A language model API as a runtime: the whole assembled context goes with every request, so it keeps no
+ * runtime session. The client is built here, so a bad config or a missing key fails at start-up (an
+ * INVALID_ARGUMENT naming the variable, never a value); request failures are LlmErrors scrubbed of the key.
+ */
+export function modelRuntime(config: ModelRuntimeConfig): ModelRuntime {
+  if (config.provider !== "openai" && config.provider !== "anthropic") {
+    const provider: unknown = (config as { provider?: unknown }).provider;
+    throw new SessiondError("INVALID_ARGUMENT", `unknown model provider ${JSON.stringify(provider)}`);
+  }
+  const run = config.provider === "anthropic" ? anthropicRun(config) : openAiRun(config);
+  const baseUrl = config.provider === "openai" ? (config.baseUrl ?? DEFAULT_OPENAI_BASE_URL) : config.baseUrl;
+  return {
+    kind: "model",
+    provider: config.provider,
+    model: config.model,
+    baseUrl,
+    contextWindow: config.contextWindow,
+    describe: () => {
+      const where = baseUrl === undefined ? "" : ` at ${baseUrl}`;
+      const window =
+        config.contextWindow === undefined
+          ? ""
+          : `, context window ${config.contextWindow.toLocaleString("en-US")} tokens`;
+      return `model (${config.provider} ${config.model}${where}${window})`;
+    },
+    run,
+  };
+}
+
+type RunFn = (run: RuntimeRun) => AsyncGenerator<RuntimeEvent, void, undefined>;
+
+function openAiRun(config: ModelRuntimeConfig): RunFn {
+  const client: OpenAI = createOpenAiClient({
+    baseUrl: config.baseUrl ?? DEFAULT_OPENAI_BASE_URL,
+    model: config.model,
+    apiKey: config.apiKey,
+    apiKeyEnv: config.apiKeyEnv,
+    contextWindow: config.contextWindow,
+    timeoutMs: config.timeoutMs,
+    maxRetries: config.maxRetries,
+  });
+  return async function* (run) {
+    const stream = streamChat(client, {
+      messages: run.messages.map((m) => ({ role: m.role, content: m.content })),
+      model: config.model,
+      signal: run.signal,
+      maxTokens: config.maxTokens,
+      temperature: config.temperature,
+    });
+    for await (const event of stream) {
+      if (event.type === "text") {
+        yield { type: "text", delta: event.delta };
+        continue;
+      }
+      const { result } = event;
+      for (const call of result.toolCalls) {
+        yield {
+          type: "tool_call",
+          ...(call.id ? { id: call.id } : {}),
+          name: call.name,
+          arguments: call.arguments,
+        };
+      }
+      if (result.usage) {
+        yield {
+          type: "usage",
+          model: result.model,
+          inputTokens: result.usage.inputTokens,
+          outputTokens: result.usage.outputTokens,
+        };
+      }
+    }
+  };
+}
+
+const ANTHROPIC = "anthropic";
+
+function anthropicRun(config: ModelRuntimeConfig): RunFn {
+  const client = createAnthropicClient({
+    baseUrl: config.baseUrl,
+    model: config.model,
+    apiKey: config.apiKey,
+    apiKeyEnv: config.apiKeyEnv,
+    contextWindow: config.contextWindow,
+    timeoutMs: config.timeoutMs,
+    maxRetries: config.maxRetries,
+  });
+  const secret = client.apiKey;
+  const streaming = config.stream ?? true;
+  return async function* (run) {
+    const { system, messages } = anthropicMessages(run.messages);
+    const body = {
+      model: config.model,
+      max_tokens: config.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
+      messages,
+      ...(system ? { system } : {}),
+      ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+    };
+    let trailing: RuntimeEvent[] = [];
+    try {
+      if (!streaming) {
+        const message = await client.messages.create(body, { signal: run.signal });
+        yield* messageEvents(message, config.model);
+      } else {
+        const stream = await client.messages.create({ ...body, stream: true }, { signal: run.signal });
+        trailing = yield* streamEvents(stream, config.model);
+      }
+    } catch (error) {
+      throw toLlmError(error, ANTHROPIC, Anthropic, secret, run.signal);
+    }
+    // Like the OpenAI client, the SDK may end a stream quietly when its signal aborts: that is no reply.
+    if (run.signal.aborted) throw new LlmError(ANTHROPIC, "aborted", `${ANTHROPIC}: request aborted`);
+    yield* trailing;
+  };
+}
+
+function* messageEvents(message: Anthropic.Message, fallbackModel: string): Generator<RuntimeEvent> {
+  const text = (message.content ?? []).map((block) => (block.type === "text" ? block.text : "")).join("");
+  if (text) yield { type: "text", delta: text };
+  for (const block of message.content ?? []) {
+    if (block.type === "tool_use") {
+      yield { type: "tool_call", id: block.id, name: block.name, arguments: block.input };
+    }
+  }
+  if (message.usage) {
+    yield {
+      type: "usage",
+      model: message.model || fallbackModel,
+      inputTokens: message.usage.input_tokens,
+      outputTokens: message.usage.output_tokens,
+    };
+  }
+}
+
+/**
+ * Yields text deltas as they arrive; tool calls and usage are only whole at the end of the stream, so they
+ * are returned, for the caller to yield once it knows the stream was not cut short by an abort.
+ */
+async function* streamEvents(
+  stream: AsyncIterable<Anthropic.RawMessageStreamEvent>,
+  fallbackModel: string,
+): AsyncGenerator<RuntimeEvent, RuntimeEvent[], undefined> {
+  const after: RuntimeEvent[] = [];
+  let model = fallbackModel;
+  let inputTokens: number | undefined;
+  let outputTokens: number | undefined;
+  const calls = new Map<number, { id: string; name: string; input: unknown; json: string }>();
+  for await (const event of stream) {
+    switch (event.type) {
+      case "message_start":
+        if (event.message.model) model = event.message.model;
+        inputTokens = event.message.usage?.input_tokens ?? inputTokens;
+        outputTokens = event.message.usage?.output_tokens ?? outputTokens;
+        break;
+      case "content_block_start":
+        if (event.content_block.type === "tool_use") {
+          const { id, name, input } = event.content_block;
+          calls.set(event.index, { id, name, input, json: "" });
+        } else if (event.content_block.type === "text" && event.content_block.text) {
+          yield { type: "text", delta: event.content_block.text };
+        }
+        break;
+      case "content_block_delta":
+        if (event.delta.type === "text_delta") {
+          if (event.delta.text) yield { type: "text", delta: event.delta.text };
+        } else if (event.delta.type === "input_json_delta") {
+          const call = calls.get(event.index);
+          if (call) call.json += event.delta.partial_json;
+        }
+        break;
+      case "message_delta":
+        inputTokens = event.usage?.input_tokens ?? inputTokens;
+        outputTokens = event.usage?.output_tokens ?? outputTokens;
+        break;
+      default:
+        break;
+    }
+  }
+  for (const [, call] of [...calls.entries()].sort((a, b) => a[0] - b[0])) {
+    after.push({ type: "tool_call", id: call.id, name: call.name, arguments: call.json || call.input });
+  }
+  if (inputTokens !== undefined || outputTokens !== undefined) {
+    after.push({
+      type: "usage",
+      model,
+      ...(inputTokens !== undefined ? { inputTokens } : {}),
+      ...(outputTokens !== undefined ? { outputTokens } : {}),
+    });
+  }
+  return after;
+}
+
+/**
+ * Anthropic takes the system prompt apart from the conversation: the system messages (instructions,
+ * injected context) become it, in order. Consecutive messages of one role are merged, and a conversation
+ * that would open with the assistant gets a placeholder user turn first, since the API wants a user first.
+ */
+export function anthropicMessages(messages: readonly RuntimeMessage[]): {
+  system: string;
+  messages: Array<{ role: "user" | "assistant"; content: string }>;
+} {
+  const system: string[] = [];
+  const turns: Array<{ role: "user" | "assistant"; content: string }> = [];
+  for (const message of messages) {
+    if (message.role === "system") {
+      if (message.content) system.push(message.content);
+      continue;
+    }
+    const last = turns.at(-1);
+    if (last && last.role === message.role) last.content += `\n\n${message.content}`;
+    else turns.push({ role: message.role, content: message.content });
+  }
+  if (turns[0]?.role === "assistant")
+    turns.unshift({ role: "user", content: "(continuing the conversation)" });
+  return { system: system.join("\n\n"), messages: turns };
+}
