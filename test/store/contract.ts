@@ -154,6 +154,33 @@ export function runStoreContract(factory: StoreFactory): void {
       });
     });
 
+    describe("failures inside a batch", () => {
+      it("fails only the operation that failed; the others commit once", async () => {
+        await store.append("k:b1", [msg("a")], init());
+        const results = await Promise.allSettled([
+          store.append("k:b1", [msg("b")]),
+          store.reset("k:missing", "manual"),
+          store.append("k:b2", [msg("c")], init()),
+          store.updateSession("k:missing", { overrides: { model: "x" } }),
+          store.append("k:b1", [msg("d")]),
+        ]);
+        expect(results.map((r) => r.status)).toEqual([
+          "fulfilled",
+          "rejected",
+          "fulfilled",
+          "rejected",
+          "fulfilled",
+        ]);
+        const b1 = (await store.getSession("k:b1"))!;
+        expect((await store.readEntries(b1.id)).map((e) => (e.type === "message" ? e.content : ""))).toEqual([
+          "a",
+          "b",
+          "d",
+        ]);
+        expect((await store.getSession("k:b2"))!.entryCount).toBe(1);
+      });
+    });
+
     describe("idempotency", () => {
       it("returns the first entry for a repeated key and stores nothing", async () => {
         const first = await store.append("k:i", [msg("hello", { idempotencyKey: "tg-42" })], init());

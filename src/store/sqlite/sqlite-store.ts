@@ -162,26 +162,47 @@ export class SqliteStore implements Store {
     this.journalMinBatch = options.journalMinBatch ?? 8;
     this.journalRows = (this.sql.get(SQL.journalSize).get() as { n: number }).n;
     const savepoint = this.db.transaction((op: () => unknown) => op());
-    const batch = this.db.transaction((ops: ReadonlyArray<() => unknown>) => {
+    const foldIfFull = () => {
+      if (this.journalRows < this.foldThreshold) return;
+      try {
+        savepoint(() => this.foldJournal());
+      } catch {
+        // The rows stay in the journal, where readers find them; the next batch tries again.
+      }
+    };
+    // The usual case: every op succeeds, and no op pays for a savepoint of its own.
+    const fast = this.db.transaction((ops: ReadonlyArray<() => unknown>) => {
+      this.viaJournal = ops.length >= this.journalMinBatch;
+      const results = ops.map((op) => ({ ok: true as const, value: op() }));
+      foldIfFull();
+      return results;
+    });
+    // After any op failed, the batch is rolled back and run again with a savepoint per op, so the
+    // failed op leaves nothing behind and the others still commit.
+    const careful = this.db.transaction((ops: ReadonlyArray<() => unknown>) => {
       this.viaJournal = ops.length >= this.journalMinBatch;
       const results = ops.map((op) => {
         try {
           return { ok: true as const, value: savepoint(op) };
         } catch (error) {
-          // The op's savepoint rolled back; what this process remembers of sessions may be stale.
           this.cache.clear();
           return { ok: false as const, error: asStoreError(error) };
         }
       });
-      if (this.journalRows >= this.foldThreshold) {
-        try {
-          savepoint(() => this.foldJournal());
-        } catch {
-          // The rows stay in the journal, where readers find them; the next batch tries again.
-        }
-      }
+      foldIfFull();
       return results;
     });
+    const batch = {
+      immediate: (ops: ReadonlyArray<() => unknown>) => {
+        try {
+          return fast.immediate(ops);
+        } catch {
+          // What this process remembers of sessions includes the rolled-back writes.
+          this.cache.clear();
+          return careful.immediate(ops);
+        }
+      },
+    };
     this.writer = new GroupCommit(
       (ops, durable) => {
         this.checkOtherWriters();
