@@ -47,6 +47,7 @@ import type { OverrideValue, Session, SessionInit, StoredContext } from "./model
 import type { Summarizer } from "./model/summarizer.js";
 import type { TextModel } from "./model/text-model.js";
 import { createTextModel } from "./runtimes/llm/index.js";
+import { DEFAULT_OPENAI_BASE_URL } from "./runtimes/model.js";
 import { openStore } from "./store/open.js";
 import { sessionNotFound } from "./store/session-log.js";
 import type {
@@ -191,7 +192,7 @@ function buildModels(configs: Record<string, ModelConfig | TextModel>): Map<stri
     models.set(
       name,
       provider === "openai"
-        ? createTextModel({ provider, ...rest, baseUrl: rest.baseUrl ?? "https://api.openai.com/v1" })
+        ? createTextModel({ provider, ...rest, baseUrl: rest.baseUrl ?? DEFAULT_OPENAI_BASE_URL })
         : createTextModel({ provider, ...rest }),
     );
   }

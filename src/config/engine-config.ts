@@ -4,7 +4,7 @@ import type { Clock } from "../lifecycle/clock.js";
 import type { ResetPolicy } from "../lifecycle/reset-policy.js";
 import type { RetentionPolicy } from "../lifecycle/retention.js";
 import type { Summarizer } from "../model/summarizer.js";
-import type { TextModel } from "../model/text-model.js";
+import type { ModelEndpoint, TextModel } from "../model/text-model.js";
 import type { StoreConfig } from "../store/open.js";
 import type { Store } from "../store/store.js";
 
@@ -47,13 +47,9 @@ export interface LifecycleConfig {
   clock?: Clock;
 }
 
-export interface ModelConfig {
+/** A named model endpoint in the config; keys come from `apiKeyEnv`, never the file. */
+export interface ModelConfig extends Omit<ModelEndpoint, "apiKey"> {
   provider: "openai" | "anthropic";
-  baseUrl?: string;
-  model: string;
-  apiKeyEnv?: string;
-  contextWindow?: number;
-  timeoutMs?: number;
 }
 
 export type AgentDurability = "strict" | "meaningful" | "relaxed";

@@ -25,3 +25,16 @@ export interface TextModel {
   readonly contextWindow?: number;
   complete(request: CompletionRequest): Promise<Completion>;
 }
+
+/** Where a language model is served and how to reach it; shared by every provider's config. */
+export interface ModelEndpoint {
+  /** OpenAI-compatible: e.g. `http://127.0.0.1:11434/v1` (Ollama). Anthropic: the SDK's default. */
+  baseUrl?: string;
+  model: string;
+  apiKey?: string;
+  /** Name of the environment variable holding the key, read when `apiKey` is not given. */
+  apiKeyEnv?: string;
+  contextWindow?: number;
+  timeoutMs?: number;
+  maxRetries?: number;
+}

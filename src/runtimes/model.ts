@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
 import { SessiondError } from "../model/errors.js";
 import type { RuntimeEvent, RuntimeMessage, RuntimeRun } from "../model/runtime.js";
+import type { ModelEndpoint } from "../model/text-model.js";
 import type { DescribedRuntime } from "./echo.js";
 import { createAnthropicClient } from "./llm/anthropic.js";
 import { LlmError, toLlmError } from "./llm/errors.js";
@@ -11,17 +12,8 @@ export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
 /** Anthropic requires max_tokens; this is the reply budget when the config gives none. */
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
 
-export interface ModelRuntimeConfig {
+export interface ModelRuntimeConfig extends ModelEndpoint {
   provider: "openai" | "anthropic";
-  /** OpenAI-compatible: default `https://api.openai.com/v1`. Anthropic: the SDK's default. */
-  baseUrl?: string;
-  model: string;
-  apiKey?: string;
-  /** Name of the environment variable holding the key (Anthropic falls back to ANTHROPIC_API_KEY). */
-  apiKeyEnv?: string;
-  contextWindow?: number;
-  timeoutMs?: number;
-  maxRetries?: number;
   temperature?: number;
   maxTokens?: number;
   /** Anthropic only: false sends one non-streaming request, its text arriving as one delta. Default true. */

@@ -1,19 +1,10 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { SessiondError } from "../../model/errors.js";
-import type { Completion, CompletionRequest, TextModel } from "../../model/text-model.js";
+import type { Completion, CompletionRequest, ModelEndpoint, TextModel } from "../../model/text-model.js";
 import { resolveApiKey, toLlmError, validateModelOptions } from "./errors.js";
 
-export interface AnthropicConfig {
-  /** Defaults to the SDK's (`https://api.anthropic.com`). */
-  baseUrl?: string;
-  model: string;
-  apiKey?: string;
-  /** Name of the environment variable holding the key; ANTHROPIC_API_KEY when neither is given. */
-  apiKeyEnv?: string;
-  contextWindow?: number;
-  timeoutMs?: number;
-  maxRetries?: number;
-}
+/** The key env var defaults to ANTHROPIC_API_KEY when neither `apiKey` nor `apiKeyEnv` is given. */
+export type AnthropicConfig = ModelEndpoint;
 
 const PROVIDER = "anthropic";
 

@@ -4,20 +4,13 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import type { Completion, CompletionRequest, TextModel } from "../../model/text-model.js";
+import type { Completion, CompletionRequest, ModelEndpoint, TextModel } from "../../model/text-model.js";
 import { LlmError, resolveApiKey, toLlmError, validateModelOptions } from "./errors.js";
 
-export interface OpenAiChatConfig {
+export type OpenAiChatConfig = ModelEndpoint & {
   /** e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` (Ollama). */
   baseUrl: string;
-  model: string;
-  apiKey?: string;
-  /** Name of the environment variable holding the key, read when `apiKey` is not given. */
-  apiKeyEnv?: string;
-  contextWindow?: number;
-  timeoutMs?: number;
-  maxRetries?: number;
-}
+};
 
 const PROVIDER = "openai";
 /** The client refuses to start without a key; this one is never sent (its header is nulled). */

@@ -11,6 +11,15 @@ export const SCHEMA_VERSION = 1;
  * sessions then dirties a few pages instead of one per session. The writer folds the journal into
  * `entries` in bulk (every few thousand rows, when idle, and on close). Readers read both.
  */
+/** The columns of an entry, the same in `entries` and in the `journal` that feeds it. */
+const ENTRY_COLUMNS = `sid INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  id TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  idem_key TEXT,
+  data TEXT NOT NULL`;
+
 const SCHEMA_V1 = `
 CREATE TABLE sessions (
   sid INTEGER PRIMARY KEY,
@@ -40,24 +49,12 @@ CREATE INDEX sessions_archived ON sessions (archived_at, id) WHERE state = 'arch
 CREATE INDEX sessions_agent ON sessions (agent, id);
 CREATE INDEX sessions_channel ON sessions (channel, id);
 CREATE TABLE entries (
-  sid INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  id TEXT NOT NULL,
-  ts INTEGER NOT NULL,
-  type TEXT NOT NULL,
-  idem_key TEXT,
-  data TEXT NOT NULL,
+  ${ENTRY_COLUMNS},
   PRIMARY KEY (sid, seq)
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX entries_idempotency ON entries (sid, idem_key) WHERE idem_key IS NOT NULL;
 CREATE TABLE journal (
-  sid INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  id TEXT NOT NULL,
-  ts INTEGER NOT NULL,
-  type TEXT NOT NULL,
-  idem_key TEXT,
-  data TEXT NOT NULL
+  ${ENTRY_COLUMNS}
 );
 CREATE UNIQUE INDEX journal_seq ON journal (sid, seq);
 CREATE UNIQUE INDEX journal_idempotency ON journal (sid, idem_key) WHERE idem_key IS NOT NULL;
