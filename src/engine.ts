@@ -58,6 +58,7 @@ import type {
   SessionQuery,
   Store,
 } from "./store/store.js";
+import { observedStore, SessionEvents } from "./turns/events.js";
 import { Lanes } from "./turns/lanes.js";
 import { type AgentTurnSettings, type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
 import type { TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
@@ -134,6 +135,8 @@ export interface Engine {
   sweep(): Promise<SweepReport>;
   /** What retention removes (webhook sessions idle 7 days, expired archives); applied unless `dryRun`. */
   prune(options?: { dryRun?: boolean }): Promise<PruneResult>;
+  /** Every committed change and every turn's start and end, for live views. */
+  readonly events: SessionEvents;
   /** Turns running or waiting, per key. */
   queued(): Map<string, number>;
   /** Waits for running turns and background titles, flushes and closes the store. */
@@ -167,7 +170,7 @@ export async function createEngine(config: EngineConfig = {}, hooks: EngineHooks
     summarizer,
     models,
     config,
-    titles: config.titles?.enabled === false ? undefined : new TitleWriter(store, titleModel),
+    titles: config.titles?.enabled === false ? undefined : { model: titleModel },
     injectors: hooks.injectors ?? [],
   });
 }
@@ -228,7 +231,8 @@ interface EngineParts {
   summarizer: Summarizer;
   models: Map<string, TextModel>;
   config: EngineConfig;
-  titles: TitleWriter | undefined;
+  /** Titles are on unless disabled; `model` undefined means offline titles. */
+  titles: { model: TextModel | undefined } | undefined;
   injectors: InjectionHook[];
 }
 
@@ -237,18 +241,21 @@ class SessionEngine implements Engine {
   readonly routing: RoutingConfig;
   readonly dataDir: string;
   readonly summarizer: Summarizer;
+  readonly events = new SessionEvents();
   readonly sessions: Engine["sessions"];
   readonly overrides: Engine["overrides"];
   readonly identity: Engine["identity"];
   private readonly lanes: Lanes;
   private readonly compactor: Compactor;
   private readonly sweeper: Sweeper;
+  private readonly titles: TitleWriter | undefined;
   private readonly lifecycle: PipelineDeps["lifecycle"] & { retention: RetentionPolicy };
   private readonly pipeline: TurnPipeline;
   private closing?: Promise<void>;
 
   constructor(private readonly parts: EngineParts) {
-    this.store = parts.store;
+    this.store = observedStore(parts.store, this.events);
+    this.titles = parts.titles && new TitleWriter(this.store, parts.titles.model);
     this.routing = parts.routing;
     this.dataDir = parts.dataDir;
     this.summarizer = parts.summarizer;
@@ -272,7 +279,7 @@ class SessionEngine implements Engine {
       settings: (agent, session) => this.settings(agent, session),
       durabilityOf: (agent) => parts.config.agentOptions?.[agent]?.durability ?? "strict",
       injectors: parts.injectors,
-      afterTurn: (key, session) => parts.titles?.afterTurn(key, session),
+      afterTurn: (key, session) => this.titles?.afterTurn(key, session),
       lifecycle: this.lifecycle,
     });
     this.sweeper = new Sweeper({
@@ -392,7 +399,19 @@ class SessionEngine implements Engine {
   turn(envelope: Envelope, run: TurnRunner, options: TurnOptions = {}): Promise<TurnResult> {
     const route = this.route(envelope);
     const signal = options.signal ?? new AbortController().signal;
-    return this.lanes.run(route.key, () => this.pipeline.run(route, envelope, run, signal));
+    const { key, agent } = route;
+    return this.lanes.run(key, async () => {
+      this.events.emit({ type: "turn.started", key, agent });
+      try {
+        const result = await this.pipeline.run(route, envelope, run, signal);
+        this.events.emit({ type: "turn.finished", key, agent, ok: true });
+        return result;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        this.events.emit({ type: "turn.finished", key, agent, ok: false, error: message });
+        throw error;
+      }
+    });
   }
 
   queued(): Map<string, number> {
@@ -422,7 +441,7 @@ class SessionEngine implements Engine {
     this.closing ??= (async () => {
       await this.sweeper.stop();
       await this.lanes.drain();
-      await this.parts.titles?.drain();
+      await this.titles?.drain();
       await this.store.close();
     })();
     return this.closing;

@@ -307,4 +307,31 @@ describe("engine", () => {
       ["message", "strict"],
     ]);
   });
+
+  it("reports committed changes and turns as events, a throwing listener breaking nothing", async () => {
+    const seen: string[] = [];
+    engine.events.on(() => {
+      throw new Error("broken subscriber");
+    });
+    const off = engine.events.on((event) => {
+      if (event.type === "appended") seen.push(`${event.type}:${event.entries.map((e) => e.type).join("+")}`);
+      else seen.push(event.type);
+    });
+    await engine.turn(dm("13", "hi", { platformMessageId: "p1" }), async () => "hello");
+    await engine.turn(dm("13", "hi", { platformMessageId: "p1" }), async () => "again");
+    await engine.reset("telegram:13");
+    await engine.delete("telegram:13");
+    off();
+    await engine.turn(dm("13", "after"), async () => "unseen");
+    expect(seen.filter((t) => !t.includes("title"))).toEqual([
+      "turn.started",
+      "appended:message",
+      "appended:message",
+      "turn.finished",
+      "turn.started",
+      "turn.finished",
+      "reset",
+      "deleted",
+    ]);
+  });
 });

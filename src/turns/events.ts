@@ -1,0 +1,84 @@
+import { EventEmitter } from "node:events";
+import type { Entry, ResetCause } from "../model/entry.js";
+import type { Session } from "../model/session.js";
+import type { Store } from "../store/store.js";
+
+/** What happened to sessions, for live views (WebSocket subscribers, the dashboard, metrics). */
+export type SessionEvent =
+  | { type: "appended"; key: string; session: Session; entries: Entry[] }
+  | { type: "reset"; key: string; cause: ResetCause; archived: Session; current?: Session }
+  | { type: "updated"; key: string; session: Session }
+  | { type: "deleted"; key: string; sessions: number }
+  | { type: "turn.started"; key: string; agent: string }
+  | { type: "turn.finished"; key: string; agent: string; ok: boolean; error?: string };
+
+export type SessionEventListener = (event: SessionEvent) => void;
+
+/** A listener that throws is dropped from nothing and breaks nothing: its error is swallowed per event. */
+export class SessionEvents {
+  private readonly emitter = new EventEmitter();
+
+  constructor() {
+    this.emitter.setMaxListeners(0);
+  }
+
+  on(listener: SessionEventListener): () => void {
+    this.emitter.on("event", listener);
+    return () => this.emitter.off("event", listener);
+  }
+
+  emit(event: SessionEvent): void {
+    for (const listener of this.emitter.listeners("event") as SessionEventListener[]) {
+      try {
+        listener(event);
+      } catch {
+        // One broken subscriber must not fail the write that caused the event.
+      }
+    }
+  }
+
+  get listenerCount(): number {
+    return this.emitter.listenerCount("event");
+  }
+}
+
+/** The store, reporting every change it commits as a session event. Everything else passes straight through. */
+export function observedStore(store: Store, events: SessionEvents): Store {
+  const writes: Partial<Store> = {
+    append: async (key, entries, init, options) => {
+      const result = await store.append(key, entries, init, options);
+      const fresh = result.entries.filter((_, i) => result.created[i]);
+      if (fresh.length > 0) events.emit({ type: "appended", key, session: result.session, entries: fresh });
+      return result;
+    },
+    reset: async (key, cause, init) => {
+      const result = await store.reset(key, cause, init);
+      events.emit({ type: "reset", key, cause, archived: result.archived, current: result.current });
+      return result;
+    },
+    archive: async (key, cause) => {
+      const result = await store.archive(key, cause);
+      events.emit({ type: "reset", key, cause, archived: result.archived });
+      return result;
+    },
+    updateSession: async (key, patch) => {
+      const session = await store.updateSession(key, patch);
+      events.emit({ type: "updated", key, session });
+      return session;
+    },
+    delete: async (key) => {
+      const result = await store.delete(key);
+      if (result.sessions > 0) events.emit({ type: "deleted", key, sessions: result.sessions });
+      return result;
+    },
+  };
+  // Methods run on the store itself (never on the proxy), so a backend's own state stays its own.
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      const write = writes[name as keyof Store];
+      if (write) return write;
+      const value = Reflect.get(target, name, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
