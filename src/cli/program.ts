@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { registerRoute } from "./commands/route.js";
+import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
 import { EXIT_CODES_HELP, EXIT_OK, reportError } from "./errors.js";
 import type { CliIo } from "./io.js";
@@ -19,6 +20,7 @@ export function buildProgram(io: CliIo): Command {
     .addHelpText("afterAll", `\n${EXIT_CODES_HELP}\n`);
   registerRoute(program, io);
   registerSessions(program, io);
+  registerServe(program, io);
   return program;
 }
 

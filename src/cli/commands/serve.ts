@@ -1,0 +1,95 @@
+import type { Command } from "commander";
+import { createEngine } from "../../engine.js";
+import { agentRuntimes } from "../../gateway/runtimes.js";
+import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT, startGateway } from "../../gateway/server.js";
+import { resolveToken } from "../../gateway/token.js";
+import { describeRuntime } from "../../runtimes/index.js";
+import { type GlobalOptions, loadCliConfig, routingFromConfig } from "../context.js";
+import type { CliIo } from "../io.js";
+import { intIn } from "../options.js";
+
+interface ServeOptions extends GlobalOptions {
+  port?: number;
+  host?: string;
+  trustProxy?: string;
+  grace?: number;
+  bodyLimit?: number;
+}
+
+/** Resolves on the first SIGTERM or SIGINT. */
+export type StopSignal = () => Promise<string>;
+
+function processSignals(): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+      resolve(signal);
+    };
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+  });
+}
+
+export function registerServe(program: Command, io: CliIo, stopSignal: StopSignal = processSignals): void {
+  program
+    .command("serve")
+    .description("run the HTTP gateway (binds 127.0.0.1 unless --host says otherwise)")
+    .option(
+      "--port <port>",
+      `port to listen on (default: $SESSIOND_PORT, else ${DEFAULT_PORT})`,
+      intIn(0, 65535),
+    )
+    .option("--host <host>", `address to bind (default: $SESSIOND_HOST, else ${DEFAULT_HOST})`)
+    .option(
+      "--trust-proxy <header>",
+      "take the client IP from this header (e.g. x-forwarded-for); only behind a proxy that sets it",
+    )
+    .option(
+      "--grace <ms>",
+      `shutdown grace period for running turns (default ${DEFAULT_GRACE_MS})`,
+      intIn(0, 3_600_000),
+    )
+    .option("--body-limit <bytes>", "largest request body (default 1 MiB)", intIn(1, 1024 * 1024 * 1024))
+    .action(async (_options: unknown, command: Command) => {
+      const options = command.optsWithGlobals<ServeOptions>();
+      const loaded = loadCliConfig(options, io);
+      const routing = routingFromConfig(loaded);
+      const { config } = loaded;
+      // Built before the engine opens, so a bad model config fails without touching the store.
+      const runtimes = agentRuntimes(config, routing.agents);
+      const token = resolveToken(config.dataDir, io.env);
+      const engine = await createEngine(config);
+      let gateway: Awaited<ReturnType<typeof startGateway>>;
+      try {
+        const envPort = io.env.SESSIOND_PORT ? intIn(0, 65535)(io.env.SESSIOND_PORT) : undefined;
+        const trustProxyHeader = options.trustProxy ?? io.env.SESSIOND_TRUST_PROXY;
+        gateway = await startGateway({
+          engine,
+          config,
+          token: token.token,
+          runtimes,
+          host: options.host ?? io.env.SESSIOND_HOST ?? DEFAULT_HOST,
+          port: options.port ?? envPort ?? DEFAULT_PORT,
+          ...(trustProxyHeader ? { trustProxyHeader } : {}),
+          ...(options.grace !== undefined ? { graceMs: options.grace } : {}),
+          ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+        });
+      } catch (error) {
+        await engine.close().catch(() => {});
+        throw error;
+      }
+      io.stdout(`sessiond gateway listening on ${gateway.url}\n`);
+      io.stdout(
+        token.source === "env"
+          ? "access token: from $SESSIOND_TOKEN\n"
+          : `access token: ${token.generated ? "generated and " : ""}stored in ${token.path} (mode 0600)\n`,
+      );
+      io.stdout(`store: ${engine.store.backend} in ${engine.dataDir}\n`);
+      for (const [agent, runtime] of runtimes) io.stdout(`agent ${agent}: ${describeRuntime(runtime)}\n`);
+      for (const warning of await engine.startupWarnings()) io.stderr(`warning: ${warning}\n`);
+      const signal = await stopSignal();
+      io.stdout(`${signal}: shutting down\n`);
+      await gateway.close();
+    });
+}

@@ -1,0 +1,84 @@
+import { randomUUID } from "node:crypto";
+import { Hono } from "hono";
+import { requireToken } from "./auth.js";
+import { DEFAULT_BODY_LIMIT } from "./body.js";
+import type { GatewayDeps } from "./deps.js";
+import { describeError, HttpError } from "./errors.js";
+import { chatRoutes } from "./routes/chat.js";
+import { healthRoutes } from "./routes/health.js";
+import { inspectRoutes } from "./routes/inspect.js";
+import { createMetrics, type GatewayMetrics, metricsRoutes } from "./routes/metrics.js";
+import { openAiRoutes } from "./routes/openai.js";
+import { openApiRoutes } from "./routes/openapi.js";
+import { sessionRoutes } from "./routes/sessions.js";
+import type { GatewayEnv, GatewayOptions, RouteDeps } from "./types.js";
+
+export interface GatewayApp {
+  app: Hono<GatewayEnv>;
+  metrics: GatewayMetrics;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The HTTP API as a Hono app: request ids and logs, the token check, the routes, one error shape. */
+export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}): GatewayApp {
+  const routeDeps: RouteDeps = {
+    ...deps,
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    trustProxyHeader: options.trustProxyHeader?.toLowerCase(),
+    shutdownSignal: options.shutdownSignal ?? new AbortController().signal,
+  };
+  const metrics = createMetrics(deps.engine);
+  const app = new Hono<GatewayEnv>();
+
+  app.use(async (c, next) => {
+    const given = c.req.header("x-request-id");
+    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
+    c.set("requestId", requestId);
+    c.header("x-request-id", requestId);
+    const start = performance.now();
+    await next();
+    // Only the method, path and outcome: never headers, so no token or credential reaches the log.
+    deps.logger.info(
+      {
+        requestId,
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        ms: Math.round(performance.now() - start),
+      },
+      "request",
+    );
+  });
+  app.use(requireToken(deps.token));
+
+  app.route("/", healthRoutes(routeDeps));
+  app.route("/", sessionRoutes(routeDeps));
+  app.route("/", inspectRoutes(routeDeps));
+  app.route("/", chatRoutes(routeDeps));
+  app.route("/", openAiRoutes(routeDeps));
+  app.route("/", metricsRoutes(routeDeps, metrics));
+  app.route("/", openApiRoutes());
+
+  app.notFound((c) =>
+    c.json({ error: { code: "NOT_FOUND", message: `no route for ${c.req.method} ${c.req.path}` } }, 404),
+  );
+  app.onError((error, c) => {
+    const { status, body } = describeError(error);
+    if (status >= 500 && !(error instanceof HttpError)) {
+      deps.logger.error(
+        {
+          requestId: c.get("requestId"),
+          code: body.error.code,
+          err: error instanceof Error ? error.message : String(error),
+        },
+        "request failed",
+      );
+    }
+    if (status === 401) c.header("www-authenticate", 'Bearer realm="sessiond"');
+    // The rest of an oversized body is never read: the connection cannot be reused for another request.
+    if (status === 413) c.header("connection", "close");
+    return c.json(body, status);
+  });
+  return { app, metrics };
+}

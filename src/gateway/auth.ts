@@ -1,0 +1,40 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { MiddlewareHandler } from "hono";
+import { HttpError } from "./errors.js";
+
+/** Paths anyone may call: liveness only. */
+const PUBLIC_PATHS = new Set(["/health"]);
+
+/** Compares digests so neither the length nor the content of the token leaks through timing. */
+export function tokenMatches(given: string, token: string): boolean {
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(token).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** The token a request presents: `Authorization: Bearer <token>` or `X-Sessiond-Token`. */
+export function presentedToken(headers: Headers): string | undefined {
+  const authorization = headers.get("authorization");
+  if (authorization) {
+    const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
+    if (match?.[1]) return match[1].trim();
+  }
+  return headers.get("x-sessiond-token")?.trim() || undefined;
+}
+
+export function requireToken(token: string): MiddlewareHandler {
+  return async (c, next) => {
+    if (PUBLIC_PATHS.has(c.req.path)) return next();
+    const given = presentedToken(c.req.raw.headers);
+    if (given === undefined) {
+      throw new HttpError(
+        401,
+        "UNAUTHORIZED",
+        "missing access token (Authorization: Bearer or X-Sessiond-Token)",
+      );
+    }
+    if (!tokenMatches(given, token)) throw new HttpError(401, "UNAUTHORIZED", "invalid access token");
+    c.header("cache-control", "no-store");
+    return next();
+  };
+}

@@ -1,0 +1,100 @@
+import type { Context } from "hono";
+import { validateKey } from "../keys/index.js";
+import { badRequest, HttpError } from "./errors.js";
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * The request body as a JSON object. Over `limit` bytes is 413, whether Content-Length says so up front
+ * or the stream runs past it; anything but a JSON object is 400 INVALID_JSON.
+ */
+export async function readJsonObject(c: Context, limit: number): Promise<Record<string, unknown>> {
+  const declared = Number(c.req.header("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  const body = c.req.raw.body;
+  let text = "";
+  if (body) {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const reader = body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge(limit);
+      }
+      chunks.push(value);
+    }
+    text = Buffer.concat(chunks).toString("utf8");
+  }
+  if (text.trim() === "")
+    throw new HttpError(400, "INVALID_JSON", "the request body is empty; expected a JSON object");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new HttpError(
+      400,
+      "INVALID_JSON",
+      `the request body is not valid JSON: ${(error as Error).message}`,
+    );
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new HttpError(400, "INVALID_JSON", "the request body must be a JSON object");
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function tooLarge(limit: number): HttpError {
+  return new HttpError(413, "PAYLOAD_TOO_LARGE", `the request body is larger than ${limit} bytes`);
+}
+
+export function optionalString(body: Record<string, unknown>, field: string): string | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || value.length === 0)
+    throw badRequest(`${field} must be a non-empty string`);
+  return value;
+}
+
+export function requiredString(body: Record<string, unknown>, field: string): string {
+  const value = optionalString(body, field);
+  if (value === undefined) throw badRequest(`${field} is required`);
+  return value;
+}
+
+/**
+ * The path segment after `prefix`, percent-decoded exactly once and validated as a key. Read from the
+ * raw URL so no router decoding (or a second decode) changes it: `..%2F` is the key `../`, never a path.
+ */
+export function keyFromPath(c: Context, prefix: string): string {
+  const url = c.req.url;
+  const pathStart = url.indexOf("/", url.indexOf("://") + 3);
+  let end = url.length;
+  for (const stop of ["?", "#"]) {
+    const i = url.indexOf(stop, pathStart);
+    if (i !== -1 && i < end) end = i;
+  }
+  const path = url.slice(pathStart, end);
+  if (!path.startsWith(prefix)) throw badRequest("no session key in the path");
+  const raw = path.slice(prefix.length).split("/")[0] ?? "";
+  let key: string;
+  try {
+    key = decodeURIComponent(raw);
+  } catch {
+    throw new HttpError(400, "INVALID_KEY", "the session key in the path is not valid percent-encoding");
+  }
+  return validateKey(key);
+}
+
+/** A query parameter as a positive integer within bounds, or undefined when absent. */
+export function intQuery(c: Context, name: string, min: number, max: number): number | undefined {
+  const value = c.req.query(name);
+  if (value === undefined || value === "") return undefined;
+  if (!/^\d+$/.test(value)) throw badRequest(`${name} must be an integer`);
+  const n = Number(value);
+  if (n < min || n > max) throw badRequest(`${name} must be between ${min} and ${max}`);
+  return n;
+}

@@ -1,0 +1,71 @@
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { type ErrorCode, isSessiondError } from "../model/errors.js";
+
+/** Codes the gateway itself raises, besides the engine's SessiondError codes. */
+export type GatewayErrorCode =
+  | "UNAUTHORIZED"
+  | "NOT_FOUND"
+  | "METHOD_NOT_ALLOWED"
+  | "PAYLOAD_TOO_LARGE"
+  | "INVALID_JSON"
+  | "INVALID_ARGUMENT"
+  | "UNSUPPORTED_MEDIA_TYPE"
+  | "SHUTTING_DOWN"
+  | "INTERNAL";
+
+/** An error with its HTTP status, thrown by routes and turned into the one error shape. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: GatewayErrorCode | ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "HttpError";
+  }
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+/** The HTTP status of an engine error code. */
+export function statusOf(code: ErrorCode): ContentfulStatusCode {
+  if (code.startsWith("INVALID_")) return 400;
+  switch (code) {
+    case "SESSION_NOT_FOUND":
+      return 404;
+    case "SESSION_BUSY":
+      return 429;
+    case "NOTHING_TO_COMPACT":
+      return 409;
+    case "TURN_FAILED":
+      return 502;
+    case "STORE_CLOSED":
+    case "STORE_UNAVAILABLE":
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+/** Any thrown value as a status and the error body; internal details of unexpected errors stay in the log. */
+export function describeError(error: unknown): { status: ContentfulStatusCode; body: ErrorBody } {
+  if (error instanceof HttpError) {
+    return { status: error.status, body: { error: { code: error.code, message: error.message } } };
+  }
+  if (isSessiondError(error)) {
+    return { status: statusOf(error.code), body: { error: { code: error.code, message: error.message } } };
+  }
+  return { status: 500, body: { error: { code: "INTERNAL", message: "internal error" } } };
+}
+
+export function errorResponse(c: Context, error: unknown): Response {
+  const { status, body } = describeError(error);
+  return c.json(body, status);
+}
+
+export function badRequest(message: string): HttpError {
+  return new HttpError(400, "INVALID_ARGUMENT", message);
+}

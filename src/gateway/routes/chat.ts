@@ -1,0 +1,155 @@
+import type { Context } from "hono";
+import { Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import type { EntryPoint, Envelope } from "../../model/envelope.js";
+import { optionalString, readJsonObject, requiredString } from "../body.js";
+import { describeError, HttpError } from "../errors.js";
+import { runTurn, turnReply } from "../turn.js";
+import type { GatewayEnv, RouteDeps } from "../types.js";
+
+/**
+ * The endpoints that run a turn: web chat, the generic webhook, the App API and chat webhooks. Each names
+ * its own session key through `engine.route` and its entry point (behaviours.md §1).
+ */
+export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
+  const app = new Hono<GatewayEnv>();
+
+  app.post("/api/chat", async (c) => {
+    const body = await readJsonObject(c, deps.bodyLimit);
+    const text = requiredString(body, "message");
+    const sessionId = optionalString(body, "session_id");
+    const sender = optionalString(body, "sender") ?? "admin";
+    const agent = optionalString(body, "agent");
+    const envelope: Envelope = {
+      ...(agent ? { agent } : {}),
+      channel: "web",
+      chat: { type: "direct", id: sessionId ?? "admin-session" },
+      sender: { id: sender },
+      text,
+      entryPoint: { kind: "web_chat", ...(sessionId ? { sessionId } : {}) },
+    };
+    return answer(c, deps, envelope);
+  });
+
+  app.post("/api/webhook", async (c) => {
+    const body = await readJsonObject(c, deps.bodyLimit);
+    const peer = requiredString(body, "peer");
+    const text = requiredString(body, "message");
+    const channel = optionalString(body, "channel") ?? "webhook";
+    const subjectRef = optionalString(body, "subject_ref");
+    const agent = optionalString(body, "agent");
+    const messageId = optionalString(body, "message_id");
+    // Every request past the auth middleware carried the gateway token.
+    const entryPoint: EntryPoint = {
+      kind: "webhook",
+      gatewayToken: true,
+      ...(subjectRef ? { subjectRef } : {}),
+    };
+    return answer(c, deps, {
+      ...(agent ? { agent } : {}),
+      channel,
+      chat: { type: "direct", id: peer },
+      sender: { id: peer },
+      text,
+      ...(messageId ? { platformMessageId: messageId } : {}),
+      entryPoint,
+    });
+  });
+
+  const app_api = async (c: Context<GatewayEnv>) => {
+    const [user, sessionId] = rawSegments(c, "/api/app/");
+    if (user === undefined) throw new HttpError(400, "INVALID_ARGUMENT", "the path names no user");
+    const body = await readJsonObject(c, deps.bodyLimit);
+    const text = requiredString(body, "message");
+    const agent = optionalString(body, "agent");
+    return answer(c, deps, {
+      ...(agent ? { agent } : {}),
+      channel: "app_api",
+      chat: { type: "direct", id: user },
+      sender: { id: user },
+      text,
+      entryPoint: { kind: "app_api", user, ...(sessionId !== undefined ? { sessionId } : {}) },
+    });
+  };
+  app.post("/api/app/:user", app_api);
+  app.post("/api/app/:user/:session", app_api);
+
+  app.post("/api/hooks/:agent/:type", async (c) => {
+    const [agent, type] = rawSegments(c, "/api/hooks/");
+    if (agent === undefined || type === undefined)
+      throw new HttpError(400, "INVALID_ARGUMENT", "bad hook path");
+    if (!deps.engine.routing.agents.includes(agent)) {
+      throw new HttpError(404, "NOT_FOUND", `no agent named ${JSON.stringify(agent)}`);
+    }
+    const body = await readJsonObject(c, deps.bodyLimit);
+    const entity = entityOf(body);
+    const text = typeof body.message === "string" && body.message ? body.message : JSON.stringify(body);
+    const sender = typeof body.sender === "string" && body.sender ? body.sender : `hook:${type}`;
+    return answer(c, deps, {
+      agent,
+      channel: "webhook",
+      chat: { type: "direct", id: `${type}:${entity ?? "event"}` },
+      sender: { id: sender },
+      text,
+      entryPoint: { kind: "chat_webhook", type, ...(entity ? { entity } : { at: Date.now() }) },
+    });
+  });
+
+  return app;
+}
+
+/** A JSON reply, or an SSE stream (`delta` events, then `done` or `error`) when the client asks for one. */
+async function answer(c: Context<GatewayEnv>, deps: RouteDeps, envelope: Envelope): Promise<Response> {
+  // Routing first, so a bad key or agent is a plain 400 before any stream starts.
+  deps.engine.route(envelope);
+  if (!(c.req.header("accept") ?? "").includes("text/event-stream")) {
+    return c.json(turnReply(await runTurn(deps, envelope)));
+  }
+  return streamSSE(c, async (stream) => {
+    try {
+      const result = await runTurn(deps, envelope, {
+        onText: (delta) => stream.writeSSE({ event: "delta", data: JSON.stringify({ text: delta }) }),
+      });
+      await stream.writeSSE({ event: "done", data: JSON.stringify(turnReply(result)) });
+    } catch (error) {
+      await stream.writeSSE({ event: "error", data: JSON.stringify(describeError(error).body) });
+    }
+  });
+}
+
+/** Path segments after `prefix`, each percent-decoded exactly once (they become key parts, never paths). */
+function rawSegments(c: Context, prefix: string): Array<string | undefined> {
+  const url = new URL(c.req.url);
+  const path = url.pathname.slice(prefix.length);
+  return path.split("/").map((segment) => {
+    try {
+      const value = decodeURIComponent(segment);
+      return value === "" ? undefined : value;
+    } catch {
+      throw new HttpError(400, "INVALID_ARGUMENT", "a path segment is not valid percent-encoding");
+    }
+  });
+}
+
+/** The object a chat webhook is about, from the common payload shapes; undefined names the event by time. */
+function entityOf(body: Record<string, unknown>): string | undefined {
+  const candidates: unknown[] = [
+    body.entity,
+    get(body, "object_attributes", "iid"),
+    get(body, "pull_request", "number"),
+    get(body, "merge_request", "iid"),
+    get(body, "issue", "number"),
+    get(body, "alert", "id"),
+    body.fingerprint,
+  ];
+  for (const value of candidates) {
+    if (typeof value === "string" && value !== "") return value;
+    if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  }
+  return undefined;
+}
+
+function get(body: Record<string, unknown>, field: string, inner: string): unknown {
+  const value = body[field];
+  return typeof value === "object" && value !== null ? (value as Record<string, unknown>)[inner] : undefined;
+}

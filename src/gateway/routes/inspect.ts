@@ -1,0 +1,46 @@
+import { Hono } from "hono";
+import { intQuery } from "../body.js";
+import type { GatewayEnv, RouteDeps } from "../types.js";
+
+/** Per active session: context size, tokens, the last compaction and queued turns (behaviours.md §8). */
+export function inspectRoutes(deps: RouteDeps): Hono<GatewayEnv> {
+  const { engine } = deps;
+  const app = new Hono<GatewayEnv>();
+  app.get("/api/inspect", async (c) => {
+    const limit = intQuery(c, "limit", 1, 1000) ?? 100;
+    const cursor = c.req.query("cursor");
+    const page = await engine.sessions.list({ sort: "activity", limit, ...(cursor ? { cursor } : {}) });
+    const queued = engine.queued();
+    const sessions = await Promise.all(
+      page.sessions.map(async (session) => {
+        const context = await engine.context(session.key);
+        const contextTokens = (context?.entries ?? []).reduce(
+          (sum, entry) => sum + (entry.type === "message" ? Math.ceil(entry.content.length / 4) : 0),
+          context?.summary ? Math.ceil(context.summary.summary.length / 4) : 0,
+        );
+        return {
+          key: session.key,
+          agent: session.agent,
+          channel: session.channel,
+          entries: session.entryCount,
+          messages: session.messageCount,
+          approxTokens: session.approxTokens,
+          context: {
+            entries: context?.entries.length ?? 0,
+            approxTokens: contextTokens,
+            fromSeq: session.contextFromSeq,
+          },
+          lastCompaction: context?.summary
+            ? { at: context.summary.ts, seq: context.summary.seq, throughSeq: context.summary.throughSeq }
+            : null,
+          queuedTurns: queued.get(session.key) ?? 0,
+          lastActivityAt: session.lastActivityAt,
+        };
+      }),
+    );
+    let queuedTotal = 0;
+    for (const n of queued.values()) queuedTotal += n;
+    return c.json({ sessions, queuedTotal, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
+  });
+  return app;
+}

@@ -1,0 +1,81 @@
+import { Hono } from "hono";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Engine } from "../../engine.js";
+import type { GatewayEnv, RouteDeps } from "../types.js";
+
+export interface GatewayMetrics {
+  registry: Registry;
+  /** Stops listening to the engine's events. */
+  stop(): void;
+}
+
+/** Prometheus metrics fed by `engine.events`; a registry of its own, so two gateways never collide. */
+export function createMetrics(engine: Engine): GatewayMetrics {
+  const registry = new Registry();
+  const turns = new Counter({
+    name: "sessiond_turns_total",
+    help: "Turns finished, by agent and outcome",
+    labelNames: ["agent", "outcome"],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "sessiond_turn_duration_seconds",
+    help: "Turn latency from start (after queueing) to the stored reply",
+    labelNames: ["agent"],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
+  new Gauge({
+    name: "sessiond_queue_depth",
+    help: "Turns running or waiting, over all sessions",
+    registers: [registry],
+    collect() {
+      let total = 0;
+      for (const n of engine.queued().values()) total += n;
+      this.set(total);
+    },
+  });
+  const compactions = new Counter({
+    name: "sessiond_compactions_total",
+    help: "Compactions stored",
+    registers: [registry],
+  });
+  const batches = new Histogram({
+    name: "sessiond_store_commit_batch_size",
+    help: "Entries per committed append",
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+    registers: [registry],
+  });
+  // Lanes run one turn per key at a time, so a key's start and finish events pair up in order.
+  const started = new Map<string, number>();
+  const off = engine.events.on((event) => {
+    switch (event.type) {
+      case "turn.started":
+        started.set(event.key, performance.now());
+        break;
+      case "turn.finished": {
+        turns.inc({ agent: event.agent, outcome: event.ok ? "ok" : "error" });
+        const at = started.get(event.key);
+        started.delete(event.key);
+        if (at !== undefined) latency.observe({ agent: event.agent }, (performance.now() - at) / 1000);
+        break;
+      }
+      case "appended":
+        batches.observe(event.entries.length);
+        for (const entry of event.entries) if (entry.type === "compaction") compactions.inc();
+        break;
+      default:
+        break;
+    }
+  });
+  return { registry, stop: off };
+}
+
+export function metricsRoutes(_deps: RouteDeps, metrics: GatewayMetrics): Hono<GatewayEnv> {
+  const app = new Hono<GatewayEnv>();
+  app.get("/metrics", async (c) => {
+    const text = await metrics.registry.metrics();
+    return c.body(text, 200, { "content-type": metrics.registry.contentType });
+  });
+  return app;
+}

@@ -1,0 +1,176 @@
+import { Hono } from "hono";
+import type { GatewayEnv } from "../types.js";
+
+const error = { $ref: "#/components/schemas/Error" };
+const errors = {
+  "400": { description: "Bad input", content: { "application/json": { schema: error } } },
+  "401": { description: "Missing or wrong token", content: { "application/json": { schema: error } } },
+  "404": { description: "Unknown session or route", content: { "application/json": { schema: error } } },
+};
+const keyParam = {
+  name: "key",
+  in: "path",
+  required: true,
+  description: "The session key, percent-encoded (it is decoded exactly once)",
+  schema: { type: "string" },
+};
+const ok = (description: string) => ({
+  description,
+  content: { "application/json": { schema: { type: "object" } } },
+});
+const messageBody = (required: string[], properties: Record<string, unknown>) => ({
+  required: true,
+  content: { "application/json": { schema: { type: "object", required, properties } } },
+});
+const turn = {
+  "200": ok("The turn's reply (JSON), or SSE events delta/done/error with Accept: text/event-stream"),
+  ...errors,
+  "429": ok("Too many turns queued on the session"),
+};
+
+export const OPENAPI_DOCUMENT = {
+  openapi: "3.1.0",
+  info: { title: "sessiond gateway", version: "1" },
+  components: {
+    securitySchemes: {
+      bearer: { type: "http", scheme: "bearer" },
+      header: { type: "apiKey", in: "header", name: "X-Sessiond-Token" },
+    },
+    schemas: {
+      Error: {
+        type: "object",
+        required: ["error"],
+        properties: {
+          error: {
+            type: "object",
+            required: ["code", "message"],
+            properties: { code: { type: "string" }, message: { type: "string" } },
+          },
+        },
+      },
+    },
+  },
+  security: [{ bearer: [] }, { header: [] }],
+  paths: {
+    "/health": { get: { security: [], summary: "Liveness", responses: { "200": ok("ok") } } },
+    "/metrics": {
+      get: { summary: "Prometheus metrics", responses: { "200": { description: "text exposition format" } } },
+    },
+    "/api/sessions": {
+      get: {
+        summary: "List sessions",
+        parameters: ["agent", "channel", "active", "sort", "limit", "cursor", "archived"].map((name) => ({
+          name,
+          in: "query",
+          schema: { type: "string" },
+        })),
+        responses: { "200": ok("{sessions, nextCursor?}"), ...errors },
+      },
+    },
+    "/api/sessions/{key}": {
+      get: {
+        summary: "One session",
+        parameters: [keyParam],
+        responses: { "200": ok("{session, queued}"), ...errors },
+      },
+      delete: {
+        summary: "Delete every generation of a key",
+        parameters: [keyParam],
+        responses: { "200": ok("{deleted}"), ...errors },
+      },
+    },
+    "/api/sessions/{key}/history": {
+      get: {
+        summary: "History of a session",
+        parameters: [
+          keyParam,
+          ...["limit", "before", "all"].map((name) => ({ name, in: "query", schema: { type: "string" } })),
+        ],
+        responses: { "200": ok("{key, entries}"), ...errors },
+      },
+    },
+    "/api/sessions/{key}/compact": {
+      post: {
+        summary: "Compact now",
+        parameters: [keyParam],
+        responses: { "200": ok("{summary, entry}"), ...errors, "409": ok("Nothing to compact") },
+      },
+    },
+    "/api/sessions/{key}/reset": {
+      post: {
+        summary: "Archive and start anew",
+        parameters: [keyParam],
+        responses: { "200": ok("{archived, current}"), ...errors },
+      },
+    },
+    "/api/inspect": {
+      get: {
+        summary: "Context size, tokens, last compaction, queued turns per session",
+        responses: { "200": ok("{sessions, queuedTotal}") },
+      },
+    },
+    "/api/chat": {
+      post: {
+        summary: "Web chat turn",
+        requestBody: messageBody(["message"], {
+          message: { type: "string" },
+          session_id: { type: "string", description: "admin-session or admin-…" },
+          agent: { type: "string" },
+        }),
+        responses: turn,
+      },
+    },
+    "/api/webhook": {
+      post: {
+        summary: "Webhook turn",
+        requestBody: messageBody(["peer", "message"], {
+          peer: { type: "string" },
+          message: { type: "string" },
+          channel: { type: "string" },
+          subject_ref: { type: "string" },
+        }),
+        responses: turn,
+      },
+    },
+    "/api/app/{user}": {
+      post: {
+        summary: "App API turn",
+        requestBody: messageBody(["message"], { message: { type: "string" } }),
+        responses: turn,
+      },
+    },
+    "/api/app/{user}/{session}": {
+      post: {
+        summary: "App API turn on a named session",
+        requestBody: messageBody(["message"], { message: { type: "string" } }),
+        responses: turn,
+      },
+    },
+    "/api/hooks/{agent}/{type}": {
+      post: {
+        summary: "Chat webhook about an entity (taken from the payload)",
+        requestBody: messageBody([], {}),
+        responses: turn,
+      },
+    },
+    "/v1/models": { get: { summary: "Agents as OpenAI models", responses: { "200": ok("model list") } } },
+    "/v1/chat/completions": {
+      post: {
+        summary:
+          "OpenAI-compatible chat; session openai-compat:<client IP>, its stored history is authoritative and only the last user message is used",
+        requestBody: messageBody(["messages"], {
+          model: { type: "string" },
+          messages: { type: "array" },
+          stream: { type: "boolean" },
+        }),
+        responses: turn,
+      },
+    },
+  },
+} as const;
+
+export function openApiRoutes(): Hono<GatewayEnv> {
+  const app = new Hono<GatewayEnv>();
+  app.get("/api/openapi.json", (c) => c.json(OPENAPI_DOCUMENT));
+  return app;
+}

@@ -1,0 +1,109 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createAdaptorServer } from "@hono/node-server";
+import type { EngineConfig } from "../config/engine-config.js";
+import type { Engine } from "../engine.js";
+import type { Runtime } from "../model/runtime.js";
+import { echoRuntime } from "../runtimes/index.js";
+import { createGatewayApp } from "./app.js";
+import type { GatewayDeps, GatewayLogger } from "./deps.js";
+import { createGatewayLogger } from "./logger.js";
+import { agentRuntimes } from "./runtimes.js";
+import type { GatewayOptions } from "./types.js";
+import { attachWebSocket } from "./ws/index.js";
+
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_PORT = 7420;
+export const DEFAULT_GRACE_MS = 10_000;
+
+export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSignal"> {
+  engine: Engine;
+  /** The config the engine was built from: each agent's runtime comes from its `models`/`agentOptions`. */
+  config?: EngineConfig;
+  token: string;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 7420; 0 picks a free port. */
+  port?: number;
+  admins?: readonly string[];
+  logger?: GatewayLogger;
+  /** Replaces the runtimes built from `config` (tests). */
+  runtimes?: Map<string, Runtime>;
+  /** How long shutdown waits for running requests and turns before cancelling them; default 10 s. */
+  graceMs?: number;
+  /** Whether `close()` also closes the engine; default true. */
+  closeEngine?: boolean;
+  /** Called with the listening server, e.g. to attach the WebSocket protocol to it. */
+  onServer?: (server: Server, deps: GatewayDeps) => void;
+}
+
+export interface RunningGateway {
+  /** `http://host:port`. */
+  url: string;
+  server: Server;
+  deps: GatewayDeps;
+  /** Stops accepting, lets requests and turns finish within the grace period (then cancels them), closes the engine. */
+  close(): Promise<void>;
+}
+
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const { engine } = options;
+  const runtimes = options.runtimes ?? agentRuntimes(options.config ?? {}, engine.routing.agents);
+  const fallback = echoRuntime();
+  const deps: GatewayDeps = {
+    engine,
+    runtimeFor: (agent) => runtimes.get(agent) ?? fallback,
+    token: options.token,
+    admins: options.admins ?? [],
+    logger: options.logger ?? createGatewayLogger(),
+  };
+  const shutdown = new AbortController();
+  const { app, metrics } = createGatewayApp(deps, {
+    ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.trustProxyHeader ? { trustProxyHeader: options.trustProxyHeader } : {}),
+    shutdownSignal: shutdown.signal,
+  });
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const host = options.host ?? DEFAULT_HOST;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? DEFAULT_PORT, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const websocket = attachWebSocket(server, deps);
+  options.onServer?.(server, deps);
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${shownHost}:${address.port}`;
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Upgraded sockets count as open connections: the WebSocket side finishes its turns and closes first.
+      await websocket.close();
+      // Connections turn idle as their requests finish; close them as they do rather than at keep-alive timeout.
+      server.closeIdleConnections();
+      const idle = setInterval(() => server.closeIdleConnections(), 25);
+      const grace = options.graceMs ?? DEFAULT_GRACE_MS;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), grace);
+      });
+      if ((await Promise.race([closed, timedOut])) === "timeout") {
+        deps.logger.warn({ graceMs: grace }, "grace period over: cancelling running turns");
+        shutdown.abort();
+        server.closeAllConnections();
+        await closed;
+      }
+      clearTimeout(timer);
+      clearInterval(idle);
+      metrics.stop();
+      if (options.closeEngine !== false) await engine.close();
+    })();
+    return closing;
+  };
+  return { url, server, deps, close };
+}

@@ -1,0 +1,41 @@
+import type { Envelope } from "../model/envelope.js";
+import type { RuntimeEvent } from "../model/runtime.js";
+import { runnerFor } from "../runtimes/index.js";
+import type { TurnResult } from "../turns/turn.js";
+import type { RouteDeps } from "./types.js";
+
+export interface RunTurnOptions {
+  /** Every text delta as the runtime streams it. */
+  onText?: (delta: string) => void | Promise<void>;
+}
+
+/** Runs one turn on the routed agent's runtime; cancelled only when shutdown's grace period runs out. */
+export function runTurn(
+  deps: RouteDeps,
+  envelope: Envelope,
+  options: RunTurnOptions = {},
+): Promise<TurnResult> {
+  const onEvent = options.onText
+    ? async (event: RuntimeEvent) => {
+        if (event.type === "text" && event.delta) await options.onText?.(event.delta);
+      }
+    : undefined;
+  return deps.engine.turn(
+    envelope,
+    (context) => runnerFor(deps.runtimeFor(context.agent), onEvent ? { onEvent } : {})(context),
+    { signal: deps.shutdownSignal },
+  );
+}
+
+/** The JSON answer of a turn, shared by the chat, webhook, App API and chat-hook endpoints. */
+export function turnReply(result: TurnResult) {
+  return {
+    key: result.key,
+    session_id: result.sessionId,
+    reply: result.reply?.content ?? null,
+    ...(result.notice ? { notice: result.notice } : {}),
+    ...(result.reset ? { reset: result.reset } : {}),
+    ...(result.compaction ? { compacted: true } : {}),
+    deduplicated: result.deduplicated,
+  };
+}

@@ -1,0 +1,25 @@
+import type { GatewayDeps } from "./deps.js";
+
+/** Per-request values the middleware sets. */
+export interface GatewayEnv {
+  Variables: { requestId: string };
+}
+
+export interface GatewayOptions {
+  /** Largest request body in bytes; default 1 MiB. */
+  bodyLimit?: number;
+  /**
+   * Take the client IP (for `openai-compat:<ip>` keys) from this header, e.g. `x-forwarded-for`. Only set
+   * it behind a proxy that overwrites the header: otherwise any client can pick another client's session.
+   */
+  trustProxyHeader?: string;
+  /** Aborted when shutdown's grace period ends: running turns are cancelled then. */
+  shutdownSignal?: AbortSignal;
+}
+
+/** What every route module is built from. */
+export interface RouteDeps extends GatewayDeps {
+  bodyLimit: number;
+  trustProxyHeader: string | undefined;
+  shutdownSignal: AbortSignal;
+}

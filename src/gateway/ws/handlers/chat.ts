@@ -1,0 +1,33 @@
+import { runnerFor } from "../../../runtimes/index.js";
+import { envelopeFor, type Handler } from "../connection.js";
+import { optionalString, requiredString } from "../protocol.js";
+
+/**
+ * `chat.send` {text, session?, agent?}: streams `chat.delta` {id, key, delta} events, then answers
+ * {key, reply, seq}. `sessions.kill` on the key aborts it (TURN_CANCELLED).
+ */
+export const send: Handler = async (params, { deps, turns, connection, request }) => {
+  const text = requiredString(params, "text");
+  const envelope = envelopeFor(connection.params, text, {
+    session: optionalString(params, "session"),
+    agent: optionalString(params, "agent"),
+  });
+  const { key, agent } = deps.engine.route(envelope);
+  const runner = runnerFor(deps.runtimeFor(agent), {
+    onEvent: (event) => {
+      if (event.type === "text") connection.event("chat.delta", { id: request.id, key, delta: event.delta });
+    },
+  });
+  const { signal, done } = turns.start(key);
+  try {
+    const result = await deps.engine.turn(envelope, runner, { signal });
+    return {
+      key: result.key,
+      reply: result.reply?.content ?? null,
+      seq: result.reply?.seq ?? null,
+      ...(result.notice !== undefined ? { notice: result.notice } : {}),
+    };
+  } finally {
+    done();
+  }
+};

@@ -1,0 +1,151 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, Server } from "node:http";
+import type { Duplex } from "node:stream";
+import { type RawData, WebSocket, WebSocketServer } from "ws";
+import type { GatewayDeps } from "../deps.js";
+import { presentedToken, tokenMatches } from "./auth.js";
+import { type Connection, type ConnectionParams, connectionParams } from "./connection.js";
+import { handlerFor } from "./handlers/index.js";
+import { RunningTurns } from "./kill.js";
+import { type ParsedFrame, parseFrame, type ServerFrame, wireError } from "./protocol.js";
+
+export interface WebSocketOptions {
+  /** The upgrade path; default `/ws`. */
+  path?: string;
+  /** The largest frame accepted, in bytes; a larger one closes the connection with 1009. Default 1 MiB. */
+  maxPayload?: number;
+}
+
+export interface AttachedWebSocket {
+  /** Stops accepting upgrades, aborts running chat turns, closes every connection (1001). */
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+
+/** Serves the WebSocket protocol (`req`/`res`/`event` frames) on `server`'s upgrades to `path`. */
+export function attachWebSocket(
+  server: Server,
+  deps: GatewayDeps,
+  options: WebSocketOptions = {},
+): AttachedWebSocket {
+  const path = options.path ?? "/ws";
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD });
+  const turns = new RunningTurns();
+  const pending = new Set<Promise<void>>();
+  let closing: Promise<void> | undefined;
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const url = new URL(request.url ?? "/", "http://localhost");
+    if (url.pathname !== path) {
+      // Another upgrade listener may serve this path; when there is none, nobody would answer.
+      if (server.listenerCount("upgrade") === 1) refuse(socket, 404, "Not Found");
+      return;
+    }
+    if (closing || !tokenMatches(presentedToken(request, url), deps.token)) {
+      if (!closing)
+        deps.logger.warn({ remote: request.socket.remoteAddress }, "websocket: refused, bad token");
+      refuse(socket, closing ? 503 : 401, closing ? "Service Unavailable" : "Unauthorized");
+      return;
+    }
+    const params = connectionParams(randomUUID(), url.searchParams);
+    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, params));
+  };
+
+  const serve = (ws: WebSocket, params: ConnectionParams): void => {
+    const send = (frame: ServerFrame): void => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+    };
+    const connection: Connection = {
+      params,
+      subscriptions: new Map(),
+      send,
+      event: (event, data) => send({ type: "event", event, data }),
+    };
+    deps.logger.info({ connection: params.id, channel: params.channel }, "websocket: connected");
+    connection.event("connected", { connectionId: params.id, channel: params.channel, peer: params.peer });
+
+    ws.on("message", (data: RawData, isBinary: boolean) => {
+      const parsed: ParsedFrame = isBinary
+        ? { ok: false, id: null, error: { code: "BAD_FRAME", message: "binary frames are not accepted" } }
+        : parseFrame(textOf(data));
+      if (!parsed.ok) {
+        connection.send({ type: "res", id: parsed.id, ok: false, error: parsed.error });
+        return;
+      }
+      const request = parsed.frame;
+      const handler = handlerFor(request.method);
+      if (!handler) {
+        connection.send({
+          type: "res",
+          id: request.id,
+          ok: false,
+          error: { code: "UNKNOWN_METHOD", message: `unknown method ${JSON.stringify(request.method)}` },
+        });
+        return;
+      }
+      // Requests run concurrently: a sessions.kill must get through while a chat.send is streaming.
+      const task = handler(request.params, { deps, turns, connection, request }).then(
+        (result) => connection.send({ type: "res", id: request.id, ok: true, result }),
+        (error: unknown) => {
+          const wire = wireError(error);
+          if (wire.code === "INTERNAL") {
+            deps.logger.error(
+              { connection: params.id, method: request.method, err: String(error) },
+              "websocket: request failed",
+            );
+          }
+          connection.send({ type: "res", id: request.id, ok: false, error: wire });
+        },
+      );
+      pending.add(task);
+      void task.finally(() => pending.delete(task));
+    });
+
+    ws.on("close", (code) => {
+      for (const unsubscribe of connection.subscriptions.values()) unsubscribe();
+      connection.subscriptions.clear();
+      deps.logger.info({ connection: params.id, code }, "websocket: closed");
+    });
+    ws.on("error", (error) => {
+      deps.logger.warn({ connection: params.id, err: error.message }, "websocket: connection error");
+    });
+  };
+
+  server.on("upgrade", onUpgrade);
+
+  return {
+    close() {
+      closing ??= (async () => {
+        server.off("upgrade", onUpgrade);
+        turns.killAll();
+        for (const client of wss.clients) client.close(1001, "server closing");
+        await Promise.allSettled([...pending]);
+        // In noServer mode the callback runs once every tracked client has closed.
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+      })();
+      return closing;
+    },
+  };
+}
+
+function textOf(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return Buffer.isBuffer(data) ? data.toString("utf8") : Buffer.from(data).toString("utf8");
+}
+
+function refuse(socket: Duplex, status: number, reason: string): void {
+  const body = JSON.stringify({ error: { code: status === 401 ? "UNAUTHORIZED" : reason, message: reason } });
+  socket.on("error", () => {
+    // The client may already be gone; there is nobody left to tell.
+  });
+  socket.once("finish", () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\n` +
+      "Connection: close\r\n" +
+      "Content-Type: application/json\r\n" +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      (status === 401 ? 'WWW-Authenticate: Bearer realm="sessiond"\r\n' : "") +
+      `\r\n${body}`,
+  );
+}

@@ -1,0 +1,124 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { resolveToken, TOKEN_FILE } from "../../../src/gateway/token.js";
+import type { Runtime, RuntimeEvent, RuntimeRun } from "../../../src/runtimes/index.js";
+import { postJson, startTestGateway } from "./helpers.js";
+
+const CLI = resolve("dist/src/cli/main.js");
+const dirs: string[] = [];
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "sessiond-serve-"));
+  dirs.push(dir);
+  return dir;
+}
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Collects output until `pattern` appears. */
+function waitFor(child: ChildProcess, pattern: RegExp, output: { text: string }): Promise<RegExpMatchArray> {
+  return new Promise((resolvePromise, reject) => {
+    const check = () => {
+      const match = pattern.exec(output.text);
+      if (match) resolvePromise(match);
+    };
+    child.stdout?.on("data", check);
+    child.on("exit", (code) => reject(new Error(`exited ${code}: ${output.text}`)));
+    check();
+  });
+}
+
+describe("the access token", () => {
+  it("is generated once with mode 0600, and SESSIOND_TOKEN wins", () => {
+    const dir = tempDir();
+    const first = resolveToken(dir, {});
+    expect(first).toMatchObject({ source: "file", generated: true, path: join(dir, TOKEN_FILE) });
+    expect(statSync(join(dir, TOKEN_FILE)).mode & 0o777).toBe(0o600);
+    expect(resolveToken(dir, {})).toMatchObject({ token: first.token, generated: false });
+    expect(resolveToken(dir, { SESSIOND_TOKEN: "from-env" })).toMatchObject({
+      token: "from-env",
+      source: "env",
+    });
+  });
+});
+
+describe("sessiond serve", () => {
+  it("starts on SQLite, prints where things are, and stops cleanly on SIGTERM", async () => {
+    const dir = tempDir();
+    const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
+      cwd: dir,
+      env: { ...process.env, SESSIOND_DATA_DIR: dir, SESSIOND_TOKEN: "", SESSIOND_CONFIG: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const output = { text: "" };
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output.text += chunk.toString();
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output.text += chunk.toString();
+    });
+    try {
+      const [, url] = await waitFor(child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, output);
+      await waitFor(child, /agent main: echo/, output);
+      expect(output.text).toContain(`stored in ${join(dir, TOKEN_FILE)} (mode 0600)`);
+      expect(output.text).toContain("store: sqlite");
+      const token = resolveToken(dir, {}).token;
+      expect(output.text).not.toContain(token);
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      const chat = await fetch(`${url}/api/chat`, {
+        ...postJson({ message: "persist me" }, { authorization: `Bearer ${token}` }),
+      });
+      expect(chat.status).toBe(200);
+      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(output.text).not.toContain(token);
+      expect(statSync(join(dir, "sessiond.db")).size).toBeGreaterThan(0);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  });
+});
+
+describe("graceful shutdown", () => {
+  it("lets a running turn finish within the grace period", async () => {
+    const slow: Runtime = {
+      kind: "test",
+      async *run(): AsyncGenerator<RuntimeEvent> {
+        await new Promise((r) => setTimeout(r, 200));
+        yield { type: "text", delta: "done slowly" };
+      },
+    };
+    const gw = await startTestGateway({}, { runtimes: new Map([["main", slow]]), graceMs: 5000 });
+    const pending = gw.api("/api/chat", postJson({ message: "x" }));
+    await new Promise((r) => setTimeout(r, 50));
+    const closing = gw.stop();
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect((await res.json()).reply).toBe("done slowly");
+    await closing;
+  });
+
+  it("cancels a turn that outlives the grace period", async () => {
+    const stuck: Runtime = {
+      kind: "test",
+      async *run(run: RuntimeRun): AsyncGenerator<RuntimeEvent> {
+        await new Promise<void>((r) => run.signal.addEventListener("abort", () => r(), { once: true }));
+        yield { type: "text", delta: "too late" };
+      },
+    };
+    const gw = await startTestGateway({}, { runtimes: new Map([["main", stuck]]), graceMs: 100 });
+    const pending = gw.api("/api/chat", postJson({ message: "x" })).catch((error: unknown) => error);
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    await gw.stop();
+    expect(Date.now() - started).toBeLessThan(3000);
+    await pending;
+    expect(gw.logs.some((l) => l.msg === "grace period over: cancelling running turns")).toBe(true);
+  });
+});

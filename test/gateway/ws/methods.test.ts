@@ -1,0 +1,140 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Client, type Frame, type Harness, startHarness, TOKEN } from "./helpers.js";
+
+describe("websocket methods", () => {
+  let h: Harness;
+  const clients: Client[] = [];
+
+  const open = async (query: Record<string, string> = {}): Promise<Client> => {
+    const client = await Client.open(h.url({ token: TOKEN, ...query }));
+    clients.push(client);
+    return client;
+  };
+
+  beforeEach(async () => {
+    h = await startHarness();
+  });
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    await h.close();
+  });
+
+  it("chat.send streams chat.delta events before its result, and the deltas make the reply", async () => {
+    const client = await open({ channel: "telegram", peer: "alice" });
+    const res = await client.request("chat.send", { text: "hello there" });
+    expect(res.ok).toBe(true);
+    const result = res.result as { key: string; reply: string; seq: number };
+    expect(result.reply).toContain('You said: "hello there"');
+
+    const resAt = client.frames.indexOf(res);
+    const deltas = client.frames.filter((f) => f.event === "chat.delta" && f.data?.id === res.id);
+    expect(deltas.length).toBeGreaterThan(1);
+    for (const delta of deltas) {
+      expect(client.frames.indexOf(delta)).toBeLessThan(resAt);
+      expect(delta.data?.key).toBe(result.key);
+    }
+    expect(deltas.map((d) => d.data?.delta).join("")).toBe(result.reply);
+
+    const history = await client.call("conversations.history", { session: result.key });
+    const entries = history.entries as Array<{ seq: number; role?: string; content?: string }>;
+    expect(entries.map((e) => e.content)).toEqual(["hello there", result.reply]);
+    expect(entries.at(-1)?.seq).toBe(result.seq);
+  });
+
+  it("gives web connections admin-conn-<connection id> unless they name an admin- session", async () => {
+    const web = await open({ channel: "web" });
+    const own = await web.call("chat.send", { text: "hi" });
+    expect(own.key).toBe(`admin-conn-${web.connectionId}`);
+
+    const named = await web.call("chat.send", { text: "hi", session: "admin-notes" });
+    expect(named.key).toBe("admin-notes");
+
+    // A browser cannot reach someone else's session by naming it.
+    const foreign = await web.call("chat.send", { text: "hi", session: "p2p:bob:main" });
+    expect(foreign.key).toBe(`admin-conn-${web.connectionId}`);
+
+    const webNamed = await open({ channel: "web", session: "admin-page" });
+    expect((await webNamed.call("chat.send", { text: "hi" })).key).toBe("admin-page");
+
+    const otherWeb = await open({ channel: "web" });
+    expect(otherWeb.connectionId).not.toBe(web.connectionId);
+    expect((await otherWeb.call("chat.send", { text: "hi" })).key).toBe(
+      `admin-conn-${otherWeb.connectionId}`,
+    );
+  });
+
+  it("lets other clients name their session, else gives them p2p:<peer>:<default agent>", async () => {
+    const agent = h.engine.routing.defaultAgent;
+    const peer = await open({ channel: "cli", peer: "carol" });
+    expect((await peer.call("chat.send", { text: "hi" })).key).toBe(`p2p:carol:${agent}`);
+    expect((await peer.call("chat.send", { text: "hi", session: "project-x" })).key).toBe("project-x");
+
+    const named = await open({ channel: "cli", peer: "dave", session: "dave-notes" });
+    expect((await named.call("chat.send", { text: "hi" })).key).toBe("dave-notes");
+    const session = await h.engine.sessions.get("dave-notes");
+    expect(session?.createdBy).toBe("dave");
+  });
+
+  it("sessions.list answers CrabTalk's SessionList fields", async () => {
+    const client = await open({ channel: "cli", peer: "erin" });
+    const { key } = await client.call("chat.send", { text: "first" });
+    const { sessions } = (await client.call("sessions.list")) as { sessions: Frame["data"][] };
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]).toEqual({
+      id: key,
+      agent: h.engine.routing.defaultAgent,
+      created_by: "erin",
+      message_count: 2,
+      alive_secs: expect.any(Number),
+      active: false,
+      title: expect.any(String),
+    });
+  });
+
+  it("conversations.list filters by agent and sender", async () => {
+    const alice = await open({ channel: "cli", peer: "alice" });
+    const bob = await open({ channel: "cli", peer: "bob" });
+    const a = await alice.call("chat.send", { text: "from alice" });
+    const b = await bob.call("chat.send", { text: "from bob" });
+    const agent = h.engine.routing.defaultAgent;
+
+    const forAlice = await alice.call("conversations.list", { agent, sender: "alice" });
+    expect((forAlice.conversations as Array<{ id: string }>).map((c) => c.id)).toEqual([a.key]);
+    const all = await alice.call("conversations.list", { agent });
+    expect((all.conversations as Array<{ id: string }>).map((c) => c.id).sort()).toEqual(
+      [a.key, b.key].sort(),
+    );
+    const otherAgent = await alice.call("conversations.list", { agent: "nobody", sender: "alice" });
+    expect(otherAgent.conversations).toEqual([]);
+  });
+
+  it("sessions.compact answers the summary, and fails for a missing session", async () => {
+    const client = await open({ channel: "cli", peer: "frank" });
+    const { key } = await client.call("chat.send", { text: "remember the code word PELICAN-42" });
+    await client.call("chat.send", { text: "second message" });
+    const compacted = await client.call("sessions.compact", { session: key });
+    expect(compacted.key).toBe(key);
+    expect(typeof compacted.summary).toBe("string");
+    expect(compacted.summary).toContain("PELICAN-42");
+    const history = await client.call("conversations.history", { session: key });
+    const stored = (history.entries as Array<{ type: string; summary?: string }>).filter(
+      (e) => e.type === "compaction",
+    );
+    expect(stored.map((e) => e.summary)).toEqual([compacted.summary]);
+
+    const missing = await client.request("sessions.compact", { session: "no-such-session" });
+    expect(missing).toMatchObject({ ok: false, error: { code: "SESSION_NOT_FOUND" } });
+  });
+
+  it("conversations.history without a session reads the connection's own", async () => {
+    const client = await open({ channel: "cli", peer: "gina" });
+    await client.call("chat.send", { text: "one" });
+    await client.call("chat.send", { text: "two" });
+    const last = await client.call("conversations.history", { limit: 1 });
+    expect(last.key).toBe(`p2p:gina:${h.engine.routing.defaultAgent}`);
+    const entries = last.entries as Array<{ content?: string }>;
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.content).toContain('You said: "two"');
+  });
+});
