@@ -1,25 +1,17 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import { tokenMatches as digestsMatch, presentedToken as presentedHeaderToken } from "../auth.js";
 
-/** The token a client presented: `Authorization: Bearer`, `X-Sessiond-Token`, or `?token=` (browsers set no headers). */
+/** The token a client presented: the HTTP headers the REST side accepts, or `?token=` (browsers set no headers). */
 export function presentedToken(request: IncomingMessage, url: URL): string | undefined {
-  const authorization = request.headers.authorization;
-  if (authorization !== undefined) {
-    const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
-    if (match?.[1] !== undefined) return match[1];
+  const headers = new Headers();
+  for (const name of ["authorization", "x-sessiond-token"]) {
+    const value = request.headers[name];
+    if (typeof value === "string") headers.set(name, value);
   }
-  const header = request.headers["x-sessiond-token"];
-  if (typeof header === "string" && header.length > 0) return header;
-  return url.searchParams.get("token") ?? undefined;
+  return presentedHeaderToken(headers) ?? url.searchParams.get("token") ?? undefined;
 }
 
-/**
- * Compares in constant time. Both sides are hashed first so the buffers have equal length whatever was
- * sent, and the comparison leaks neither the token's content nor its length.
- */
+/** Constant-time, as on the REST side; nothing matches an empty configured token. */
 export function tokenMatches(presented: string | undefined, expected: string): boolean {
-  if (presented === undefined || expected.length === 0) return false;
-  const a = createHash("sha256").update(presented).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b);
+  return presented !== undefined && expected.length > 0 && digestsMatch(presented, expected);
 }
