@@ -1,0 +1,75 @@
+/**
+ * The server side of `bench/gateway.ts`, in its own process so that its peak RSS is its own:
+ * `node gateway-server.js gateway <db path> <data dir>` serves the gateway (echo runtime, SQLite store at the
+ * path, strict durability, request log to /dev/null), `node gateway-server.js bare` a bare Hono handler.
+ * Over IPC it sends `{ type: "ready", url }`, takes `{ type: "stop" }`, closes and sends `{ type: "done", ... }`.
+ */
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createAdaptorServer } from "@hono/node-server";
+import { Hono } from "hono";
+import { pino } from "pino";
+import { createEngine } from "../src/engine.js";
+import { createGatewayLogger } from "../src/gateway/logger.js";
+import { startGateway } from "../src/gateway/server.js";
+import { BENCH_TOKEN } from "./gateway-store.js";
+
+export type ServerMessage =
+  | { type: "ready"; url: string; rssKb: number }
+  | { type: "done"; maxRssKb: number; rssKb: number }
+  | { type: "error"; message: string };
+
+function send(message: ServerMessage): void {
+  process.send?.(message);
+}
+
+async function serveBare(): Promise<{ url: string; close(): Promise<void> }> {
+  const app = new Hono();
+  app.post("/api/webhook", async (c) => {
+    const body = (await c.req.json()) as { peer?: unknown; message?: unknown };
+    return c.json({
+      status: "ok",
+      key: `p2p:${String(body.peer)}`,
+      reply: `You said: ${JSON.stringify(body.message)}`,
+    });
+  });
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function serveGateway(path: string, dataDir: string): Promise<{ url: string; close(): Promise<void> }> {
+  const config = { dataDir, store: { backend: "sqlite" as const, path } };
+  const engine = await createEngine(config);
+  const logger = createGatewayLogger({ destination: pino.destination({ dest: "/dev/null", sync: false }) });
+  return startGateway({ engine, config, token: BENCH_TOKEN, port: 0, logger, graceMs: 2000 });
+}
+
+async function main(): Promise<void> {
+  const [mode, path, dataDir] = process.argv.slice(2);
+  const running =
+    mode === "bare" ? await serveBare() : await serveGateway(path ?? "sessiond.db", dataDir ?? ".");
+  process.once("message", (message: { type?: string }) => {
+    if (message.type !== "stop") return;
+    void running.close().then(() => {
+      const usage = process.resourceUsage();
+      send({ type: "done", maxRssKb: usage.maxRSS, rssKb: Math.round(process.memoryUsage.rss() / 1024) });
+      process.disconnect?.();
+    });
+  });
+  send({ type: "ready", url: running.url, rssKb: Math.round(process.memoryUsage.rss() / 1024) });
+}
+
+main().catch((error: unknown) => {
+  send({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  process.exitCode = 1;
+  process.disconnect?.();
+});

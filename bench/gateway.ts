@@ -1,0 +1,251 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { Agent, request } from "node:http";
+import { join } from "node:path";
+import type { ServerMessage } from "./gateway-server.js";
+import { BENCH_TOKEN, prefillWebhookSessions, webhookPeer } from "./gateway-store.js";
+import type { Bench, BenchContext, Row } from "./report.js";
+import { atLeast, below, fixed, int, ratioText } from "./report.js";
+import { nowMs, percentile } from "./support.js";
+
+export interface GatewayResult {
+  clients: number;
+  storedSessions: number;
+  prefillSec: number;
+  requests: number;
+  /** Bare Hono handler on @hono/node-server: the baseline (the better of a pass before and one after the gateway). */
+  bareRps: number;
+  bareP50Ms: number;
+  bareP99Ms: number;
+  bareMaxRssMb: number;
+  /** Each client on its own session. */
+  hotTurnsPerSec: number;
+  hotP50Ms: number;
+  hotP99Ms: number;
+  /** Each request to another session of the store. */
+  spreadTurnsPerSec: number;
+  spreadP50Ms: number;
+  spreadP99Ms: number;
+  /** The gateway process's peak RSS over the whole run (start, both passes, close). */
+  gatewayMaxRssMb: number;
+  gatewayReadyRssMb: number;
+  errors: number;
+}
+
+const CLIENTS = 50;
+const STORED = 100_000;
+const MIN_RATIO = 0.5;
+const MAX_P99_MS = 5;
+const MAX_RSS_MB = 250;
+
+interface Driven {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+
+/** One POST over a keep-alive socket; resolves with the status once the whole body is read. */
+function post(agent: Agent, url: URL, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path: "/api/webhook",
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          authorization: `Bearer ${BENCH_TOKEN}`,
+        },
+      },
+      (res) => {
+        res.on("data", () => {});
+        res.on("end", () => resolve(res.statusCode ?? 0));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/**
+ * `total` requests from `CLIENTS` concurrent clients, each waiting for its reply before the next;
+ * the j-th request of client c goes to peer `peerOf(c, j)`.
+ */
+async function drive(
+  url: string,
+  total: number,
+  peerOf: (client: number, j: number) => string,
+): Promise<Driven> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const target = new URL(url);
+  const latencies = new Float64Array(total);
+  let next = 0;
+  let errors = 0;
+  const client = async (c: number) => {
+    for (let j = 0; ; j++) {
+      const n = next++;
+      if (n >= total) return;
+      const body = JSON.stringify({ peer: peerOf(c, j), message: `hello from client ${c}, request ${j}` });
+      const start = nowMs();
+      const status = await post(agent, target, body);
+      latencies[n] = nowMs() - start;
+      if (status !== 200) errors++;
+    }
+  };
+  const start = nowMs();
+  await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
+  const elapsed = nowMs() - start;
+  agent.destroy();
+  latencies.sort();
+  return {
+    rps: (total / elapsed) * 1000,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    errors,
+  };
+}
+
+interface Child {
+  url: string;
+  readyRssKb: number;
+  stop(): Promise<{ maxRssKb: number }>;
+}
+
+/** Forks `gateway-server.js` with `args` and waits for it to listen. */
+function startServer(args: string[]): Promise<Child> {
+  const script = new URL("./gateway-server.js", import.meta.url);
+  const child: ChildProcess = fork(script, args, { stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`bench server ${args[0]} exited with ${code}`));
+    child.once("exit", onExit);
+    child.once("message", (message: ServerMessage) => {
+      if (message.type === "error") return reject(new Error(`bench server ${args[0]}: ${message.message}`));
+      if (message.type !== "ready")
+        return reject(new Error(`bench server ${args[0]}: unexpected ${message.type}`));
+      child.off("exit", onExit);
+      resolve({
+        url: message.url,
+        readyRssKb: message.rssKb,
+        stop: () =>
+          new Promise((done, fail) => {
+            child.once("message", (last: ServerMessage) => {
+              if (last.type === "done") done({ maxRssKb: last.maxRssKb });
+              else
+                fail(
+                  new Error(`bench server ${args[0]}: ${last.type === "error" ? last.message : last.type}`),
+                );
+            });
+            child.send({ type: "stop" });
+          }),
+      });
+    });
+  });
+}
+
+const mb = (kb: number) => kb / 1024;
+
+async function run(ctx: BenchContext): Promise<GatewayResult> {
+  const requests = ctx.quick ? 3_000 : 20_000;
+  const warmup = ctx.quick ? 1_000 : 3_000;
+  const path = join(ctx.dir, "gateway.db");
+
+  ctx.log(`  prefilling ${int(STORED)} webhook sessions...`);
+  const { buildMs } = await prefillWebhookSessions(path, STORED);
+
+  // The bare handler is measured before and after the gateway, and the better pass kept: on a busy machine
+  // that makes the baseline the harder one to reach.
+  const bare = await startServer(["bare"]);
+  await drive(bare.url, warmup, (c) => webhookPeer(c));
+  const bareBefore = await drive(bare.url, requests, (c) => webhookPeer(c));
+  ctx.log(`  bare Hono: ${int(bareBefore.rps)} req/s, p99 ${fixed(bareBefore.p99Ms, 2)} ms`);
+
+  const gateway = await startServer(["gateway", path, ctx.dir]);
+  // Warm-up on sessions the passes below do not use, so every measured session starts from the store.
+  await drive(gateway.url, warmup, (c, j) => webhookPeer(STORED - 1 - ((c + CLIENTS * j) % (STORED / 2))));
+  const hot = await drive(gateway.url, requests, (c) => webhookPeer(c));
+  ctx.log(`  gateway, own session per client: ${int(hot.rps)} turns/s, p99 ${fixed(hot.p99Ms, 2)} ms`);
+  // Each request to another stored session: client c walks c + 50, c + 100, ... past the hot ones.
+  const spread = await drive(gateway.url, requests, (c, j) =>
+    webhookPeer(CLIENTS + ((c + CLIENTS * j) % (STORED / 2))),
+  );
+  ctx.log(
+    `  gateway, each turn on another session: ${int(spread.rps)} turns/s, p99 ${fixed(spread.p99Ms, 2)} ms`,
+  );
+  const gatewayEnd = await gateway.stop();
+
+  const bareAfter = await drive(bare.url, requests, (c) => webhookPeer(c));
+  ctx.log(`  bare Hono again: ${int(bareAfter.rps)} req/s, p99 ${fixed(bareAfter.p99Ms, 2)} ms`);
+  const bareEnd = await bare.stop();
+  const bareRun = bareAfter.rps > bareBefore.rps ? bareAfter : bareBefore;
+
+  return {
+    clients: CLIENTS,
+    storedSessions: STORED,
+    prefillSec: buildMs / 1000,
+    requests,
+    bareRps: bareRun.rps,
+    bareP50Ms: bareRun.p50Ms,
+    bareP99Ms: bareRun.p99Ms,
+    bareMaxRssMb: mb(bareEnd.maxRssKb),
+    hotTurnsPerSec: hot.rps,
+    hotP50Ms: hot.p50Ms,
+    hotP99Ms: hot.p99Ms,
+    spreadTurnsPerSec: spread.rps,
+    spreadP50Ms: spread.p50Ms,
+    spreadP99Ms: spread.p99Ms,
+    gatewayMaxRssMb: mb(gatewayEnd.maxRssKb),
+    gatewayReadyRssMb: mb(gateway.readyRssKb),
+    errors: bareBefore.errors + bareAfter.errors + hot.errors + spread.errors,
+  };
+}
+
+function rows(r: GatewayResult): Row[] {
+  const ratio = r.hotTurnsPerSec / r.bareRps;
+  const spreadRatio = r.spreadTurnsPerSec / r.bareRps;
+  const errors = r.errors > 0 ? `, ${int(r.errors)} non-200` : "";
+  return [
+    {
+      figure: `turns/s over HTTP, ${r.clients} clients on own sessions (echo, strict)${errors}`,
+      value: int(r.hotTurnsPerSec),
+      baseline: int(r.bareRps),
+      ratio: ratioText(ratio),
+      checks: [atLeast(ratio, MIN_RATIO, `${fixed(MIN_RATIO, 2)}x baseline`)],
+    },
+    {
+      figure: `p99 ms of those turns (p50 ${fixed(r.hotP50Ms, 2)} ms)`,
+      value: fixed(r.hotP99Ms, 2),
+      baseline: fixed(r.bareP99Ms, 2),
+      ratio: ratioText(r.hotP99Ms / r.bareP99Ms),
+      checks: [below(r.hotP99Ms, MAX_P99_MS, `${MAX_P99_MS} ms`)],
+    },
+    {
+      figure: `turns/s, each on another stored session (p99 ${fixed(r.spreadP99Ms, 2)} ms)`,
+      value: int(r.spreadTurnsPerSec),
+      baseline: int(r.bareRps),
+      ratio: ratioText(spreadRatio),
+      checks: [],
+    },
+    {
+      figure: `gateway peak RSS MB, ${int(r.storedSessions)} sessions stored`,
+      value: fixed(r.gatewayMaxRssMb, 0),
+      baseline: fixed(r.bareMaxRssMb, 0),
+      ratio: ratioText(r.gatewayMaxRssMb / r.bareMaxRssMb),
+      checks: [below(r.gatewayMaxRssMb, MAX_RSS_MB, `${MAX_RSS_MB} MB`)],
+    },
+  ];
+}
+
+/**
+ * The gateway over HTTP against a bare Hono handler on @hono/node-server, each in its own process, driven
+ * by the same 50 keep-alive clients (`POST /api/webhook`, `peer` per client): the echo runtime, a SQLite store
+ * with strict durability (the default) pre-filled with 100,000 sessions, the request log to /dev/null.
+ */
+export const gatewayThroughput: Bench<GatewayResult> = {
+  name: `gateway HTTP, ${CLIENTS} clients, echo runtime, strict durability (baseline: bare Hono handler)`,
+  run,
+  rows,
+};
