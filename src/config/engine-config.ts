@@ -30,6 +30,8 @@ export interface EngineConfig {
   agentOptions?: Record<string, AgentOptions>;
   /** Resets (by command and schedule), retention and the sweep that applies them. */
   lifecycle?: LifecycleConfig;
+  /** Sender ids of human admins: the gateway offers the session-reading agent tools only to them. */
+  admins?: string[];
 }
 
 export interface LifecycleConfig {

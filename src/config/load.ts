@@ -211,6 +211,7 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
       ]),
     );
   }
+  if (file.admins) config.admins = [...file.admins];
   if (file.models) {
     config.models = Object.fromEntries(
       Object.entries(file.models).map(([name, m]): [string, ModelConfig] => [

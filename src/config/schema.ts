@@ -65,6 +65,8 @@ export const configFileSchema = z.strictObject({
     )
     .optional(),
   models: z.record(z.string(), modelSettings).optional(),
+  /** Sender ids of human admins: only their conversations get the agent tools that read other sessions. */
+  admins: z.array(z.string().min(1)).optional(),
   compaction: compactionSettings
     .extend({
       /** A name from `models`; without it, the offline extractive summariser. */

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
@@ -25,6 +26,7 @@ export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSigna
   host?: string;
   /** Default 7420; 0 picks a free port. */
   port?: number;
+  /** Sender ids of human admins; default the config's `admins`. */
   admins?: readonly string[];
   logger?: GatewayLogger;
   /** Replaces the runtimes built from `config` (tests). */
@@ -54,10 +56,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     engine,
     runtimeFor: (agent) => runtimes.get(agent) ?? fallback,
     token: options.token,
-    admins: options.admins ?? [],
+    admins: options.admins ?? options.config?.admins ?? [],
     logger: options.logger ?? createGatewayLogger(),
   };
   const shutdown = new AbortController();
+  // Every running turn listens to this one signal (and removes its listener when done): no leak to warn of.
+  setMaxListeners(0, shutdown.signal);
   const { app, metrics } = createGatewayApp(deps, {
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.trustProxyHeader ? { trustProxyHeader: options.trustProxyHeader } : {}),

@@ -30,6 +30,37 @@ export interface RuntimeRun {
   /** The stored runtime session to resume, if any. */
   runtimeSessionId?: string;
   signal: AbortSignal;
+  /**
+   * Tools the runtime may let the model call this run (model runtimes; others ignore them). With tools set,
+   * every call the model makes goes to `execute`, which refuses any tool it did not offer.
+   */
+  tools?: RuntimeTools;
+}
+
+/** An OpenAI function tool definition. */
+export interface RuntimeToolDefinition {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+export interface RuntimeToolCall {
+  id?: string;
+  name: string;
+  /** The JSON arguments as the model wrote them. */
+  arguments: string;
+}
+
+export interface RuntimeToolResult {
+  /** What goes back to the model as the tool's result. */
+  content: string;
+  /** Refused or errored: the call is recorded as failed. */
+  failed?: boolean;
+}
+
+export interface RuntimeTools {
+  /** What the model is offered; may be empty (then every call is refused). */
+  definitions: RuntimeToolDefinition[];
+  execute(call: RuntimeToolCall, signal: AbortSignal): Promise<RuntimeToolResult>;
 }
 
 export interface Runtime {

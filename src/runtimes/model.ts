@@ -1,16 +1,26 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
+import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { SessiondError } from "../model/errors.js";
-import type { RuntimeEvent, RuntimeMessage, RuntimeRun } from "../model/runtime.js";
+import type {
+  RuntimeEvent,
+  RuntimeMessage,
+  RuntimeRun,
+  RuntimeToolCall,
+  RuntimeToolResult,
+  RuntimeTools,
+} from "../model/runtime.js";
 import type { ModelEndpoint } from "../model/text-model.js";
 import type { DescribedRuntime } from "./echo.js";
 import { createAnthropicClient } from "./llm/anthropic.js";
 import { LlmError, toLlmError } from "./llm/errors.js";
-import { createOpenAiClient, streamChat } from "./llm/openai-chat.js";
+import { type ChatResult, createOpenAiClient, streamChat } from "./llm/openai-chat.js";
 
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
 /** Anthropic requires max_tokens; this is the reply budget when the config gives none. */
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
+/** Requests per run when the run has tools: the model may call tools in all but the last. */
+export const MAX_TOOL_ROUNDS = 4;
 
 export interface ModelRuntimeConfig extends ModelEndpoint {
   provider: "openai" | "anthropic";
@@ -72,37 +82,93 @@ function openAiRun(config: ModelRuntimeConfig): RunFn {
     maxRetries: config.maxRetries,
   });
   return async function* (run) {
-    const stream = streamChat(client, {
-      messages: run.messages.map((m) => ({ role: m.role, content: m.content })),
-      model: config.model,
-      signal: run.signal,
-      maxTokens: config.maxTokens,
-      temperature: config.temperature,
-    });
-    for await (const event of stream) {
-      if (event.type === "text") {
-        yield { type: "text", delta: event.delta };
-        continue;
+    const messages: ChatCompletionMessageParam[] = run.messages.map((m) => ({
+      role: m.role,
+      content: m.content,
+    }));
+    const tools = run.tools;
+    for (let round = 1; ; round++) {
+      const stream = streamChat(client, {
+        messages,
+        model: config.model,
+        signal: run.signal,
+        ...(tools?.definitions.length ? { tools: tools.definitions } : {}),
+        maxTokens: config.maxTokens,
+        temperature: config.temperature,
+      });
+      let result: ChatResult | undefined;
+      for await (const event of stream) {
+        if (event.type === "text") yield { type: "text", delta: event.delta };
+        else result = event.result;
       }
-      const { result } = event;
-      for (const call of result.toolCalls) {
+      if (!result) return;
+      const usage: RuntimeEvent | undefined = result.usage
+        ? {
+            type: "usage",
+            model: result.model,
+            inputTokens: result.usage.inputTokens,
+            outputTokens: result.usage.outputTokens,
+          }
+        : undefined;
+      if (!tools || result.toolCalls.length === 0) {
+        // Without tools the calls are only reported, as the model made them.
+        for (const call of result.toolCalls) {
+          yield {
+            type: "tool_call",
+            ...(call.id ? { id: call.id } : {}),
+            name: call.name,
+            arguments: call.arguments,
+          };
+        }
+        if (usage) yield usage;
+        return;
+      }
+      if (usage) yield usage;
+      const calls = result.toolCalls.map((call, i) => ({ ...call, id: call.id || `call_${round}_${i}` }));
+      if (round >= MAX_TOOL_ROUNDS) {
+        // Out of rounds: the calls are recorded, not executed, and the reply ends here.
+        for (const call of calls) {
+          yield { type: "tool_call", id: call.id, name: call.name, arguments: call.arguments, failed: true };
+        }
+        return;
+      }
+      messages.push({
+        role: "assistant",
+        content: result.text || null,
+        tool_calls: calls.map((call) => ({
+          id: call.id,
+          type: "function" as const,
+          function: { name: call.name, arguments: call.arguments },
+        })),
+      });
+      for (const call of calls) {
+        const outcome = await executeTool(tools, call, run.signal);
         yield {
           type: "tool_call",
-          ...(call.id ? { id: call.id } : {}),
+          id: call.id,
           name: call.name,
           arguments: call.arguments,
+          ...(outcome.failed ? { failed: true } : {}),
         };
-      }
-      if (result.usage) {
-        yield {
-          type: "usage",
-          model: result.model,
-          inputTokens: result.usage.inputTokens,
-          outputTokens: result.usage.outputTokens,
-        };
+        messages.push({ role: "tool", tool_call_id: call.id, content: outcome.content });
       }
     }
   };
+}
+
+/** A tool executor that throws gives a failed result: the model hears of the failure, the turn goes on. */
+async function executeTool(
+  tools: RuntimeTools,
+  call: RuntimeToolCall,
+  signal: AbortSignal,
+): Promise<RuntimeToolResult> {
+  try {
+    return await tools.execute(call, signal);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    return { content: JSON.stringify({ error: message }), failed: true };
+  }
 }
 
 const ANTHROPIC = "anthropic";

@@ -1,0 +1,142 @@
+import type { Engine } from "../engine.js";
+import { isSessiondError } from "../model/errors.js";
+import type {
+  RuntimeToolCall,
+  RuntimeToolDefinition,
+  RuntimeToolResult,
+  RuntimeTools,
+} from "../model/runtime.js";
+
+/** The most sessions or entries one admin tool call returns. */
+export const ADMIN_TOOL_MAX_LIMIT = 50;
+const DEFAULT_LIMIT = 20;
+
+/**
+ * Agent tools that read other people's sessions (behaviours.md §8): offered only in a human admin's
+ * conversation.
+ */
+export const ADMIN_TOOL_DEFINITIONS: readonly RuntimeToolDefinition[] = [
+  {
+    type: "function",
+    function: {
+      name: "sessions_list",
+      description: "List stored sessions, most recently active first.",
+      parameters: {
+        type: "object",
+        properties: {
+          agent: { type: "string", description: "Only this agent's sessions." },
+          limit: { type: "integer", minimum: 1, maximum: ADMIN_TOOL_MAX_LIMIT },
+        },
+        additionalProperties: false,
+      },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "sessions_history",
+      description: "The latest messages of one session, oldest first.",
+      parameters: {
+        type: "object",
+        properties: {
+          key: { type: "string", description: "The session key, as sessions_list gives it." },
+          limit: { type: "integer", minimum: 1, maximum: ADMIN_TOOL_MAX_LIMIT },
+        },
+        required: ["key"],
+        additionalProperties: false,
+      },
+    },
+  },
+];
+
+export interface AdminToolDeps {
+  engine: Engine;
+  admins: readonly string[];
+}
+
+/**
+ * The tools for a turn whose sender is `senderId`: the admin tools when the sender is a listed admin, else
+ * none. Either way the executor refuses (a failed result) any call to a tool not offered in this turn, so a
+ * call the model forges in a non-admin conversation reads nothing.
+ */
+export function adminToolsFor(senderId: string | undefined, deps: AdminToolDeps): RuntimeTools {
+  const admin = senderId !== undefined && deps.admins.includes(senderId);
+  const definitions = admin ? ADMIN_TOOL_DEFINITIONS.map((d) => structuredClone(d)) : [];
+  const offered = new Set(definitions.map((d) => d.function.name));
+  return {
+    definitions,
+    async execute(call) {
+      if (!offered.has(call.name)) return refused(call);
+      const args = parseArguments(call.arguments);
+      if (args === undefined) return failure("the arguments are not a JSON object");
+      try {
+        return call.name === "sessions_list"
+          ? await sessionsList(deps.engine, args)
+          : await sessionsHistory(deps.engine, args);
+      } catch (error) {
+        if (isSessiondError(error)) return failure(error.message);
+        throw error;
+      }
+    },
+  };
+}
+
+function refused(call: RuntimeToolCall): RuntimeToolResult {
+  return failure(`the tool ${JSON.stringify(call.name)} is not available in this conversation`);
+}
+
+function failure(message: string): RuntimeToolResult {
+  return { content: JSON.stringify({ error: message }), failed: true };
+}
+
+function parseArguments(text: string): Record<string, unknown> | undefined {
+  if (text.trim() === "") return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A limit in 1..50; undefined when the argument is not a positive integer. */
+function limitOf(value: unknown): number | undefined {
+  if (value === undefined) return DEFAULT_LIMIT;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) return undefined;
+  return Math.min(value, ADMIN_TOOL_MAX_LIMIT);
+}
+
+async function sessionsList(engine: Engine, args: Record<string, unknown>): Promise<RuntimeToolResult> {
+  const limit = limitOf(args.limit);
+  if (limit === undefined) return failure("limit must be a positive integer");
+  if (args.agent !== undefined && typeof args.agent !== "string") return failure("agent must be a string");
+  const page = await engine.sessions.list({
+    sort: "activity",
+    limit,
+    ...(typeof args.agent === "string" ? { agent: args.agent } : {}),
+  });
+  const sessions = page.sessions.map((s) => ({
+    key: s.key,
+    agent: s.agent,
+    title: s.title,
+    messageCount: s.messageCount,
+    createdAt: new Date(s.createdAt).toISOString(),
+    lastActivityAt: new Date(s.lastActivityAt).toISOString(),
+  }));
+  return { content: JSON.stringify({ sessions }) };
+}
+
+async function sessionsHistory(engine: Engine, args: Record<string, unknown>): Promise<RuntimeToolResult> {
+  if (typeof args.key !== "string" || args.key === "") return failure("key must be a non-empty string");
+  const limit = limitOf(args.limit);
+  if (limit === undefined) return failure("limit must be a positive integer");
+  const entries = await engine.history(args.key, { limit });
+  const messages = entries.flatMap((e) =>
+    e.type === "message" && !e.autoInjected
+      ? [{ seq: e.seq, role: e.role, content: e.content, at: new Date(e.ts).toISOString() }]
+      : [],
+  );
+  return { content: JSON.stringify({ key: args.key, messages }) };
+}
