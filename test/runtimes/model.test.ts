@@ -12,8 +12,8 @@ import {
 } from "../../src/index.js";
 import type { RuntimeEvent } from "../../src/model/runtime.js";
 import { anthropicMessages, describeRuntime, modelRuntime, runnerFor } from "../../src/runtimes/index.js";
-import { type AnthropicServer, startAnthropicServer } from "../support/anthropic-server.js";
-import { type LocalServer, startLocalServer } from "../support/http-server.js";
+import { startAnthropicServer } from "../support/anthropic-server.js";
+import { type LocalServer, startLocalServer, useServer } from "../support/http-server.js";
 import { type OpenAiServer, startOpenAiServer } from "../support/openai-server.js";
 
 const KEY = "sk-test-SECRET-0123456789abcdef";
@@ -229,17 +229,7 @@ describe("model runtime, OpenAI-compatible", () => {
 });
 
 describe("model runtime, Anthropic", () => {
-  let server: AnthropicServer;
-
-  beforeAll(async () => {
-    server = await startAnthropicServer();
-  });
-  afterAll(async () => {
-    await server.close();
-  });
-  afterEach(() => {
-    server.requests.length = 0;
-  });
+  const server = useServer(startAnthropicServer);
 
   const anthropic = (extra: Partial<Parameters<typeof modelRuntime>[0]> = {}) =>
     modelRuntime({

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll } from "vitest";
 
 /** One request as the server saw it. */
 export interface RecordedRequest {
@@ -94,4 +95,34 @@ export async function startLocalServer(route: Route): Promise<LocalServer> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Starts a local server once for the enclosing `describe` (or file), closes it afterwards, and forgets
+ * its recorded requests (and, with `reset`, anything else) after every test. Returns a stand-in that
+ * forwards to the running server, so tests use it like the server itself.
+ */
+export function useServer<S extends { close(): Promise<void>; requests: unknown[] }>(
+  start: () => Promise<S>,
+  reset?: (server: S) => void,
+): S {
+  let current: S | undefined;
+  beforeAll(async () => {
+    current = await start();
+  });
+  afterAll(async () => {
+    await current?.close();
+  });
+  afterEach(() => {
+    if (!current) return;
+    current.requests.length = 0;
+    reset?.(current);
+  });
+  return new Proxy({} as S, {
+    get(_target, name) {
+      if (!current) throw new Error("the local server is used before it started");
+      const value: unknown = Reflect.get(current, name);
+      return typeof value === "function" ? value.bind(current) : value;
+    },
+  });
 }

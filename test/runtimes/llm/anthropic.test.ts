@@ -1,22 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isSessiondError } from "../../../src/model/errors.js";
 import { anthropicModel, LlmError } from "../../../src/runtimes/llm/index.js";
-import { type AnthropicServer, startAnthropicServer } from "../../support/anthropic-server.js";
+import { startAnthropicServer } from "../../support/anthropic-server.js";
+import { useServer } from "../../support/http-server.js";
 
 const KEY = "sk-ant-test-SECRET-abcdef0123456789";
 
-let server: AnthropicServer;
-
-beforeAll(async () => {
-  server = await startAnthropicServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-afterEach(() => {
-  server.requests.length = 0;
-  server.setHandler(() => ({ content: "ok" }));
-});
+const server = useServer(startAnthropicServer, (s) => s.setHandler(() => ({ content: "ok" })));
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
   try {

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isSessiondError } from "../../../src/model/errors.js";
 import {
   type ChatStreamEvent,
@@ -8,22 +8,15 @@ import {
   openAiChatModel,
   streamChat,
 } from "../../../src/runtimes/llm/index.js";
-import { echoHandler, type OpenAiServer, startOpenAiServer } from "../../support/openai-server.js";
+import { useServer } from "../../support/http-server.js";
+import { echoHandler, startOpenAiServer } from "../../support/openai-server.js";
 
 const KEY = "sk-test-SECRET-0123456789abcdef";
 
-let server: OpenAiServer;
-
-beforeAll(async () => {
-  server = await startOpenAiServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-afterEach(() => {
-  server.requests.length = 0;
-  server.setHandler(echoHandler);
-});
+const server = useServer(
+  () => startOpenAiServer(),
+  (s) => s.setHandler(echoHandler),
+);
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
   try {
