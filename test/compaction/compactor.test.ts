@@ -152,14 +152,12 @@ describe("Compactor", () => {
     const summarizer = new ScriptedSummarizer(
       (r) => new Promise((_, reject) => r.signal?.addEventListener("abort", () => reject(r.signal?.reason))),
     );
-    const started = Date.now();
     const result = await compactor(summarizer).maybeCompact({
       key: "k",
       context: await context("k"),
       policy: { ...policy, timeoutMs: 50 },
     });
     expect(result).toBeUndefined();
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect((await context("k")).entries.at(-1)).toMatchObject({ type: "note", code: "COMPACTION_FAILED" });
   });
 

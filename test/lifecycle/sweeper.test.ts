@@ -251,15 +251,12 @@ for (const [backend, open] of backends) {
       }
       const policy: ResetPolicy = { default: { mode: "idle", idleMinutes: 60 } };
 
-      const started = performance.now();
       const result = await sweepDueResets(store, policy, now);
-      const elapsed = performance.now() - started;
 
       expect(result.archived).toHaveLength(idle + 1);
       expect(result.archived.map((a) => a.key)).toEqual(Array.from({ length: idle + 1 }, (_, i) => keyOf(i)));
       expect(result.archived.every((a) => a.cause === "idle")).toBe(true);
       expect(result.scanned).toBe(idle + 1);
-      expect(elapsed).toBeLessThan(5_000);
       expect((await store.getSession(keyOf(idle + 1)))?.state).toBe("active");
 
       const again = await sweepDueResets(store, policy, now);

@@ -51,19 +51,38 @@ it("answers 50 concurrent requests on one key one turn at a time, in order", asy
 });
 
 it("answers SESSION_BUSY with 429 when the queue is full", async () => {
-  const small = await startTestGateway({ maxQueuedTurns: 1 }, { runtimes: new Map([["main", slowRuntime]]) });
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  /** Holds every run until the test releases it, so the queue's state does not depend on timing. */
+  const heldRuntime: Runtime = {
+    kind: "test",
+    async *run(run: RuntimeRun): AsyncGenerator<RuntimeEvent> {
+      await gate;
+      yield { type: "text", delta: `re: ${run.input}` };
+    },
+  };
+  const small = await startTestGateway({ maxQueuedTurns: 1 }, { runtimes: new Map([["main", heldRuntime]]) });
+  const send = (i: number) =>
+    small.api("/api/chat", postJson({ message: `m${i}`, session_id: "admin-q" })).then(async (r) => {
+      const body = await r.json();
+      return r.status === 429 ? body.error.code : r.status;
+    });
+  const depth = () => small.engine.queued().get("admin-q") ?? 0;
+  const until = async (condition: () => boolean) => {
+    while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+  };
   try {
-    const statuses = await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        small.api("/api/chat", postJson({ message: `m${i}`, session_id: "admin-q" })).then(async (r) => {
-          const body = await r.json();
-          return r.status === 429 ? body.error.code : r.status;
-        }),
-      ),
-    );
-    expect(statuses).toContain(200);
-    expect(statuses).toContain("SESSION_BUSY");
+    const running = send(1);
+    await until(() => depth() === 1);
+    const queued = send(2);
+    await until(() => depth() === 2);
+    expect(await send(3)).toBe("SESSION_BUSY");
+    release();
+    expect(await Promise.all([running, queued])).toEqual([200, 200]);
   } finally {
+    release();
     await small.stop();
   }
 });

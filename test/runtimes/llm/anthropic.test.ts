@@ -90,10 +90,8 @@ describe("anthropicModel", () => {
       timeoutMs: 200,
       maxRetries: 0,
     });
-    const started = Date.now();
     const error = await failure(model.complete({ system: "s", user: "u", maxTokens: 10 }));
     expect(error).toMatchObject({ kind: "timeout" });
-    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it("needs a key: apiKey, the apiKeyEnv variable, or ANTHROPIC_API_KEY", async () => {

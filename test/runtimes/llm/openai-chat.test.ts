@@ -153,10 +153,8 @@ describe("openAiChatModel", () => {
       timeoutMs: 200,
       maxRetries: 0,
     });
-    const started = Date.now();
     const error = await failure(model.complete({ system: "s", user: "u", maxTokens: 10 }));
     expect(error).toMatchObject({ kind: "timeout", retryable: true });
-    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it("stops when the caller's signal aborts", async () => {
@@ -164,12 +162,10 @@ describe("openAiChatModel", () => {
     const model = openAiChatModel({ baseUrl: server.baseUrl, model: "m", apiKey: KEY, maxRetries: 0 });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    const started = Date.now();
     const error = await failure(
       model.complete({ system: "s", user: "u", maxTokens: 10, signal: controller.signal }),
     );
     expect(error).toMatchObject({ kind: "aborted", retryable: false });
-    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it("refuses configs no request could succeed with", () => {
