@@ -69,17 +69,18 @@ export function modelRuntime(config: ModelRuntimeConfig): ModelRuntime {
   };
 }
 
+/** The endpoint part of a runtime config: what the provider's client is built from. */
+function endpointOf(config: ModelRuntimeConfig): ModelEndpoint {
+  const { provider: _p, temperature: _t, maxTokens: _m, stream: _s, ...endpoint } = config;
+  return endpoint;
+}
+
 type RunFn = (run: RuntimeRun) => AsyncGenerator<RuntimeEvent, void, undefined>;
 
 function openAiRun(config: ModelRuntimeConfig): RunFn {
   const client: OpenAI = createOpenAiClient({
+    ...endpointOf(config),
     baseUrl: config.baseUrl ?? DEFAULT_OPENAI_BASE_URL,
-    model: config.model,
-    apiKey: config.apiKey,
-    apiKeyEnv: config.apiKeyEnv,
-    contextWindow: config.contextWindow,
-    timeoutMs: config.timeoutMs,
-    maxRetries: config.maxRetries,
   });
   return async function* (run) {
     const messages: ChatCompletionMessageParam[] = run.messages.map((m) => ({
@@ -174,15 +175,7 @@ async function executeTool(
 const ANTHROPIC = "anthropic";
 
 function anthropicRun(config: ModelRuntimeConfig): RunFn {
-  const client = createAnthropicClient({
-    baseUrl: config.baseUrl,
-    model: config.model,
-    apiKey: config.apiKey,
-    apiKeyEnv: config.apiKeyEnv,
-    contextWindow: config.contextWindow,
-    timeoutMs: config.timeoutMs,
-    maxRetries: config.maxRetries,
-  });
+  const client = createAnthropicClient(endpointOf(config));
   const secret = client.apiKey;
   const streaming = config.stream ?? true;
   return async function* (run) {
