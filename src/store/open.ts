@@ -1,8 +1,12 @@
+import { JsonlStore, type JsonlStoreOptions } from "./jsonl/jsonl-store.js";
 import { MemoryStore } from "./memory/memory-store.js";
 import { SqliteStore, type SqliteStoreOptions } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
-export type StoreConfig = { backend: "memory" } | ({ backend: "sqlite" } & SqliteStoreOptions);
+export type StoreConfig =
+  | { backend: "memory" }
+  | ({ backend: "sqlite" } & SqliteStoreOptions)
+  | ({ backend: "jsonl" } & JsonlStoreOptions);
 
 /** Opens the configured backend. */
 export async function openStore(config: StoreConfig): Promise<Store> {
@@ -11,5 +15,7 @@ export async function openStore(config: StoreConfig): Promise<Store> {
       return new MemoryStore();
     case "sqlite":
       return new SqliteStore(config);
+    case "jsonl":
+      return new JsonlStore(config);
   }
 }

@@ -42,7 +42,7 @@ export function initOf(session: Session): SessionInit {
 }
 
 /** Updates the session's derived fields for one appended entry. */
-function fold(session: Session, entry: Entry): void {
+export function foldEntry(session: Session, entry: Entry): void {
   session.entryCount = entry.seq;
   // A session's times follow its entries (an import brings old ones), not the moment of the write.
   if (entry.seq === 1) {
@@ -104,7 +104,7 @@ export function planAppend(
     }
     const header = { id: newId(now), sessionId: session.id, seq, ts: ts ?? now, idempotencyKey };
     const entry = makeEntry(header, body);
-    fold(session, entry);
+    foldEntry(session, entry);
     if (idempotencyKey !== undefined) batchKeys.set(idempotencyKey, entry);
     entries.push(entry);
     created.push(true);
@@ -128,7 +128,7 @@ export function planArchive(
   const seq = current.entryCount + 1;
   const body = { type: "reset" as const, cause, ...(nextSessionId ? { nextSessionId } : {}) };
   const resetEntry = makeEntry({ id: newId(now), sessionId: current.id, seq, ts: now }, body) as ResetEntry;
-  fold(current, resetEntry);
+  foldEntry(current, resetEntry);
   current.state = "archived";
   current.archivedAt = now;
   return resetEntry;

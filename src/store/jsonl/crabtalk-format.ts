@@ -1,0 +1,152 @@
+import { createHash } from "node:crypto";
+import type { Entry, EntryBody, Role } from "../../model/entry.js";
+import type { Session } from "../../model/session.js";
+
+/**
+ * CrabTalk's session file, one JSON object per line (behaviours.md §2): a metadata line, then
+ * `{"role","content"}` per message and `{"compact": summary}` per compaction. sessiond's own fields ride
+ * along as extra JSON fields, which CrabTalk ignores; entries CrabTalk has no line for carry a `type`
+ * field and no `role`, so CrabTalk skips them as lines that do not parse as messages.
+ * This is the one encoder: the JSONL store and `sessions export --format jsonl` both write through it.
+ */
+
+/** The first line of a session file. `title` stays as created: the metadata line is never rewritten. */
+export interface MetadataLine {
+  agent: string;
+  created_by: string;
+  created_at: string;
+  title: string;
+  uptime_secs: number;
+  /** sessiond's fields; absent in files CrabTalk wrote. */
+  key?: string;
+  session_id?: string;
+  generation?: number;
+  channel?: string;
+  chat_type?: string;
+}
+
+export function metadataLine(session: Session, extra: Record<string, unknown> = {}): MetadataLine {
+  return {
+    agent: session.agent,
+    created_by: session.createdBy,
+    created_at: new Date(session.createdAt).toISOString(),
+    title: session.title,
+    uptime_secs: Math.max(0, Math.floor((session.lastActivityAt - session.createdAt) / 1000)),
+    key: session.key,
+    session_id: session.id,
+    generation: session.generation,
+    channel: session.channel,
+    ...(session.chatType !== undefined ? { chat_type: session.chatType } : {}),
+    ...extra,
+  };
+}
+
+/** One entry as a line object; `withSessionId` for files that hold several sessions (exports). */
+export function entryLine(entry: Entry, withSessionId = false): Record<string, unknown> {
+  const { id, sessionId, seq, ts, idempotencyKey, ...body } = entry;
+  const header = {
+    seq,
+    id,
+    ts,
+    ...(withSessionId ? { sessionId } : {}),
+    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+  };
+  switch (body.type) {
+    case "message": {
+      const { type: _type, role, content, ...rest } = body;
+      return { role, content, ...header, ...rest };
+    }
+    case "compaction": {
+      const { type: _type, summary, ...rest } = body;
+      return { compact: summary, ...header, ...rest };
+    }
+    default:
+      return { ...body, ...header };
+  }
+}
+
+/**
+ * A message kept by a compaction, written again after its marker so that a CrabTalk reader (which
+ * loads from the last marker) sees the same context sessiond does. sessiond skips these lines.
+ */
+export function keptCopyLine(entry: Entry): Record<string, unknown> | undefined {
+  if (entry.type !== "message") return undefined;
+  return { role: entry.role, content: entry.content, kept: entry.seq };
+}
+
+export function encodeLine(line: object): string {
+  return `${JSON.stringify(line)}\n`;
+}
+
+/** What one line of a session file holds once decoded. */
+export type DecodedLine =
+  | { kind: "entry"; seq: number; id: string; ts: number; idempotencyKey?: string; body: EntryBody }
+  /** A CrabTalk line with no sessiond fields: numbered by position when read. */
+  | { kind: "foreign-message"; role: Role; content: string }
+  | { kind: "foreign-compact"; summary: string }
+  | { kind: "kept-copy" }
+  | { kind: "invalid"; reason: string };
+
+const ROLES = new Set<Role>(["user", "assistant", "system", "tool"]);
+const ENTRY_TYPES = new Set(["title", "note", "usage", "reset"]);
+
+export function isMetadataLine(value: unknown): value is MetadataLine {
+  if (!isObject(value)) return false;
+  return typeof value.agent === "string" && typeof value.created_by === "string" && !("role" in value);
+}
+
+export function decodeLine(text: string): DecodedLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: "invalid", reason: "not JSON" };
+  }
+  if (!isObject(value)) return { kind: "invalid", reason: "not a JSON object" };
+  if (typeof value.kept === "number") return { kind: "kept-copy" };
+  const { seq, id, ts, idempotencyKey, sessionId: _sid, ...rest } = value;
+  const ours = typeof seq === "number" && typeof id === "string" && typeof ts === "number";
+  if (typeof rest.compact === "string") {
+    const { compact, ...fields } = rest;
+    if (!ours) return { kind: "foreign-compact", summary: compact };
+    return header({ type: "compaction", summary: compact, ...fields } as EntryBody);
+  }
+  if (typeof rest.role === "string" && "content" in rest && rest.type === undefined) {
+    const role = rest.role as Role;
+    if (!ROLES.has(role)) return { kind: "invalid", reason: `unknown role ${JSON.stringify(rest.role)}` };
+    const content = typeof rest.content === "string" ? rest.content : JSON.stringify(rest.content ?? "");
+    if (!ours) return { kind: "foreign-message", role, content };
+    return header({ type: "message", ...rest, role, content } as EntryBody);
+  }
+  if (ours && typeof rest.type === "string" && ENTRY_TYPES.has(rest.type))
+    return header(rest as unknown as EntryBody);
+  return { kind: "invalid", reason: "neither a message, a compact marker nor a sessiond entry" };
+
+  function header(body: EntryBody): DecodedLine {
+    const line: DecodedLine = { kind: "entry", seq: seq as number, id: id as string, ts: ts as number, body };
+    if (typeof idempotencyKey === "string") line.idempotencyKey = idempotencyKey;
+    return line;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/**
+ * A ULID that is the same every time it is derived from the same time and seed: ids for sessions and
+ * entries of files CrabTalk wrote, which carry none, stay stable across loads.
+ */
+export function derivedUlid(time: number, seed: string): string {
+  let out = "";
+  let t = Math.max(0, Math.min(Math.floor(time), 2 ** 48 - 1));
+  for (let i = 0; i < 10; i++) {
+    out = CROCKFORD[t % 32] + out;
+    t = Math.floor(t / 32);
+  }
+  const hash = createHash("sha256").update(seed, "utf8").digest();
+  for (let i = 0; i < 16; i++) out += CROCKFORD[(hash[i] ?? 0) % 32];
+  return out;
+}

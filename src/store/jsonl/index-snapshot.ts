@@ -1,0 +1,44 @@
+import { readFileSync, rmSync } from "node:fs";
+import type { Session } from "../../model/session.js";
+import { writeFileAtomic } from "./durable-fs.js";
+
+/** What the index keeps of one session file, so that opening a directory need not read it. */
+export interface IndexedFile {
+  file: string;
+  size: number;
+  mtimeMs: number;
+  foreign: boolean;
+  session: Session;
+}
+
+const VERSION = 1;
+
+/**
+ * The index of a directory: written at close, consumed (removed) at open, so it is trusted only when the
+ * previous writer closed cleanly; each file's size and mtime must still match, else the file is read.
+ * Missing or stale, it is rebuilt from the files.
+ */
+export function takeSnapshot(path: string): Map<string, IndexedFile> {
+  const byFile = new Map<string, IndexedFile>();
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return byFile;
+  }
+  rmSync(path, { force: true });
+  try {
+    const value = JSON.parse(text) as { version?: unknown; files?: unknown };
+    if (value.version !== VERSION || !Array.isArray(value.files)) return byFile;
+    for (const record of value.files as IndexedFile[]) byFile.set(record.file, record);
+  } catch {
+    // An unreadable index is rebuilt from the files.
+  }
+  return byFile;
+}
+
+export function saveSnapshot(path: string, files: Iterable<IndexedFile>): void {
+  const records: string[] = [];
+  for (const record of files) records.push(JSON.stringify(record));
+  writeFileAtomic(path, `{"version":${VERSION},"files":[${records.join(",\n")}]}`, false);
+}

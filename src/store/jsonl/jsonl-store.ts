@@ -1,0 +1,735 @@
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { join } from "node:path";
+import type { Entry, EntryInput, ResetCause } from "../../model/entry.js";
+import { parseEntryInput } from "../../model/entry-schema.js";
+import { SessiondError } from "../../model/errors.js";
+import type { Session, SessionInit, StoredContext } from "../../model/session.js";
+import { checkRange } from "../entry-range.js";
+import { GroupCommit, messageOf } from "../group-commit.js";
+import {
+  cloneSession,
+  currentNotDeletable,
+  newSession,
+  planAppend,
+  planArchive,
+  planRekey,
+  planReset,
+  sessionNotFound,
+} from "../session-log.js";
+import { applyPatch, requireInit } from "../session-patch.js";
+import {
+  compareForPage,
+  compareScan,
+  encodeCursor,
+  matchesQuery,
+  matchesScan,
+  normaliseQuery,
+  normaliseScan,
+} from "../session-query.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  ArchiveResult,
+  DeleteResult,
+  Durability,
+  EntryRange,
+  ResetResult,
+  SessionPage,
+  SessionPatch,
+  SessionQuery,
+  SessionScan,
+  Store,
+} from "../store.js";
+import { encodeLine, entryLine, keptCopyLine, metadataLine } from "./crabtalk-format.js";
+import { fsyncDir, writeAll } from "./durable-fs.js";
+import { isSessionFileName, pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
+import { type IndexedFile, saveSnapshot, takeSnapshot } from "./index-snapshot.js";
+import { type LineProblem, parseSessionFile } from "./session-file.js";
+import { applySidecar, Sidecars } from "./sidecar.js";
+
+export interface JsonlStoreOptions {
+  /** The directory of session files. */
+  path: string;
+  /** `strict` (default): an append resolves once its lines are fsync'd. */
+  durability?: Durability;
+  /** How long a commit waits to gather appends; 0 (default): the next turn of the event loop. */
+  commitIntervalMs?: number;
+  /** The most write operations in one batch (default 2,000). */
+  maxBatch?: number;
+  /** Sessions whose entries are kept in memory after a read or write (default 1,000). */
+  cacheSize?: number;
+  /** Called for each unreadable line found in a session file (default: a process warning). */
+  onProblem?: (problem: LineProblem) => void;
+}
+
+interface Tracked {
+  session: Session;
+  /** The file's current name in the directory (changes when titled). */
+  file: string;
+  foreign: boolean;
+  size: number;
+  mtimeMs: number;
+}
+
+interface Loaded {
+  entries: Entry[];
+  byIdempotencyKey: Map<string, Entry>;
+}
+
+/** What a batch will write once its operations have run. */
+interface PendingWrites {
+  chunks: Map<string, { tracked: Tracked; text: string[] }>;
+  renames: Array<{ tracked: Tracked; to: string }>;
+  sidecars: Map<string, Session>;
+  removals: Array<{ file: string; sessionId: string }>;
+  dirChanged: boolean;
+}
+
+const META_DIR = ".sessiond";
+
+/**
+ * Sessions as a directory of CrabTalk session files (behaviours.md §2), one file per session.
+ * Appends are group-committed: every file a batch touched is fsync'd before any of its appends resolve.
+ * An index of the directory (written at close) makes opening 100,000 sessions a matter of stat calls.
+ */
+export class JsonlStore implements Store {
+  readonly backend = "jsonl";
+  readonly durability: Durability;
+  readonly path: string;
+  private readonly metaDir: string;
+  private readonly claimsDir: string;
+  private readonly sidecars: Sidecars;
+  private readonly writer: GroupCommit;
+  private readonly byId = new Map<string, Tracked>();
+  private readonly byKey = new Map<string, Tracked[]>();
+  /** The highest file seq seen per `{agent}_{sender_slug}` prefix. */
+  private readonly maxSeq = new Map<string, number>();
+  private readonly loaded = new Map<string, Loaded>();
+  private readonly fds = new Map<string, number>();
+  private readonly unsynced = new Set<string>();
+  /** Files written since open: their size and mtime are read again for the index at close. */
+  private readonly touched = new Set<Tracked>();
+  private readonly cacheSize: number;
+  private readonly onProblem: (problem: LineProblem) => void;
+  private pending: PendingWrites = emptyPending();
+  private closed = false;
+  private stats = { filesRead: 0, filesFromIndex: 0 };
+  readonly problems: LineProblem[] = [];
+
+  constructor(options: JsonlStoreOptions) {
+    this.path = options.path;
+    this.durability = options.durability ?? "strict";
+    this.cacheSize = options.cacheSize ?? 1000;
+    this.onProblem =
+      options.onProblem ??
+      ((p) => process.emitWarning(`${p.file} line ${p.line}: ${p.reason}`, { code: "SESSIOND_JSONL_LINE" }));
+    this.metaDir = join(this.path, META_DIR);
+    this.claimsDir = join(this.metaDir, "claims");
+    this.sidecars = new Sidecars(join(this.metaDir, "meta"));
+    try {
+      for (const dir of [this.path, this.metaDir, this.claimsDir, join(this.metaDir, "meta")])
+        mkdirSync(dir, { recursive: true });
+      this.openIndex();
+    } catch (error) {
+      throw asStoreError(error, this.path);
+    }
+    this.writer = new GroupCommit((ops, durable) => this.commit(ops, durable), {
+      intervalMs: options.commitIntervalMs ?? 0,
+      maxBatch: options.maxBatch ?? 2000,
+    });
+  }
+
+  /** How the last open found its sessions: from the index, or by reading the file. */
+  indexStats(): { filesRead: number; filesFromIndex: number } {
+    return { ...this.stats };
+  }
+
+  recentBatchSizes(): readonly number[] {
+    return this.writer.recentBatchSizes();
+  }
+
+  append(
+    key: string,
+    inputs: EntryInput[],
+    init?: SessionInit,
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
+    let parsed: EntryInput[];
+    try {
+      parsed = inputs.map(parseEntryInput);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.writer.submit(
+      () => {
+        const now = Date.now();
+        const existing = this.current(key);
+        const session = existing
+          ? cloneSession(existing.session)
+          : newSession(key, requireInit(key, init), this.nextGeneration(key), now);
+        const loaded = existing ? this.load(existing) : emptyLoaded();
+        const plan = planAppend(
+          session,
+          parsed,
+          { findIdempotent: (_s, k) => loaded.byIdempotencyKey.get(k) },
+          now,
+        );
+        const tracked = existing ?? this.createFile(session, loaded);
+        if (plan.fresh.length > 0) this.record(tracked, loaded, plan.fresh, session);
+        return { session: cloneSession(session), entries: plan.entries, created: plan.created };
+      },
+      (options?.durability ?? this.durability) === "strict",
+    );
+  }
+
+  async getSession(key: string): Promise<Session | undefined> {
+    this.assertOpen();
+    const tracked = this.current(key);
+    return tracked && cloneSession(tracked.session);
+  }
+
+  async getSessionById(id: string): Promise<Session | undefined> {
+    this.assertOpen();
+    const tracked = this.byId.get(id);
+    return tracked && cloneSession(tracked.session);
+  }
+
+  async listSessions(query?: SessionQuery): Promise<SessionPage> {
+    this.assertOpen();
+    const q = normaliseQuery(query);
+    const matching: Session[] = [];
+    for (const tracked of this.byId.values())
+      if (matchesQuery(q, tracked.session)) matching.push(tracked.session);
+    matching.sort((a, b) => compareForPage(q.sort, a, b));
+    const sessions = matching.slice(0, q.limit).map(cloneSession);
+    const last = sessions.at(-1);
+    return matching.length > q.limit && last
+      ? { sessions, nextCursor: encodeCursor(q.sort, last) }
+      : { sessions };
+  }
+
+  async generations(key: string): Promise<Session[]> {
+    this.assertOpen();
+    return (this.byKey.get(key) ?? [])
+      .map((t) => cloneSession(t.session))
+      .sort((a, b) => b.generation - a.generation);
+  }
+
+  async readEntries(sessionId: string, range?: EntryRange): Promise<Entry[]> {
+    const r = checkRange(range);
+    this.assertOpen();
+    const tracked = this.byId.get(sessionId);
+    if (!tracked) return [];
+    const entries = this.guard(() => this.load(tracked).entries);
+    const inRange = entries.filter(
+      (e) => e.seq > (r.afterSeq ?? 0) && (r.beforeSeq === undefined || e.seq < r.beforeSeq),
+    );
+    if (r.order === "desc") inRange.reverse();
+    return r.limit === undefined ? inRange : inRange.slice(0, r.limit);
+  }
+
+  async loadContext(key: string): Promise<StoredContext | undefined> {
+    this.assertOpen();
+    const tracked = this.current(key);
+    if (!tracked) return undefined;
+    const { session } = tracked;
+    const { entries } = this.guard(() => this.load(tracked));
+    const kept = entries.filter((e) => e.seq >= session.contextFromSeq && e.type !== "compaction");
+    const context: StoredContext = { session: cloneSession(session), entries: kept };
+    const summary = entries.find((e) => e.seq === session.lastCompactionSeq);
+    if (summary?.type === "compaction") context.summary = summary;
+    return context;
+  }
+
+  updateSession(key: string, patch: SessionPatch): Promise<Session> {
+    return this.writer.submit(() => {
+      const tracked = this.current(key);
+      if (!tracked) throw sessionNotFound(key);
+      tracked.session = applyPatch(tracked.session, patch);
+      this.pending.sidecars.set(tracked.session.id, tracked.session);
+      return cloneSession(tracked.session);
+    });
+  }
+
+  reset(key: string, cause: ResetCause, init?: SessionInit): Promise<ResetResult> {
+    return this.writer.submit(() => {
+      const tracked = this.current(key);
+      if (!tracked) throw sessionNotFound(key);
+      const loaded = this.load(tracked);
+      const archived = cloneSession(tracked.session);
+      const { resetEntry, next } = planReset(archived, cause, init, Date.now());
+      next.generation = this.nextGeneration(key);
+      this.record(tracked, loaded, [resetEntry], archived);
+      const created = this.createFile(next, emptyLoaded());
+      return { archived: cloneSession(archived), resetEntry, current: cloneSession(created.session) };
+    });
+  }
+
+  archive(key: string, cause: ResetCause): Promise<ArchiveResult> {
+    return this.writer.submit(() => {
+      const tracked = this.current(key);
+      if (!tracked) throw sessionNotFound(key);
+      const loaded = this.load(tracked);
+      const archived = cloneSession(tracked.session);
+      const resetEntry = planArchive(archived, cause, Date.now());
+      this.record(tracked, loaded, [resetEntry], archived);
+      return { archived: cloneSession(archived), resetEntry };
+    });
+  }
+
+  delete(key: string): Promise<DeleteResult> {
+    return this.writer.submit(() => {
+      const all = [...(this.byKey.get(key) ?? [])];
+      let entries = 0;
+      for (const tracked of all) entries += this.forget(tracked);
+      return { sessions: all.length, entries };
+    });
+  }
+
+  deleteGeneration(sessionId: string): Promise<DeleteResult> {
+    return this.writer.submit(() => {
+      const tracked = this.byId.get(sessionId);
+      if (!tracked) return { sessions: 0, entries: 0 };
+      if (tracked.session.state === "active") throw currentNotDeletable(sessionId);
+      return { sessions: 1, entries: this.forget(tracked) };
+    });
+  }
+
+  rekey(from: string, to: string): Promise<{ moved: number }> {
+    return this.writer.submit(() => {
+      if (from === to) return { moved: 0 };
+      const fromTracked = this.byKey.get(from) ?? [];
+      const toTracked = this.byKey.get(to) ?? [];
+      const plan = planRekey(
+        fromTracked.map((t) => t.session),
+        toTracked.map((t) => t.session),
+        to,
+        Date.now(),
+      );
+      if (plan.archived) {
+        const tracked = this.byId.get(plan.archived.session.id)!;
+        this.record(tracked, this.load(tracked), [plan.archived.resetEntry], plan.archived.session);
+      }
+      this.byKey.delete(from);
+      const merged: Tracked[] = [];
+      for (const session of plan.sessions) {
+        const tracked = this.byId.get(session.id)!;
+        tracked.session = session;
+        merged.push(tracked);
+        this.pending.sidecars.set(session.id, session);
+      }
+      this.byKey.set(to, merged);
+      return { moved: fromTracked.length };
+    });
+  }
+
+  async scanSessions(scan: SessionScan): Promise<Session[]> {
+    this.assertOpen();
+    const s = normaliseScan(scan);
+    const matching: Session[] = [];
+    for (const tracked of this.byId.values())
+      if (matchesScan(s, tracked.session)) matching.push(tracked.session);
+    return matching.sort(compareScan).slice(0, s.limit).map(cloneSession);
+  }
+
+  flush(): Promise<void> {
+    return this.writer.flush();
+  }
+
+  async sync(): Promise<void> {
+    await this.writer.flush();
+    this.assertOpen();
+    this.guard(() => {
+      for (const id of this.unsynced) {
+        const fd = this.fds.get(id);
+        if (fd !== undefined) fsyncSync(fd);
+      }
+      this.unsynced.clear();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.writer.close();
+    this.closed = true;
+    for (const id of this.unsynced) {
+      const fd = this.fds.get(id);
+      if (fd !== undefined) fsyncSync(fd);
+    }
+    for (const fd of this.fds.values()) closeSync(fd);
+    this.fds.clear();
+    for (const tracked of this.touched) {
+      if (!this.byId.has(tracked.session.id)) continue;
+      const stat = statSync(join(this.path, tracked.file));
+      tracked.size = stat.size;
+      tracked.mtimeMs = stat.mtimeMs;
+    }
+    const records: IndexedFile[] = [];
+    for (const t of this.byId.values()) {
+      records.push({
+        file: t.file,
+        size: t.size,
+        mtimeMs: t.mtimeMs,
+        foreign: t.foreign,
+        session: t.session,
+      });
+    }
+    saveSnapshot(join(this.metaDir, "index.json"), records);
+  }
+
+  // ——— writing ———
+
+  /**
+   * Runs a batch: each operation changes the in-memory state and queues its bytes; then every file
+   * touched is written and (for a durable batch) fsync'd, and names are changed, before any resolves.
+   */
+  private commit(ops: ReadonlyArray<() => unknown>, durable: boolean) {
+    this.pending = emptyPending();
+    const results = ops.map((op) => {
+      try {
+        return { ok: true as const, value: op() };
+      } catch (error) {
+        return { ok: false as const, error: asStoreError(error, this.path) };
+      }
+    });
+    try {
+      this.writePending(durable || this.durability === "strict");
+    } catch (error) {
+      // What this process holds in memory now runs ahead of the files: read them again.
+      this.reindexTouched();
+      throw asStoreError(error, this.path);
+    }
+    return results;
+  }
+
+  private writePending(durable: boolean): void {
+    const { chunks, renames, sidecars, removals } = this.pending;
+    for (const [id, { tracked, text }] of chunks) {
+      const fd = this.fdFor(tracked);
+      const buffer = Buffer.from(text.join(""), "utf8");
+      writeAll(fd, buffer);
+      tracked.size += buffer.length;
+      if (durable) {
+        fsyncSync(fd);
+        this.unsynced.delete(id);
+      } else this.unsynced.add(id);
+      this.touched.add(tracked);
+    }
+    for (const { tracked, to } of renames) {
+      if (tracked.file === to || !this.byId.has(tracked.session.id)) continue;
+      renameSync(join(this.path, tracked.file), join(this.path, to));
+      tracked.file = to;
+      this.pending.dirChanged = true;
+    }
+    for (const session of sidecars.values()) if (this.byId.has(session.id)) this.sidecars.write(session);
+    for (const { file, sessionId } of removals) {
+      rmSync(join(this.path, file), { force: true });
+      this.sidecars.remove(sessionId);
+      this.pending.dirChanged = true;
+    }
+    if (this.pending.dirChanged) fsyncDir(this.path);
+    this.trimCaches();
+  }
+
+  /** Appends entries to a session's file (queued) and to what memory holds of it. */
+  private record(tracked: Tracked, loaded: Loaded, fresh: Entry[], session: Session): void {
+    const titleBefore = tracked.session.title;
+    const text = this.chunksOf(tracked);
+    for (const entry of fresh) {
+      text.push(encodeLine(entryLine(entry)));
+      loaded.entries.push(entry);
+      if (entry.idempotencyKey !== undefined) loaded.byIdempotencyKey.set(entry.idempotencyKey, entry);
+      if (entry.type === "compaction") {
+        // CrabTalk loads from the last marker: what sessiond keeps from before it is repeated after it.
+        for (const kept of loaded.entries) {
+          if (kept.seq < entry.firstKeptSeq || kept.seq >= entry.seq) continue;
+          const copy = keptCopyLine(kept);
+          if (copy) text.push(encodeLine(copy));
+        }
+      }
+    }
+    const closing = fresh.at(-1);
+    if (closing?.type === "reset") {
+      session.state = "archived";
+      session.archivedAt ??= closing.ts;
+    }
+    tracked.session = session;
+    if (session.title !== titleBefore) {
+      const stem = parseStem(stemOf(tracked.file));
+      if (stem)
+        this.pending.renames.push({ tracked, to: sessionFileName(stem.prefix, stem.seq, session.title) });
+    }
+  }
+
+  private chunksOf(tracked: Tracked): string[] {
+    let pending = this.pending.chunks.get(tracked.session.id);
+    if (!pending) {
+      pending = { tracked, text: [] };
+      this.pending.chunks.set(tracked.session.id, pending);
+    }
+    return pending.text;
+  }
+
+  /**
+   * Creates the session's file under a seq no other writer can hold: the seq is claimed by creating
+   * `.sessiond/claims/{prefix}_{seq}` with O_EXCL (kept after titles rename the file, so a titled
+   * file's seq is never handed out again), then the file itself is created with O_EXCL too.
+   */
+  private createFile(session: Session, loaded: Loaded): Tracked {
+    const prefix = pairPrefix(session.agent, session.createdBy);
+    let seq = (this.maxSeq.get(prefix) ?? 0) + 1;
+    let fd: number;
+    let file: string;
+    for (; ; seq++) {
+      if (!this.claim(join(this.claimsDir, `${prefix}_${seq}`))) continue;
+      file = sessionFileName(prefix, seq);
+      try {
+        fd = openSync(
+          join(this.path, file),
+          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND,
+        );
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+    }
+    this.maxSeq.set(prefix, seq);
+    this.fds.set(session.id, fd);
+    const tracked: Tracked = { session, file, foreign: false, size: 0, mtimeMs: 0 };
+    this.track(tracked);
+    this.loaded.set(session.id, loaded);
+    this.chunksOf(tracked).push(encodeLine(metadataLine({ ...session, title: "" })));
+    this.pending.dirChanged = true;
+    return tracked;
+  }
+
+  private claim(path: string): boolean {
+    try {
+      closeSync(openSync(path, "wx"));
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+      throw error;
+    }
+  }
+
+  /** Removes a session's file, sidecar and memory; returns its entry count. */
+  private forget(tracked: Tracked): number {
+    const { session } = tracked;
+    this.byId.delete(session.id);
+    const rest = (this.byKey.get(session.key) ?? []).filter((t) => t !== tracked);
+    if (rest.length > 0) this.byKey.set(session.key, rest);
+    else this.byKey.delete(session.key);
+    this.loaded.delete(session.id);
+    const fd = this.fds.get(session.id);
+    if (fd !== undefined) closeSync(fd);
+    this.fds.delete(session.id);
+    this.unsynced.delete(session.id);
+    this.pending.chunks.delete(session.id);
+    this.pending.removals.push({ file: tracked.file, sessionId: session.id });
+    return session.entryCount;
+  }
+
+  private fdFor(tracked: Tracked): number {
+    let fd = this.fds.get(tracked.session.id);
+    if (fd === undefined) {
+      fd = openSync(join(this.path, tracked.file), constants.O_WRONLY | constants.O_APPEND);
+      this.fds.set(tracked.session.id, fd);
+    }
+    return fd;
+  }
+
+  private trimCaches(): void {
+    for (const id of this.fds.keys()) {
+      if (this.fds.size <= 256) break;
+      if (this.unsynced.has(id)) continue;
+      closeSync(this.fds.get(id)!);
+      this.fds.delete(id);
+    }
+    for (const id of this.loaded.keys()) {
+      if (this.loaded.size <= this.cacheSize) break;
+      this.loaded.delete(id);
+    }
+  }
+
+  private reindexTouched(): void {
+    for (const { tracked } of this.pending.chunks.values()) {
+      this.loaded.delete(tracked.session.id);
+      const fd = this.fds.get(tracked.session.id);
+      if (fd !== undefined) closeSync(fd);
+      this.fds.delete(tracked.session.id);
+      const indexed = this.readFile(tracked.file);
+      if (indexed) tracked.session = indexed.session;
+    }
+  }
+
+  // ——— reading ———
+
+  private current(key: string): Tracked | undefined {
+    return this.byKey.get(key)?.find((t) => t.session.state === "active");
+  }
+
+  private nextGeneration(key: string): number {
+    let max = 0;
+    for (const t of this.byKey.get(key) ?? []) max = Math.max(max, t.session.generation);
+    return max + 1;
+  }
+
+  /** The session's entries, read from its file the first time (torn tail cut back). */
+  private load(tracked: Tracked): Loaded {
+    const id = tracked.session.id;
+    const cached = this.loaded.get(id);
+    if (cached) {
+      // Most recently used last.
+      this.loaded.delete(id);
+      this.loaded.set(id, cached);
+      return cached;
+    }
+    const bytes = readFileSync(join(this.path, tracked.file));
+    const { parsed } = parseSessionFile(tracked.file, bytes);
+    const entries = parsed?.entries ?? [];
+    const loaded: Loaded = { entries, byIdempotencyKey: new Map() };
+    for (const e of entries)
+      if (e.idempotencyKey !== undefined) loaded.byIdempotencyKey.set(e.idempotencyKey, e);
+    this.loaded.set(id, loaded);
+    return loaded;
+  }
+
+  private openIndex(): void {
+    const snapshot = takeSnapshot(join(this.metaDir, "index.json"));
+    const sidecarIds = new Set(
+      readdirSync(join(this.metaDir, "meta"))
+        .filter((n) => n.endsWith(".json"))
+        .map((n) => n.slice(0, -5)),
+    );
+    for (const dirent of readdirSync(this.path, { withFileTypes: true })) {
+      // Only regular files: a symlink named like a session never leads outside the directory.
+      if (!dirent.isFile() || !isSessionFileName(dirent.name)) continue;
+      const stat = statSync(join(this.path, dirent.name));
+      const known = snapshot.get(dirent.name);
+      let tracked: Tracked | undefined;
+      if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs) {
+        tracked = { ...known, session: known.session };
+        this.stats.filesFromIndex++;
+      } else {
+        tracked = this.readFile(dirent.name, sidecarIds);
+        this.stats.filesRead++;
+      }
+      if (!tracked) continue;
+      this.track(tracked);
+      const stem = parseStem(stemOf(tracked.file));
+      if (stem) this.maxSeq.set(stem.prefix, Math.max(this.maxSeq.get(stem.prefix) ?? 0, stem.seq));
+    }
+    for (const [key, list] of this.byKey) this.settleKey(key, list);
+  }
+
+  /** Reads and repairs one file: a torn last line is cut back, every complete line kept. */
+  private readFile(file: string, sidecarIds?: Set<string>): Tracked | undefined {
+    const path = join(this.path, file);
+    const bytes = readFileSync(path);
+    if (bytes.length === 0) return undefined;
+    const { parsed, problems } = parseSessionFile(file, bytes);
+    for (const problem of problems) this.report(problem);
+    if (!parsed) {
+      // Nothing but a torn metadata line: a creation that never completed, holding nothing acknowledged.
+      if (bytes.indexOf(10) === -1) ftruncate(path, 0);
+      return undefined;
+    }
+    if (parsed.tornTail) ftruncate(path, parsed.completeBytes);
+    else if (parsed.missingNewline) appendNewline(path);
+    if (!sidecarIds || sidecarIds.has(parsed.session.id))
+      applySidecar(parsed.session, this.sidecars.read(parsed.session.id));
+    const stat = statSync(path);
+    return { session: parsed.session, file, foreign: parsed.foreign, size: stat.size, mtimeMs: stat.mtimeMs };
+  }
+
+  private report(problem: LineProblem): void {
+    this.problems.push(problem);
+    this.onProblem(problem);
+  }
+
+  /**
+   * Files CrabTalk wrote say nothing of generations: the sessions of one key are numbered by creation,
+   * and only the newest active one stays current (the others read as archived).
+   */
+  private settleKey(key: string, list: Tracked[]): void {
+    list.sort((a, b) => a.session.createdAt - b.session.createdAt || (a.session.id < b.session.id ? -1 : 1));
+    if (list.some((t) => t.foreign)) list.forEach((t, i) => (t.session.generation = i + 1));
+    const active = list.filter((t) => t.session.state === "active");
+    for (const stale of active.slice(0, -1)) {
+      stale.session.state = "archived";
+      stale.session.archivedAt ??= stale.session.lastActivityAt;
+    }
+    this.byKey.set(key, list);
+  }
+
+  private track(tracked: Tracked): void {
+    this.byId.set(tracked.session.id, tracked);
+    const list = this.byKey.get(tracked.session.key) ?? [];
+    list.push(tracked);
+    this.byKey.set(tracked.session.key, list);
+  }
+
+  private guard<T>(run: () => T): T {
+    try {
+      return run();
+    } catch (error) {
+      throw asStoreError(error, this.path);
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new SessiondError("STORE_CLOSED", "the store is closed");
+  }
+}
+
+function emptyPending(): PendingWrites {
+  return { chunks: new Map(), renames: [], sidecars: new Map(), removals: [], dirChanged: false };
+}
+
+function emptyLoaded(): Loaded {
+  return { entries: [], byIdempotencyKey: new Map() };
+}
+
+function ftruncate(path: string, length: number): void {
+  const fd = openSync(path, "r+");
+  try {
+    ftruncateSync(fd, length);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function appendNewline(path: string): void {
+  const fd = openSync(path, "a");
+  try {
+    writeAll(fd, Buffer.from("\n"));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function asStoreError(error: unknown, path: string): SessiondError {
+  if (error instanceof SessiondError) return error;
+  return new SessiondError(
+    "STORE_UNAVAILABLE",
+    `the session directory failed (${path}): ${messageOf(error)}`,
+    {
+      cause: error,
+    },
+  );
+}

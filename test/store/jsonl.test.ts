@@ -1,0 +1,31 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { openStore, type StoreConfig } from "../../src/store/open.js";
+import { runStoreContract } from "./contract.js";
+
+const path = (dir: string) => join(dir, "sessions");
+
+/** After a crash every line but a torn last one parses, and every file starts with its metadata line. */
+function verifyFiles(dir: string): void {
+  for (const name of readdirSync(path(dir)).filter((n) => n.endsWith(".jsonl"))) {
+    const lines = readFileSync(join(path(dir), name), "utf8").split("\n");
+    const complete = lines.slice(0, -1);
+    for (const [i, line] of complete.entries()) {
+      try {
+        JSON.parse(line);
+      } catch {
+        throw new Error(`${name} line ${i + 1} does not parse: ${line.slice(0, 80)}`);
+      }
+    }
+    if (complete.length > 0 && !JSON.parse(complete[0]!).agent) throw new Error(`${name}: no metadata line`);
+  }
+}
+
+const config = (dir: string): StoreConfig => ({ backend: "jsonl", path: path(dir) });
+runStoreContract({
+  name: "jsonl",
+  persistent: true,
+  open: (dir) => openStore(config(dir)),
+  crashConfig: config,
+  verifyFiles,
+});
