@@ -666,7 +666,9 @@ export class JsonlStore implements Store {
    */
   private settleKey(key: string, list: Tracked[]): void {
     list.sort((a, b) => a.session.createdAt - b.session.createdAt || (a.session.id < b.session.id ? -1 : 1));
-    if (list.some((t) => t.foreign)) list.forEach((t, i) => (t.session.generation = i + 1));
+    if (list.some((t) => t.foreign)) {
+      for (const [i, t] of list.entries()) t.session.generation = i + 1;
+    }
     const active = list.filter((t) => t.session.state === "active");
     for (const stale of active.slice(0, -1)) {
       stale.session.state = "archived";
