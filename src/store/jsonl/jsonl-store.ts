@@ -624,7 +624,7 @@ export class JsonlStore implements Store {
         tracked = { ...known, session: known.session };
         this.stats.filesFromIndex++;
       } else {
-        tracked = this.readFile(dirent.name, sidecarIds);
+        tracked = this.readFile(dirent.name, sidecarIds, stat);
         this.stats.filesRead++;
       }
       if (!tracked) continue;
@@ -636,7 +636,7 @@ export class JsonlStore implements Store {
   }
 
   /** Reads and repairs one file: a torn last line is cut back, every complete line kept. */
-  private readFile(file: string, sidecarIds?: Set<string>): Tracked | undefined {
+  private readFile(file: string, sidecarIds?: Set<string>, known?: { size: number; mtimeMs: number }) {
     const path = join(this.path, file);
     const bytes = readFileSync(path);
     if (bytes.length === 0) return undefined;
@@ -651,7 +651,8 @@ export class JsonlStore implements Store {
     else if (parsed.missingNewline) appendNewline(path);
     if (!sidecarIds || sidecarIds.has(parsed.session.id))
       applySidecar(parsed.session, this.sidecars.read(parsed.session.id));
-    const stat = statSync(path);
+    const repaired = parsed.tornTail || parsed.missingNewline;
+    const stat = known && !repaired ? known : statSync(path);
     return { session: parsed.session, file, foreign: parsed.foreign, size: stat.size, mtimeMs: stat.mtimeMs };
   }
 
@@ -665,7 +666,13 @@ export class JsonlStore implements Store {
    * and only the newest active one stays current (the others read as archived).
    */
   private settleKey(key: string, list: Tracked[]): void {
-    list.sort((a, b) => a.session.createdAt - b.session.createdAt || (a.session.id < b.session.id ? -1 : 1));
+    const fileSeq = (t: Tracked) => parseStem(stemOf(t.file))?.seq ?? 0;
+    list.sort(
+      (a, b) =>
+        a.session.createdAt - b.session.createdAt ||
+        fileSeq(a) - fileSeq(b) ||
+        (a.session.id < b.session.id ? -1 : 1),
+    );
     if (list.some((t) => t.foreign)) {
       for (const [i, t] of list.entries()) t.session.generation = i + 1;
     }
