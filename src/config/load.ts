@@ -116,10 +116,10 @@ function applyEnv(config: ConfigFile, env: NodeJS.ProcessEnv): void {
   const store = config.store;
   const backend = env.SESSIOND_STORE;
   if (backend) {
-    if (backend !== "sqlite" && backend !== "memory") {
+    if (backend !== "sqlite" && backend !== "memory" && backend !== "jsonl") {
       throw new SessiondError(
         "CONFIG_INVALID",
-        `SESSIOND_STORE must be sqlite or memory, not ${JSON.stringify(backend)}`,
+        `SESSIOND_STORE must be sqlite, memory or jsonl, not ${JSON.stringify(backend)}`,
       );
     }
     store.backend = backend;
@@ -188,7 +188,15 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
   const config: EngineConfig & { dataDir: string } = { dataDir };
   const store = file.store ?? {};
   if (store.backend === "memory") config.store = { backend: "memory" };
-  else {
+  else if (store.backend === "jsonl") {
+    const path = store.path ?? "sessions";
+    config.store = {
+      backend: "jsonl",
+      path: isAbsolute(path) ? path : resolve(dataDir, path),
+      ...(store.durability ? { durability: store.durability } : {}),
+      ...(store.commit_interval_ms !== undefined ? { commitIntervalMs: store.commit_interval_ms } : {}),
+    };
+  } else {
     const path = store.path ?? "sessiond.db";
     config.store = {
       backend: "sqlite",

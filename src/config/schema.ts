@@ -43,8 +43,8 @@ export const configFileSchema = z.strictObject({
   data_dir: z.string().min(1).optional(),
   store: z
     .strictObject({
-      backend: z.enum(["sqlite", "memory"]).optional(),
-      /** The SQLite file; relative paths are under data_dir. */
+      backend: z.enum(["sqlite", "memory", "jsonl"]).optional(),
+      /** The SQLite file, or the JSONL directory (default `sessions`); relative paths are under data_dir. */
       path: z.string().min(1).optional(),
       durability: z.enum(["strict", "relaxed"]).optional(),
       commit_interval_ms: z.number().int().min(0).max(1000).optional(),
