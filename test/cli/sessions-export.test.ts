@@ -85,6 +85,7 @@ describe("sessiond sessions export", () => {
       key: KEY,
       session_id: session.id,
       generation: 1,
+      channel: "telegram",
     });
     expect(rest[0]).toMatchObject({ role: "user", content: "plan the trip", seq: 1, ts: CREATED });
     expect(rest[0]?.id).toEqual(expect.any(String));

@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
+import type { Engine } from "../../engine.js";
 import { EXPORT_FORMATS, type ExportFormat, exportSessions } from "../../export/index.js";
+import { safeFileStem } from "../../keys/index.js";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { CliError, UsageError } from "../errors.js";
 import { readHistory } from "../history.js";
@@ -11,6 +13,7 @@ import type { CliIo } from "../io.js";
 interface ExportOptions extends GlobalOptions {
   format?: ExportFormat;
   all?: boolean;
+  allSessions?: boolean;
   output?: string;
 }
 
@@ -24,8 +27,8 @@ const BY_EXTENSION: Record<string, ExportFormat> = {
 export function registerExport(sessions: Command, io: CliIo): void {
   sessions
     .command("export")
-    .description("write a session as JSON, CrabTalk JSONL or Markdown")
-    .argument("<key>", "session key")
+    .description("write a session (or every session) as JSON, CrabTalk JSONL or Markdown")
+    .argument("[key]", "session key (leave out with --all-sessions)")
     .addOption(
       new Option(
         "--format <format>",
@@ -33,9 +36,19 @@ export function registerExport(sessions: Command, io: CliIo): void {
       ).choices(EXPORT_FORMATS),
     )
     .option("--all", "include the archived generations before the current one")
-    .option("--output <file>", "write to this file instead of stdout")
-    .action(async (key: string, _options: unknown, command: Command) => {
+    .option(
+      "--all-sessions",
+      "export every key, all generations, one file per key into the --output directory",
+    )
+    .option("--output <path>", "write to this file (a directory with --all-sessions) instead of stdout")
+    .action(async (key: string | undefined, _options: unknown, command: Command) => {
       const options = command.optsWithGlobals<ExportOptions>();
+      if (options.allSessions) {
+        if (key !== undefined) throw new UsageError("pass a key or --all-sessions, not both");
+        await exportAll(options, io);
+        return;
+      }
+      if (key === undefined) throw new UsageError("pass a key, or --all-sessions");
       const output = options.output === "-" ? undefined : options.output;
       const format = options.format ?? (output ? BY_EXTENSION[extname(output).toLowerCase()] : undefined);
       if (!format) throw new UsageError("pass --format json|jsonl|md");
@@ -53,6 +66,46 @@ export function registerExport(sessions: Command, io: CliIo): void {
       writeAtomically(path, text);
       io.stdout(`exported ${history.entries.length} entries of ${JSON.stringify(key)} to ${path}\n`);
     });
+}
+
+/** Every key with all its generations, one file per key named by its safe file stem. */
+async function exportAll(options: ExportOptions, io: CliIo): Promise<void> {
+  if (!options.output || options.output === "-") throw new UsageError("--all-sessions needs --output <dir>");
+  const format = options.format;
+  if (!format) throw new UsageError("pass --format json|jsonl|md");
+  const dir = resolve(io.cwd, options.output);
+  mkdirSync(dir, { recursive: true });
+  const extension = format === "md" ? ".md" : `.${format}`;
+  const counts = await withEngine(options, io, { readOnly: true }, async (engine) => {
+    let files = 0;
+    let entries = 0;
+    for (const key of await allKeys(engine)) {
+      const history = await readHistory(engine, key, { all: true });
+      writeAtomically(
+        join(dir, `${safeFileStem(key)}${extension}`),
+        exportSessions(format, history.sessions, history.entries, { generations: true }),
+      );
+      files++;
+      entries += history.entries.length;
+    }
+    return { files, entries };
+  });
+  io.stdout(`exported ${counts.files} keys (${counts.entries} entries) to ${dir}\n`);
+}
+
+async function allKeys(engine: Engine): Promise<string[]> {
+  const keys = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await engine.sessions.list({
+      includeArchived: true,
+      limit: 1000,
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const session of page.sessions) keys.add(session.key);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return [...keys].sort();
 }
 
 /** A crash or a full disk leaves the previous file, never half an export. */

@@ -66,12 +66,19 @@ export function entryLine(entry: Entry, withSessionId = false): Record<string, u
 }
 
 /**
- * A message kept by a compaction, written again after its marker so that a CrabTalk reader (which
- * loads from the last marker) sees the same context sessiond does. sessiond skips these lines.
+ * The lines of one entry. After a compaction marker, the messages it keeps from before it (found in
+ * `earlier`, the session's entries so far) are written again, marked `kept`, so that a CrabTalk reader
+ * (which loads from the last marker) sees the context sessiond does; sessiond skips those copies.
  */
-export function keptCopyLine(entry: Entry): Record<string, unknown> | undefined {
-  if (entry.type !== "message") return undefined;
-  return { role: entry.role, content: entry.content, kept: entry.seq };
+export function entryLines(entry: Entry, earlier: readonly Entry[], withSessionId = false): string[] {
+  const lines = [encodeLine(entryLine(entry, withSessionId))];
+  if (entry.type !== "compaction") return lines;
+  for (const kept of earlier) {
+    if (kept.sessionId !== entry.sessionId || kept.type !== "message") continue;
+    if (kept.seq < entry.firstKeptSeq || kept.seq >= entry.seq) continue;
+    lines.push(encodeLine({ role: kept.role, content: kept.content, kept: kept.seq }));
+  }
+  return lines;
 }
 
 export function encodeLine(line: object): string {

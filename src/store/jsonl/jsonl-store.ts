@@ -52,7 +52,7 @@ import type {
   SessionScan,
   Store,
 } from "../store.js";
-import { encodeLine, entryLine, keptCopyLine, metadataLine } from "./crabtalk-format.js";
+import { encodeLine, entryLines, metadataLine } from "./crabtalk-format.js";
 import { fsyncDir, writeAll } from "./durable-fs.js";
 import { isSessionFileName, pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
 import { type IndexedFile, saveSnapshot, takeSnapshot } from "./index-snapshot.js";
@@ -448,17 +448,9 @@ export class JsonlStore implements Store {
     const titleBefore = tracked.session.title;
     const text = this.chunksOf(tracked);
     for (const entry of fresh) {
-      text.push(encodeLine(entryLine(entry)));
+      text.push(...entryLines(entry, loaded.entries));
       loaded.entries.push(entry);
       if (entry.idempotencyKey !== undefined) loaded.byIdempotencyKey.set(entry.idempotencyKey, entry);
-      if (entry.type === "compaction") {
-        // CrabTalk loads from the last marker: what sessiond keeps from before it is repeated after it.
-        for (const kept of loaded.entries) {
-          if (kept.seq < entry.firstKeptSeq || kept.seq >= entry.seq) continue;
-          const copy = keptCopyLine(kept);
-          if (copy) text.push(encodeLine(copy));
-        }
-      }
     }
     const closing = fresh.at(-1);
     if (closing?.type === "reset") {
