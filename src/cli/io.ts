@@ -4,6 +4,8 @@ export interface CliIo {
   stderr(text: string): void;
   stdin: NodeJS.ReadableStream;
   stdinIsTTY: boolean;
+  /** Whether stderr is a terminal (progress bars); absent means no. */
+  stderrIsTTY?: boolean;
   env: NodeJS.ProcessEnv;
   cwd: string;
   now(): number;
@@ -15,6 +17,7 @@ export function processIo(): CliIo {
     stderr: (text) => process.stderr.write(text),
     stdin: process.stdin,
     stdinIsTTY: process.stdin.isTTY === true,
+    stderrIsTTY: process.stderr.isTTY === true,
     env: process.env,
     cwd: process.cwd(),
     now: () => Date.now(),

@@ -31,7 +31,7 @@ describe("store: { backend: jsonl }", () => {
       { channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, text: "hello" },
       async (context) => `you said: ${context.input.content}`,
     );
-    expect(result.reply.content).toBe("you said: hello");
+    expect(result.reply?.content).toBe("you said: hello");
     await engine.close();
     // The background title may already have renamed it (`main_42_1_<title>.jsonl`).
     const files = readdirSync(join(dir, "data", "sessions")).filter((n) => n.endsWith(".jsonl"));

@@ -1,0 +1,119 @@
+import { validateKey } from "../keys/validate.js";
+import { isSessiondError } from "../model/errors.js";
+import type { Session } from "../model/session.js";
+import type { Store } from "../store/store.js";
+import { sessionInputs } from "./session-inputs.js";
+import type { ImportProblem, ImportSource, SourceRead, SourceSession } from "./types.js";
+
+export interface ImportOptions {
+  /** Report what would come in, write nothing. */
+  dryRun?: boolean;
+  /** Called after each source session. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface ImportReport {
+  source: ImportSource;
+  dryRun: boolean;
+  /** Sessions read from the source. */
+  read: number;
+  /** Sessions and entries that came in now (or would, with dryRun). */
+  imported: { sessions: number; entries: number };
+  /** Sessions that were already there in full from an earlier import. */
+  alreadyThere: number;
+  problems: ImportProblem[];
+  /** Tool results left out: history keeps tool calls, not their results (behaviours §7). */
+  toolResultsDropped: number;
+}
+
+const APPEND_CHUNK = 500;
+
+/**
+ * Writes another system's sessions into a store, key by key, generations in order. Idempotent: every
+ * entry's idempotency key comes from its source, so a second run adds nothing. A key that already has a
+ * current session from elsewhere is left alone and reported, never overwritten or reset.
+ */
+export async function importSessions(
+  store: Store,
+  source: ImportSource,
+  read: SourceRead,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
+  const report: ImportReport = {
+    source,
+    dryRun: options.dryRun === true,
+    read: read.sessions.length,
+    imported: { sessions: 0, entries: 0 },
+    alreadyThere: 0,
+    problems: [...read.problems],
+    toolResultsDropped: read.toolResultsDropped,
+  };
+  const byKey = new Map<string, SourceSession[]>();
+  for (const session of read.sessions) byKey.set(session.key, [...(byKey.get(session.key) ?? []), session]);
+  let done = 0;
+  for (const [key, sessions] of byKey) {
+    try {
+      validateKey(key);
+      await importKey(store, key, sessions, source, report);
+    } catch (error) {
+      if (!isSessiondError(error) || error.code === "STORE_UNAVAILABLE" || error.code === "STORE_CLOSED")
+        throw error;
+      report.problems.push({ file: sessions[0]?.file ?? "", reason: `${key}: ${error.message}` });
+    }
+    done += sessions.length;
+    options.onProgress?.(done, read.sessions.length);
+  }
+  return report;
+}
+
+async function importKey(
+  store: Store,
+  key: string,
+  sessions: SourceSession[],
+  source: ImportSource,
+  report: ImportReport,
+): Promise<void> {
+  const planned = sessions
+    .map((s) => ({ session: s, inputs: sessionInputs(s, source) }))
+    .filter((p) => p.inputs.length > 0);
+  // Which of the key's generations came from these source sessions: by the first entry's idempotency key.
+  const bySourceKey = new Map<string, Session>();
+  const generations = await store.generations(key);
+  for (const generation of generations) {
+    const first = (await store.readEntries(generation.id, { limit: 1 }))[0];
+    if (first?.idempotencyKey) bySourceKey.set(first.idempotencyKey, generation);
+  }
+  const current = generations.find((g) => g.state === "active");
+  const ours = new Set(planned.map((p) => p.inputs[0]?.idempotencyKey));
+  const currentFirst = current && [...bySourceKey].find(([, g]) => g.id === current.id)?.[0];
+  if (current && !ours.has(currentFirst)) {
+    report.problems.push({
+      file: sessions[0]?.file ?? "",
+      reason: `${key}: this store already has a current session for the key that did not come from this import; left alone`,
+    });
+    return;
+  }
+  for (const { session, inputs } of planned) {
+    const existing = bySourceKey.get(inputs[0]?.idempotencyKey ?? "");
+    if (existing?.state === "archived") {
+      report.alreadyThere++;
+      continue;
+    }
+    const have = existing
+      ? new Set((await store.readEntries(existing.id)).map((e) => e.idempotencyKey))
+      : new Set();
+    const missing = inputs.filter((input) => !have.has(input.idempotencyKey));
+    if (missing.length === 0 && !session.archived) {
+      report.alreadyThere++;
+      continue;
+    }
+    report.imported.sessions++;
+    report.imported.entries += missing.length;
+    if (report.dryRun) continue;
+    // All of them, in order: the store skips those already there and numbers the rest after them.
+    for (let i = 0; i < inputs.length; i += APPEND_CHUNK) {
+      await store.append(key, inputs.slice(i, i + APPEND_CHUNK), session.init);
+    }
+    if (session.archived) await store.archive(key, "manual");
+  }
+}

@@ -1,0 +1,26 @@
+import Database from "better-sqlite3";
+import type { ImportProblem } from "../types.js";
+
+/** Opens another system's SQLite file read-only; a file that is not a database is one reported problem. */
+export function openReadOnly(file: string, problems: ImportProblem[]): Database.Database | undefined {
+  try {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    db.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();
+    return db;
+  } catch (error) {
+    problems.push({ file, reason: `not a readable SQLite database: ${(error as Error).message}` });
+    return undefined;
+  }
+}
+
+export function hasTable(db: Database.Database, table: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+}
+
+export function columnsOf(db: Database.Database, table: string): Set<string> {
+  return new Set(
+    (db.prepare(`PRAGMA table_info(${JSON.stringify(table)})`).all() as Array<{ name: string }>).map(
+      (c) => c.name,
+    ),
+  );
+}

@@ -1,0 +1,44 @@
+import type { EntryInput } from "../model/entry.js";
+import type { SessionInit } from "../model/session.js";
+
+export const IMPORT_SOURCES = ["crabtalk", "zeroclaw", "openclaw", "nanobot", "picoclaw"] as const;
+export type ImportSource = (typeof IMPORT_SOURCES)[number];
+
+/** A line or row that could not be read: where it is, and why. The rest of the source still comes in. */
+export interface ImportProblem {
+  file: string;
+  /** 1-based line of a JSONL file. */
+  line?: number;
+  /** A SQLite row: `<table> <id>`. */
+  row?: string;
+  reason: string;
+}
+
+/**
+ * One item of a source session, in order. A compaction names the first item it keeps (by index into
+ * the same list), or keeps everything after itself; seqs are worked out when the session is written.
+ */
+export type ImportItem =
+  | { kind: "entry"; entry: EntryInput }
+  | { kind: "compaction"; summary: string; ts?: number; keepFrom?: number; tokensBefore?: number };
+
+/** One session (one generation) of another system, ready to be written to a sessiond store. */
+export interface SourceSession {
+  key: string;
+  init: SessionInit;
+  /** Stable across reads of the same source: makes a second import add nothing. */
+  sourceId: string;
+  /** Where it was read from, for reports. */
+  file: string;
+  items: ImportItem[];
+  /** Whether the source system considers it closed (an earlier generation of its key). */
+  archived: boolean;
+  createdAt?: number;
+}
+
+export interface SourceRead {
+  sessions: SourceSession[];
+  problems: ImportProblem[];
+  /** Tool results seen and left out: history keeps tool calls, not their results (behaviours §7). */
+  toolResultsDropped: number;
+}
