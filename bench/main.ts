@@ -7,6 +7,7 @@ import { concurrentAppends, sequentialAppends } from "./appends.js";
 import { contextAssembly } from "./context-assembly.js";
 import { contextLoad } from "./context-load.js";
 import { gatewayThroughput } from "./gateway.js";
+import { jsonlConcurrentAppends, jsonlLoad, jsonlSequentialAppends } from "./jsonl.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
 import { summarizerThroughput } from "./summarizer.js";
@@ -52,6 +53,9 @@ function plan<R>(key: string, bench: Bench<R>): Planned {
 const BENCHES: readonly Planned[] = [
   plan("concurrent", concurrentAppends),
   plan("sequential", sequentialAppends),
+  plan("jsonlConcurrent", jsonlConcurrentAppends),
+  plan("jsonlSequential", jsonlSequentialAppends),
+  plan("jsonlLoad", jsonlLoad),
   plan("context", contextLoad),
   plan("assembly", contextAssembly),
   plan("summarizer", summarizerThroughput),

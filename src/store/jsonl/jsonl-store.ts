@@ -56,6 +56,7 @@ import { encodeLine, entryLines, metadataLine } from "./crabtalk-format.js";
 import { fsyncDir, writeAll } from "./durable-fs.js";
 import { isSessionFileName, pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
 import { type IndexedFile, saveSnapshot, takeSnapshot } from "./index-snapshot.js";
+import { Journal, replayJournals } from "./journal.js";
 import { type LineProblem, parseSessionFile } from "./session-file.js";
 import { applySidecar, Sidecars } from "./sidecar.js";
 
@@ -98,6 +99,10 @@ interface PendingWrites {
 }
 
 const META_DIR = ".sessiond";
+/** A checkpoint empties the journal once it holds this much. */
+const JOURNAL_MAX_BYTES = 8 * 1024 * 1024;
+/** …or once this many session files wait for their fsync (each holds a file descriptor). */
+const MAX_UNSYNCED_FILES = 500;
 
 /**
  * Sessions as a directory of CrabTalk session files (behaviours.md §2), one file per session.
@@ -111,6 +116,7 @@ export class JsonlStore implements Store {
   private readonly metaDir: string;
   private readonly claimsDir: string;
   private readonly sidecars: Sidecars;
+  private readonly journal: Journal;
   private readonly writer: GroupCommit;
   private readonly byId = new Map<string, Tracked>();
   private readonly byKey = new Map<string, Tracked[]>();
@@ -138,9 +144,11 @@ export class JsonlStore implements Store {
     this.metaDir = join(this.path, META_DIR);
     this.claimsDir = join(this.metaDir, "claims");
     this.sidecars = new Sidecars(join(this.metaDir, "meta"));
+    this.journal = new Journal(this.metaDir);
     try {
       for (const dir of [this.path, this.metaDir, this.claimsDir, join(this.metaDir, "meta")])
         mkdirSync(dir, { recursive: true });
+      replayJournals(this.metaDir, this.path, (p) => this.report(p));
       this.openIndex();
     } catch (error) {
       throw asStoreError(error, this.path);
@@ -351,23 +359,15 @@ export class JsonlStore implements Store {
   async sync(): Promise<void> {
     await this.writer.flush();
     this.assertOpen();
-    this.guard(() => {
-      for (const id of this.unsynced) {
-        const fd = this.fds.get(id);
-        if (fd !== undefined) fsyncSync(fd);
-      }
-      this.unsynced.clear();
-    });
+    this.guard(() => this.checkpoint());
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     await this.writer.close();
     this.closed = true;
-    for (const id of this.unsynced) {
-      const fd = this.fds.get(id);
-      if (fd !== undefined) fsyncSync(fd);
-    }
+    this.checkpoint();
+    this.journal.close();
     for (const fd of this.fds.values()) closeSync(fd);
     this.fds.clear();
     for (const tracked of this.touched) {
@@ -416,15 +416,20 @@ export class JsonlStore implements Store {
 
   private writePending(durable: boolean): void {
     const { chunks, renames, sidecars, removals } = this.pending;
-    for (const [id, { tracked, text }] of chunks) {
-      const fd = this.fdFor(tracked);
-      const buffer = Buffer.from(text.join(""), "utf8");
-      writeAll(fd, buffer);
+    const writes: Array<{ tracked: Tracked; buffer: Buffer; text: string }> = [];
+    for (const { tracked, text } of chunks.values()) {
+      const joined = text.join("");
+      writes.push({ tracked, text: joined, buffer: Buffer.from(joined, "utf8") });
+    }
+    // One fsync of the journal acknowledges the whole batch; the session files follow without one.
+    this.journal.append(
+      writes.map((w) => ({ file: w.tracked.file, offset: w.tracked.size, text: w.text })),
+      durable,
+    );
+    for (const { tracked, buffer } of writes) {
+      writeAll(this.fdFor(tracked), buffer);
       tracked.size += buffer.length;
-      if (durable) {
-        fsyncSync(fd);
-        this.unsynced.delete(id);
-      } else this.unsynced.add(id);
+      this.unsynced.add(tracked.session.id);
       this.touched.add(tracked);
     }
     for (const { tracked, to } of renames) {
@@ -434,13 +439,26 @@ export class JsonlStore implements Store {
       this.pending.dirChanged = true;
     }
     for (const session of sidecars.values()) if (this.byId.has(session.id)) this.sidecars.write(session);
+    // A journal record must never bring back a file deleted after it.
+    if (removals.length > 0) this.checkpoint();
     for (const { file, sessionId } of removals) {
       rmSync(join(this.path, file), { force: true });
       this.sidecars.remove(sessionId);
       this.pending.dirChanged = true;
     }
     if (this.pending.dirChanged) fsyncDir(this.path);
+    if (this.journal.size > JOURNAL_MAX_BYTES || this.unsynced.size > MAX_UNSYNCED_FILES) this.checkpoint();
     this.trimCaches();
+  }
+
+  /** Every session file written since the last checkpoint is fsync'd; then the journal is emptied. */
+  private checkpoint(): void {
+    for (const id of this.unsynced) {
+      const fd = this.fds.get(id);
+      if (fd !== undefined) fsyncSync(fd);
+    }
+    this.unsynced.clear();
+    this.journal.reset();
   }
 
   /** Appends entries to a session's file (queued) and to what memory holds of it. */
