@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   appendFileSync,
   mkdirSync,
@@ -162,6 +162,32 @@ describe("JSONL store files", () => {
       ["a", "b", "c"],
     );
     await store.close();
+    expect(problems).toEqual([]);
+  });
+
+  it("replays the journal of a writer that is gone: acknowledged bytes a power cut lost come back", async () => {
+    const writer = open();
+    const { session } = await writer.append("k:j", [msg("before")], init());
+    await writer.sync();
+    const name = jsonlFiles(dir)[0]!;
+    const synced = readFileSync(join(dir, name), "utf8");
+    await writer.append("k:j", [msg("acknowledged 1"), msg("acknowledged 2")]);
+    await writer.append("k:j", [{ type: "title", title: "Renamed later" }]);
+    // The power cut: the session file loses what was not fsync'd, the fsync'd journal survives; its
+    // writer (this test's process would look alive) is given the pid of a process that has exited.
+    const meta = join(dir, ".sessiond");
+    const journal = readdirSync(meta).find((n) => n.startsWith(`journal-${process.pid}-`))!;
+    const deadPid = spawnSync(process.execPath, ["-e", ""]).pid;
+    writeFileSync(join(meta, `journal-${deadPid}-0badf00d.jsonl`), readFileSync(join(meta, journal)));
+    const renamed = jsonlFiles(dir)[0]!;
+    expect(renamed).toBe("main_u1_1_renamed-later.jsonl");
+    writeFileSync(join(dir, renamed), `${synced}{"role":"user","cont`);
+    const reader = open();
+    expect(
+      (await reader.readEntries(session.id)).map((e) => (e.type === "message" ? e.content : e.type)),
+    ).toEqual(["before", "acknowledged 1", "acknowledged 2", "title"]);
+    expect(readdirSync(meta).filter((n) => n.includes(String(deadPid)))).toEqual([]);
+    await reader.close();
     expect(problems).toEqual([]);
   });
 

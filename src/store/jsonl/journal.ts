@@ -82,7 +82,8 @@ export function replayJournals(
     const match = /^journal-(\d+)-[0-9a-f]+\.jsonl$/.exec(name);
     if (!match) continue;
     const pid = Number(match[1]);
-    if (pid !== process.pid && isAlive(pid)) continue;
+    // A live writer (another process, or another store in this one) owns its journal.
+    if (isAlive(pid)) continue;
     const path = join(metaDir, name);
     const lines = readFileSync(path, "utf8").split("\n");
     lines.pop(); // empty after the last newline, or a torn record
