@@ -23,6 +23,9 @@ export {
   type EngineHooks,
   type HistoryOptions,
 } from "./engine.js";
+export { type ImportOptions, type ImportReport, importSessions } from "./import/importer.js";
+export { type ReadOptions, readSource } from "./import/read-source.js";
+export { IMPORT_SOURCES, type ImportProblem, type ImportSource, type SourceRead } from "./import/types.js";
 export * from "./keys/index.js";
 export { offlineTitle, titleFromExchange } from "./lifecycle/titles.js";
 export type * from "./model/entry.js";
@@ -33,6 +36,8 @@ export type * from "./model/summarizer.js";
 export type * from "./model/text-model.js";
 export * from "./runtimes/index.js";
 export { createTextModel, type TextModelConfig } from "./runtimes/llm/index.js";
+export { JsonlStore, type JsonlStoreOptions } from "./store/jsonl/jsonl-store.js";
+export type { LineProblem } from "./store/jsonl/session-file.js";
 export { MemoryStore } from "./store/memory/memory-store.js";
 export { openStore, type StoreConfig } from "./store/open.js";
 export { SqliteStore, type SqliteStoreOptions } from "./store/sqlite/sqlite-store.js";
