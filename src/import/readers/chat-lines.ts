@@ -1,6 +1,6 @@
 import type { JsonLine } from "../jsonl-lines.js";
 import { messageEntry, timeOf, toolCallsOf } from "../messages.js";
-import type { ImportItem, ImportProblem } from "../types.js";
+import type { ImportItem, ImportProblem, SourceSession } from "../types.js";
 
 /**
  * OpenAI-style chat lines (`{"role","content","tool_calls"?,"timestamp"?}`), as ZeroClaw, nanobot and
@@ -36,4 +36,26 @@ export function keyFromStem(stem: string): string {
 export function splitKey(key: string): { channel: string; id: string } {
   const at = key.indexOf(":");
   return at > 0 ? { channel: key.slice(0, at), id: key.slice(at + 1) } : { channel: "import", id: key };
+}
+
+/** A session of a system whose keys are `<channel>:<id>` and whose files name no agent. */
+export function keyedSession(
+  key: string,
+  agent: string,
+  sourceId: string,
+  file: string,
+  items: ImportItem[],
+  archived: boolean,
+  createdAt?: number,
+): SourceSession {
+  const { channel, id } = splitKey(key);
+  return {
+    key,
+    init: { agent, channel, createdBy: id },
+    sourceId,
+    file,
+    items,
+    archived,
+    ...(createdAt !== undefined ? { createdAt } : {}),
+  };
 }

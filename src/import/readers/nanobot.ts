@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { readJsonLines } from "../jsonl-lines.js";
 import { timeOf } from "../messages.js";
 import type { SourceRead } from "../types.js";
-import { chatItems, keyFromStem, splitKey } from "./chat-lines.js";
+import { chatItems, keyedSession, keyFromStem } from "./chat-lines.js";
 import { jsonlNames } from "./crabtalk.js";
 
 /**
@@ -20,17 +20,8 @@ export function readNanobot(dir: string, agent: string): SourceRead {
     const key = typeof meta?.key === "string" ? meta.key : keyFromStem(name.slice(0, -".jsonl".length));
     const { items, toolResults } = chatItems(file, meta ? lines.slice(1) : lines, read.problems);
     read.toolResultsDropped += toolResults;
-    const { channel, id } = splitKey(key);
     const createdAt = timeOf(meta?.created_at);
-    read.sessions.push({
-      key,
-      init: { agent, channel, createdBy: id },
-      sourceId: `nanobot:${key}`,
-      file,
-      items,
-      archived: false,
-      ...(createdAt !== undefined ? { createdAt } : {}),
-    });
+    read.sessions.push(keyedSession(key, agent, `nanobot:${key}`, file, items, false, createdAt));
   }
   return read;
 }

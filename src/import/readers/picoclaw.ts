@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { readJsonLines } from "../jsonl-lines.js";
 import { isObject, timeOf } from "../messages.js";
 import type { ImportItem, SourceRead } from "../types.js";
-import { chatItems, keyFromStem, splitKey } from "./chat-lines.js";
+import { chatItems, keyedSession, keyFromStem } from "./chat-lines.js";
 import { jsonlNames } from "./crabtalk.js";
 
 /**
@@ -40,17 +40,8 @@ export function readPicoclaw(dir: string, agent: string): SourceRead {
       const skip = typeof meta.skip === "number" ? Math.max(0, Math.min(meta.skip, messages.length)) : 0;
       items.splice(skip, 0, { kind: "compaction", summary: meta.summary });
     }
-    const { channel, id } = splitKey(key);
     const createdAt = timeOf(meta.created_at);
-    read.sessions.push({
-      key,
-      init: { agent, channel, createdBy: id },
-      sourceId: `picoclaw:${key}`,
-      file,
-      items,
-      archived: false,
-      ...(createdAt !== undefined ? { createdAt } : {}),
-    });
+    read.sessions.push(keyedSession(key, agent, `picoclaw:${key}`, file, items, false, createdAt));
   }
   return read;
 }

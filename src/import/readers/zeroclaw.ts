@@ -2,8 +2,8 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readJsonLines } from "../jsonl-lines.js";
 import { messageEntry, timeOf } from "../messages.js";
-import type { ImportItem, SourceRead, SourceSession } from "../types.js";
-import { chatItems, keyFromStem, splitKey } from "./chat-lines.js";
+import type { ImportItem, SourceRead } from "../types.js";
+import { chatItems, keyedSession, keyFromStem } from "./chat-lines.js";
 import { jsonlNames } from "./crabtalk.js";
 import { columnsOf, hasTable, openReadOnly } from "./sqlite-rows.js";
 
@@ -23,33 +23,12 @@ export function readZeroclaw(path: string, agent: string): SourceRead {
       const key = keyFromStem(name.slice(0, -".jsonl".length));
       const { items, toolResults } = chatItems(file, readJsonLines(file, read.problems), read.problems);
       read.toolResultsDropped += toolResults;
-      read.sessions.push(session(key, agent, `zeroclaw:jsonl:${key}`, file, items, false));
+      read.sessions.push(keyedSession(key, agent, `zeroclaw:jsonl:${key}`, file, items, false));
     }
   }
   const candidates = isFile ? [path] : [join(path, "sessions.db"), join(path, "memory", "sessions.db")];
   for (const file of candidates) if (existsSync(file)) readDatabase(file, agent, read);
   return read;
-}
-
-function session(
-  key: string,
-  agent: string,
-  sourceId: string,
-  file: string,
-  items: ImportItem[],
-  archived: boolean,
-  createdAt?: number,
-): SourceSession {
-  const { channel, id } = splitKey(key);
-  return {
-    key,
-    init: { agent, channel, createdBy: id },
-    sourceId,
-    file,
-    items,
-    archived,
-    ...(createdAt !== undefined ? { createdAt } : {}),
-  };
 }
 
 interface MessageRow {
@@ -127,7 +106,9 @@ function readDatabase(file: string, agent: string, read: SourceRead): void {
       }
       const createdAt = timeOf(row.created_at);
       const isActive = active.size === 0 || active.get(row.id) === key;
-      read.sessions.push(session(key, agent, `zeroclaw:db:${row.id}`, file, items, !isActive, createdAt));
+      read.sessions.push(
+        keyedSession(key, agent, `zeroclaw:db:${row.id}`, file, items, !isActive, createdAt),
+      );
     }
   } finally {
     db.close();
