@@ -2,10 +2,8 @@ import {
   closeSync,
   constants,
   fsyncSync,
-  ftruncateSync,
   mkdirSync,
   openSync,
-  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -53,12 +51,13 @@ import type {
   Store,
 } from "../store.js";
 import { encodeLine, entryLines, metadataLine } from "./crabtalk-format.js";
+import { readTrackedFile, scanDirectory, settleKey, type Tracked } from "./directory-scan.js";
 import { fsyncDir, writeAll } from "./durable-fs.js";
-import { isSessionFileName, pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
-import { type IndexedFile, saveSnapshot, takeSnapshot } from "./index-snapshot.js";
+import { pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
+import { type IndexedFile, saveSnapshot } from "./index-snapshot.js";
 import { Journal, replayJournals } from "./journal.js";
 import { type LineProblem, parseSessionFile } from "./session-file.js";
-import { applySidecar, Sidecars } from "./sidecar.js";
+import { Sidecars } from "./sidecar.js";
 
 export interface JsonlStoreOptions {
   /** The directory of session files. */
@@ -73,15 +72,6 @@ export interface JsonlStoreOptions {
   cacheSize?: number;
   /** Called for each unreadable line found in a session file (default: a process warning). */
   onProblem?: (problem: LineProblem) => void;
-}
-
-interface Tracked {
-  session: Session;
-  /** The file's current name in the directory (changes when titled). */
-  file: string;
-  foreign: boolean;
-  size: number;
-  mtimeMs: number;
 }
 
 interface Loaded {
@@ -580,7 +570,7 @@ export class JsonlStore implements Store {
       const fd = this.fds.get(tracked.session.id);
       if (fd !== undefined) closeSync(fd);
       this.fds.delete(tracked.session.id);
-      const indexed = this.readFile(tracked.file);
+      const indexed = readTrackedFile(this.path, tracked.file, this.sidecars, (p) => this.report(p));
       if (indexed) tracked.session = indexed.session;
     }
   }
@@ -618,80 +608,19 @@ export class JsonlStore implements Store {
   }
 
   private openIndex(): void {
-    const snapshot = takeSnapshot(join(this.metaDir, "index.json"));
-    const sidecarIds = new Set(
-      readdirSync(join(this.metaDir, "meta"))
-        .filter((n) => n.endsWith(".json"))
-        .map((n) => n.slice(0, -5)),
-    );
-    for (const dirent of readdirSync(this.path, { withFileTypes: true })) {
-      // Only regular files: a symlink named like a session never leads outside the directory.
-      if (!dirent.isFile() || !isSessionFileName(dirent.name)) continue;
-      const stat = statSync(join(this.path, dirent.name));
-      const known = snapshot.get(dirent.name);
-      let tracked: Tracked | undefined;
-      if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs) {
-        tracked = { ...known, session: known.session };
-        this.stats.filesFromIndex++;
-      } else {
-        tracked = this.readFile(dirent.name, sidecarIds, stat);
-        this.stats.filesRead++;
-      }
-      if (!tracked) continue;
+    const scan = scanDirectory(this.path, this.metaDir, this.sidecars, (p) => this.report(p));
+    this.stats = { filesRead: scan.filesRead, filesFromIndex: scan.filesFromIndex };
+    for (const tracked of scan.tracked) {
       this.track(tracked);
       const stem = parseStem(stemOf(tracked.file));
       if (stem) this.maxSeq.set(stem.prefix, Math.max(this.maxSeq.get(stem.prefix) ?? 0, stem.seq));
     }
-    for (const [key, list] of this.byKey) this.settleKey(key, list);
-  }
-
-  /** Reads and repairs one file: a torn last line is cut back, every complete line kept. */
-  private readFile(file: string, sidecarIds?: Set<string>, known?: { size: number; mtimeMs: number }) {
-    const path = join(this.path, file);
-    const bytes = readFileSync(path);
-    if (bytes.length === 0) return undefined;
-    const { parsed, problems } = parseSessionFile(file, bytes);
-    for (const problem of problems) this.report(problem);
-    if (!parsed) {
-      // Nothing but a torn metadata line: a creation that never completed, holding nothing acknowledged.
-      if (bytes.indexOf(10) === -1) ftruncate(path, 0);
-      return undefined;
-    }
-    if (parsed.tornTail) ftruncate(path, parsed.completeBytes);
-    else if (parsed.missingNewline) appendNewline(path);
-    if (!sidecarIds || sidecarIds.has(parsed.session.id))
-      applySidecar(parsed.session, this.sidecars.read(parsed.session.id));
-    const repaired = parsed.tornTail || parsed.missingNewline;
-    const stat = known && !repaired ? known : statSync(path);
-    return { session: parsed.session, file, foreign: parsed.foreign, size: stat.size, mtimeMs: stat.mtimeMs };
+    for (const list of this.byKey.values()) settleKey(list);
   }
 
   private report(problem: LineProblem): void {
     this.problems.push(problem);
     this.onProblem(problem);
-  }
-
-  /**
-   * Files CrabTalk wrote say nothing of generations: the sessions of one key are numbered by creation,
-   * and only the newest active one stays current (the others read as archived).
-   */
-  private settleKey(key: string, list: Tracked[]): void {
-    const fileSeq = (t: Tracked) => parseStem(stemOf(t.file))?.seq ?? 0;
-    list.sort(
-      (a, b) =>
-        a.session.createdAt - b.session.createdAt ||
-        fileSeq(a) - fileSeq(b) ||
-        (a.session.id < b.session.id ? -1 : 1),
-    );
-    if (list.some((t) => t.foreign)) {
-      for (const [i, t] of list.entries()) t.session.generation = i + 1;
-    }
-    const active = list.filter((t) => t.session.state === "active");
-    for (const stale of active.slice(0, -1)) {
-      stale.session.state = "archived";
-      stale.session.archivedAt ??= stale.session.lastActivityAt;
-    }
-    this.byKey.set(key, list);
   }
 
   private track(tracked: Tracked): void {
@@ -720,26 +649,6 @@ function emptyPending(): PendingWrites {
 
 function emptyLoaded(): Loaded {
   return { entries: [], byIdempotencyKey: new Map() };
-}
-
-function ftruncate(path: string, length: number): void {
-  const fd = openSync(path, "r+");
-  try {
-    ftruncateSync(fd, length);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function appendNewline(path: string): void {
-  const fd = openSync(path, "a");
-  try {
-    writeAll(fd, Buffer.from("\n"));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function asStoreError(error: unknown, path: string): SessiondError {

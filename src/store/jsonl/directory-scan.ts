@@ -1,0 +1,130 @@
+import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Session } from "../../model/session.js";
+import { writeAll } from "./durable-fs.js";
+import { isSessionFileName, parseStem, stemOf } from "./file-names.js";
+import { takeSnapshot } from "./index-snapshot.js";
+import { type LineProblem, parseSessionFile } from "./session-file.js";
+import { applySidecar, type Sidecars } from "./sidecar.js";
+
+/** What the store holds in memory of one session file. */
+export interface Tracked {
+  session: Session;
+  /** The file's current name in the directory (changes when titled). */
+  file: string;
+  foreign: boolean;
+  size: number;
+  mtimeMs: number;
+}
+
+export interface DirectoryScan {
+  tracked: Tracked[];
+  filesRead: number;
+  filesFromIndex: number;
+}
+
+/**
+ * Every session file of the directory: from the index where a file's size and mtime still match it,
+ * else read (and repaired) from the file. Only regular files: a symlink named like a session never leads
+ * outside the directory.
+ */
+export function scanDirectory(
+  path: string,
+  metaDir: string,
+  sidecars: Sidecars,
+  report: (problem: LineProblem) => void,
+): DirectoryScan {
+  const snapshot = takeSnapshot(join(metaDir, "index.json"));
+  const sidecarIds = new Set(
+    readdirSync(join(metaDir, "meta"))
+      .filter((n) => n.endsWith(".json"))
+      .map((n) => n.slice(0, -5)),
+  );
+  const scan: DirectoryScan = { tracked: [], filesRead: 0, filesFromIndex: 0 };
+  for (const dirent of readdirSync(path, { withFileTypes: true })) {
+    if (!dirent.isFile() || !isSessionFileName(dirent.name)) continue;
+    const stat = statSync(join(path, dirent.name));
+    const known = snapshot.get(dirent.name);
+    let tracked: Tracked | undefined;
+    if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs) {
+      tracked = { ...known };
+      scan.filesFromIndex++;
+    } else {
+      tracked = readTrackedFile(path, dirent.name, sidecars, report, sidecarIds, stat);
+      scan.filesRead++;
+    }
+    if (tracked) scan.tracked.push(tracked);
+  }
+  return scan;
+}
+
+/** Reads and repairs one file: a torn last line is cut back, every complete line kept. */
+export function readTrackedFile(
+  dir: string,
+  file: string,
+  sidecars: Sidecars,
+  report: (problem: LineProblem) => void,
+  sidecarIds?: Set<string>,
+  known?: { size: number; mtimeMs: number },
+): Tracked | undefined {
+  const path = join(dir, file);
+  const bytes = readFileSync(path);
+  if (bytes.length === 0) return undefined;
+  const { parsed, problems } = parseSessionFile(file, bytes);
+  for (const problem of problems) report(problem);
+  if (!parsed) {
+    // Nothing but a torn metadata line: a creation that never completed, holding nothing acknowledged.
+    if (bytes.indexOf(10) === -1) ftruncate(path, 0);
+    return undefined;
+  }
+  if (parsed.tornTail) ftruncate(path, parsed.completeBytes);
+  else if (parsed.missingNewline) appendNewline(path);
+  if (!sidecarIds || sidecarIds.has(parsed.session.id))
+    applySidecar(parsed.session, sidecars.read(parsed.session.id));
+  const repaired = parsed.tornTail || parsed.missingNewline;
+  const stat = known && !repaired ? known : statSync(path);
+  return { session: parsed.session, file, foreign: parsed.foreign, size: stat.size, mtimeMs: stat.mtimeMs };
+}
+
+/**
+ * Orders one key's sessions by creation. Files CrabTalk wrote say nothing of generations: when any is
+ * among them the sessions are numbered by creation, and only the newest active one stays current (the
+ * others read as archived).
+ */
+export function settleKey(list: Tracked[]): void {
+  const fileSeq = (t: Tracked) => parseStem(stemOf(t.file))?.seq ?? 0;
+  list.sort(
+    (a, b) =>
+      a.session.createdAt - b.session.createdAt ||
+      fileSeq(a) - fileSeq(b) ||
+      (a.session.id < b.session.id ? -1 : 1),
+  );
+  if (list.some((t) => t.foreign)) {
+    for (const [i, t] of list.entries()) t.session.generation = i + 1;
+  }
+  const active = list.filter((t) => t.session.state === "active");
+  for (const stale of active.slice(0, -1)) {
+    stale.session.state = "archived";
+    stale.session.archivedAt ??= stale.session.lastActivityAt;
+  }
+}
+
+function ftruncate(path: string, length: number): void {
+  const fd = openSync(path, "r+");
+  try {
+    ftruncateSync(fd, length);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function appendNewline(path: string): void {
+  const fd = openSync(path, "a");
+  try {
+    writeAll(fd, Buffer.from("\n"));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
