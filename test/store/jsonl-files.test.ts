@@ -327,19 +327,12 @@ describe("JSONL store files", () => {
     expect(readFileSync(join(outside, "secret.txt"), "utf8")).toBe("secret");
   });
 
-  it("lists a directory of 100,000 sessions from its index, without reading the files", async () => {
-    const n = 100_000;
+  it("builds the index from the files when it is missing, and reads again only files changed behind it", async () => {
+    const n = 500;
     for (let i = 0; i < n; i++) {
-      const sender = `u${i}`;
       writeFileSync(
-        join(dir, `crab_${sender}_1.jsonl`),
-        line({
-          agent: i % 2 ? "crab" : "squid",
-          created_by: sender,
-          created_at: new Date(1_700_000_000_000 + i * 1000).toISOString(),
-          title: "",
-          uptime_secs: 0,
-        }) + line({ role: "user", content: `hello ${i}` }),
+        join(dir, `crab_u${i}_1.jsonl`),
+        crabMeta("crab", `u${i}`) + line({ role: "user", content: `hello ${i}` }),
       );
     }
     let store = open();
@@ -347,18 +340,16 @@ describe("JSONL store files", () => {
     await store.close();
     store = open();
     expect(store.indexStats()).toEqual({ filesRead: 0, filesFromIndex: n });
-    const page = await store.listSessions({ limit: 3, sort: "activity" });
-    expect(page.sessions.map((s) => s.createdBy)).toEqual([`u${n - 1}`, `u${n - 2}`, `u${n - 3}`]);
-    expect(page.sessions[0]).toMatchObject({ key: `crab:u${n - 1}`, messageCount: 1, agent: "crab" });
-    const squid = await store.listSessions({ agent: "squid", limit: 1000 });
-    expect(squid.sessions).toHaveLength(1000);
-    expect(squid.sessions.every((s) => s.agent === "squid")).toBe(true);
-    // A file changed behind the index is read again; the rest still come from the index.
     appendFileSync(join(dir, "crab_u7_1.jsonl"), line({ role: "assistant", content: "late reply" }));
     await store.close();
     store = open();
     expect(store.indexStats()).toEqual({ filesRead: 1, filesFromIndex: n - 1 });
     expect((await store.getSession("crab:u7"))!.messageCount).toBe(2);
     await store.close();
-  }, 300_000);
+    // After a crash no index was written: every file is read again.
+    rmSync(join(dir, ".sessiond", "index.json"));
+    store = open();
+    expect(store.indexStats()).toEqual({ filesRead: n, filesFromIndex: 0 });
+    await store.close();
+  });
 });
