@@ -74,7 +74,7 @@ function engineConfigFor(config: EngineConfig, use: EngineUse): EngineConfig {
     use.readOnly &&
     store &&
     !("append" in store) &&
-    store.backend === "sqlite" &&
+    (store.backend === "sqlite" || store.backend === "jsonl") &&
     !existsSync(store.path)
   ) {
     return { ...config, store: { backend: "memory" } };

@@ -175,7 +175,25 @@ describe("sessiond import", () => {
     });
     expect(report.imported.sessions).toBe(2);
     expect(progress.at(-1)).toEqual([2, 2]);
-    const again = await importSessions(store, "crabtalk", readSource("crabtalk", join(dir, "jsonl")));
-    expect(again.read).toBe(2);
+    // The round trip: the JSONL store's own directory, read as CrabTalk's, into a SQLite store.
+    const copy = new SqliteStore({ path: join(dir, "copy.db") });
+    try {
+      const back = await importSessions(copy, "crabtalk", readSource("crabtalk", join(dir, "jsonl")));
+      expect(back.problems).toEqual([]);
+      expect(back.imported.sessions).toBe(2);
+      const [a, b] = [
+        (await store.loadContext("crab:TG:user-123"))!,
+        (await copy.loadContext("crab:TG:user-123"))!,
+      ];
+      expect(text(b.entries)).toEqual(text(a.entries));
+      expect(b.summary?.summary).toBe(a.summary?.summary);
+      expect(b.session).toMatchObject({
+        title: a.session.title,
+        messageCount: a.session.messageCount,
+        generation: 2,
+      });
+    } finally {
+      await copy.close();
+    }
   });
 });
