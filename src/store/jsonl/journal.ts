@@ -19,7 +19,7 @@ import { isSessionFileName, stemOf } from "./file-names.js";
 
 /**
  * The write-ahead journal that lets one fsync acknowledge a batch spread over many session files: each
- * batch's bytes for each file (`{f: file, o: offset, d: text}` per line) are appended here and fsync'd,
+ * batch's bytes for each file (a header `{f: file, o: offset, n: length}`, then the bytes) are appended and fsync'd,
  * then written to the session files without an fsync. A checkpoint fsyncs the session files and empties
  * the journal. Opening a directory first replays the journals of writers that are gone, so whatever
  * they acknowledged is in the session files even after a power cut. One journal per process.
@@ -37,12 +37,18 @@ export class Journal {
     return this.bytes;
   }
 
-  /** Appends the batch's records; with `durable`, they are on disk when this returns. */
-  append(records: ReadonlyArray<{ file: string; offset: number; text: string }>, durable: boolean): void {
+  /**
+   * Appends the batch's records, each a header line `{"f","o","n"}` followed by its `n` bytes as they
+   * go to the session file; with `durable`, they are on disk when this returns.
+   */
+  append(records: ReadonlyArray<{ file: string; offset: number; bytes: Buffer }>, durable: boolean): void {
     if (records.length === 0) return;
     this.fd ??= openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND);
-    const text = records.map((r) => `${JSON.stringify({ f: r.file, o: r.offset, d: r.text })}\n`).join("");
-    const buffer = Buffer.from(text, "utf8");
+    const parts: Buffer[] = [];
+    for (const r of records) {
+      parts.push(Buffer.from(`${JSON.stringify({ f: r.file, o: r.offset, n: r.bytes.length })}\n`), r.bytes);
+    }
+    const buffer = Buffer.concat(parts);
     writeAll(this.fd, buffer);
     if (durable) fsyncSync(this.fd);
     this.bytes += buffer.length;
@@ -65,6 +71,7 @@ export class Journal {
 
 export interface ReplayProblem {
   file: string;
+  /** The record's number in the journal. */
   line: number;
   reason: string;
 }
@@ -85,47 +92,61 @@ export function replayJournals(
     // A live writer (another process, or another store in this one) owns its journal.
     if (isAlive(pid)) continue;
     const path = join(metaDir, name);
-    const lines = readFileSync(path, "utf8").split("\n");
-    lines.pop(); // empty after the last newline, or a torn record
+    const journal = readFileSync(path);
     let byStem: Map<string, string> | undefined;
     const touched = new Set<string>();
-    lines.forEach((text, i) => {
-      let record: { f?: unknown; o?: unknown; d?: unknown };
+    let at = 0;
+    for (let record = 1; at < journal.length; record++) {
+      const newline = journal.indexOf(10, at);
+      if (newline === -1) break; // a torn header: never acknowledged
+      let header: { f?: unknown; o?: unknown; n?: unknown };
       try {
-        record = JSON.parse(text) as typeof record;
+        header = JSON.parse(journal.subarray(at, newline).toString("utf8")) as typeof header;
       } catch {
-        report({ file: path, line: i + 1, reason: "journal record is not JSON" });
-        return;
+        report({
+          file: path,
+          line: record,
+          reason: "journal header is not JSON; the rest of the journal is skipped",
+        });
+        break;
       }
-      const { f, o, d } = record;
+      const { f, o, n } = header;
       if (
         typeof f !== "string" ||
         typeof o !== "number" ||
-        typeof d !== "string" ||
+        typeof n !== "number" ||
         !isSessionFileName(f) ||
         /[/\\]/.test(f)
       ) {
-        report({ file: path, line: i + 1, reason: "not a journal record" });
-        return;
+        report({
+          file: path,
+          line: record,
+          reason: "not a journal record; the rest of the journal is skipped",
+        });
+        break;
       }
+      const start = newline + 1;
+      if (start + n > journal.length) break; // a torn record: never acknowledged
+      const bytes = journal.subarray(start, start + n);
+      at = start + n;
       let file = join(sessionsDir, f);
       if (!existsSync(file)) {
         // Renamed since (a title): the untitled part of the name does not change.
         byStem ??= new Map(
           readdirSync(sessionsDir)
             .filter(isSessionFileName)
-            .map((n) => [stemOf(n), n]),
+            .map((name) => [stemOf(name), name]),
         );
         const renamed = byStem.get(stemOf(f));
         if (renamed) file = join(sessionsDir, renamed);
         else if (o !== 0) {
-          report({ file: path, line: i + 1, reason: `${f} is gone` });
-          return;
+          report({ file: path, line: record, reason: `${f} is gone` });
+          continue;
         }
       }
-      writeAt(file, o, Buffer.from(d, "utf8"));
+      writeAt(file, o, bytes);
       touched.add(file);
-    });
+    }
     if (touched.size > 0) fsyncDir(sessionsDir);
     rmSync(path, { force: true });
   }

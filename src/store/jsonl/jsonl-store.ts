@@ -90,7 +90,7 @@ interface PendingWrites {
 
 const META_DIR = ".sessiond";
 /** A checkpoint empties the journal once it holds this much. */
-const JOURNAL_MAX_BYTES = 8 * 1024 * 1024;
+const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 /** …or once this many session files wait for their fsync (each holds a file descriptor). */
 const MAX_UNSYNCED_FILES = 500;
 
@@ -406,14 +406,13 @@ export class JsonlStore implements Store {
 
   private writePending(durable: boolean): void {
     const { chunks, renames, sidecars, removals } = this.pending;
-    const writes: Array<{ tracked: Tracked; buffer: Buffer; text: string }> = [];
+    const writes: Array<{ tracked: Tracked; buffer: Buffer }> = [];
     for (const { tracked, text } of chunks.values()) {
-      const joined = text.join("");
-      writes.push({ tracked, text: joined, buffer: Buffer.from(joined, "utf8") });
+      writes.push({ tracked, buffer: Buffer.from(text.join(""), "utf8") });
     }
     // One fsync of the journal acknowledges the whole batch; the session files follow without one.
     this.journal.append(
-      writes.map((w) => ({ file: w.tracked.file, offset: w.tracked.size, text: w.text })),
+      writes.map((w) => ({ file: w.tracked.file, offset: w.tracked.size, bytes: w.buffer })),
       durable,
     );
     for (const { tracked, buffer } of writes) {
