@@ -12,16 +12,24 @@ export interface GroupCommitOptions {
   intervalMs: number;
   /** The most operations in one transaction. */
   maxBatch: number;
+  /**
+   * Batches whose commit resolves later (an fsync in flight) at one time: the next batch runs while the
+   * previous one waits for the disk. Default 1.
+   */
+  maxInflight?: number;
 }
+
+export type BatchResults = Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
 
 /**
  * Runs a batch: each op's result or error, in order. `durable` is true when any op must be on disk when
- * acknowledged. Throws if the batch as a whole could not commit.
+ * acknowledged. Throws (or rejects) if the batch as a whole could not commit. A promise means the batch
+ * is acknowledged when it resolves (e.g. after an fsync), and the next batch may run meanwhile.
  */
 export type CommitBatch = (
   ops: ReadonlyArray<() => unknown>,
   durable: boolean,
-) => Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
+) => BatchResults | Promise<BatchResults>;
 
 /**
  * One writer for the whole store. Operations from every session queue up and are committed together
@@ -32,6 +40,7 @@ export class GroupCommit {
   private scheduled = false;
   private closed = false;
   private idle: Array<() => void> = [];
+  private inflight = 0;
   private readonly batchSizes: number[] = [];
 
   constructor(
@@ -49,7 +58,7 @@ export class GroupCommit {
 
   /** Resolves when everything submitted so far has been committed (or failed). */
   flush(): Promise<void> {
-    if (this.queue.length === 0) return Promise.resolve();
+    if (this.queue.length === 0 && this.inflight === 0) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
@@ -72,10 +81,12 @@ export class GroupCommit {
 
   private drain(): void {
     this.scheduled = false;
+    // Resumed when a batch in flight settles.
+    if (this.inflight >= (this.options.maxInflight ?? 1)) return;
     const batch = this.queue.splice(0, this.options.maxBatch);
     if (batch.length > 0) this.runBatch(batch);
     if (this.queue.length > 0) this.schedule();
-    else for (const resolve of this.idle.splice(0)) resolve();
+    else if (this.inflight === 0) for (const resolve of this.idle.splice(0)) resolve();
   }
 
   private runBatch(batch: Pending[]): void {
@@ -88,21 +99,43 @@ export class GroupCommit {
         batch.some((p) => p.durable),
       );
     } catch (error) {
-      const failure =
-        error instanceof SessiondError
-          ? error
-          : new SessiondError("STORE_UNAVAILABLE", `the store could not commit: ${messageOf(error)}`, {
-              cause: error,
-            });
-      for (const p of batch) p.reject(failure);
+      rejectAll(batch, error);
       return;
     }
-    batch.forEach((p, i) => {
-      const result = results[i];
-      if (result?.ok) p.resolve(result.value);
-      else p.reject(result?.error);
-    });
+    if (!(results instanceof Promise)) {
+      settle(batch, results);
+      return;
+    }
+    this.inflight++;
+    results
+      .then(
+        (settled) => settle(batch, settled),
+        (error: unknown) => rejectAll(batch, error),
+      )
+      .finally(() => {
+        this.inflight--;
+        if (this.queue.length > 0) this.schedule();
+        else if (this.inflight === 0) for (const resolve of this.idle.splice(0)) resolve();
+      });
   }
+}
+
+function settle(batch: Pending[], results: BatchResults): void {
+  batch.forEach((p, i) => {
+    const result = results[i];
+    if (result?.ok) p.resolve(result.value);
+    else p.reject(result?.error);
+  });
+}
+
+function rejectAll(batch: Pending[], error: unknown): void {
+  const failure =
+    error instanceof SessiondError
+      ? error
+      : new SessiondError("STORE_UNAVAILABLE", `the store could not commit: ${messageOf(error)}`, {
+          cause: error,
+        });
+  for (const p of batch) p.reject(failure);
 }
 
 export function messageOf(error: unknown): string {

@@ -4,6 +4,7 @@ import {
   constants,
   existsSync,
   fstatSync,
+  fsync,
   fsyncSync,
   ftruncateSync,
   openSync,
@@ -39,9 +40,9 @@ export class Journal {
 
   /**
    * Appends the batch's records, each a header line `{"f","o","n"}` followed by its `n` bytes as they
-   * go to the session file; with `durable`, they are on disk when this returns.
+   * go to the session file. `syncAsync` makes them durable.
    */
-  append(records: ReadonlyArray<{ file: string; offset: number; bytes: Buffer }>, durable: boolean): void {
+  append(records: ReadonlyArray<{ file: string; offset: number; bytes: Buffer }>): void {
     if (records.length === 0) return;
     this.fd ??= openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND);
     const parts: Buffer[] = [];
@@ -50,8 +51,14 @@ export class Journal {
     }
     const buffer = Buffer.concat(parts);
     writeAll(this.fd, buffer);
-    if (durable) fsyncSync(this.fd);
     this.bytes += buffer.length;
+  }
+
+  /** Resolves once everything appended so far is on disk: the fsync runs off the event loop. */
+  syncAsync(): Promise<void> {
+    const fd = this.fd;
+    if (fd === undefined) return Promise.resolve();
+    return new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
   }
 
   /** Call once the session files are fsync'd: what the journal held is no longer needed. */

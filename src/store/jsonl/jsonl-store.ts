@@ -15,7 +15,7 @@ import { parseEntryInput } from "../../model/entry-schema.js";
 import { SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { checkRange } from "../entry-range.js";
-import { GroupCommit, messageOf } from "../group-commit.js";
+import { type BatchResults, GroupCommit, messageOf } from "../group-commit.js";
 import {
   cloneSession,
   currentNotDeletable,
@@ -146,6 +146,7 @@ export class JsonlStore implements Store {
     this.writer = new GroupCommit((ops, durable) => this.commit(ops, durable), {
       intervalMs: options.commitIntervalMs ?? 0,
       maxBatch: options.maxBatch ?? 2000,
+      maxInflight: 2,
     });
   }
 
@@ -385,9 +386,9 @@ export class JsonlStore implements Store {
    * Runs a batch: each operation changes the in-memory state and queues its bytes; then every file
    * touched is written and (for a durable batch) fsync'd, and names are changed, before any resolves.
    */
-  private commit(ops: ReadonlyArray<() => unknown>, durable: boolean) {
+  private commit(ops: ReadonlyArray<() => unknown>, durable: boolean): BatchResults | Promise<BatchResults> {
     this.pending = emptyPending();
-    const results = ops.map((op) => {
+    const results: BatchResults = ops.map((op) => {
       try {
         return { ok: true as const, value: op() };
       } catch (error) {
@@ -395,25 +396,31 @@ export class JsonlStore implements Store {
       }
     });
     try {
-      this.writePending(durable || this.durability === "strict");
+      this.writePending();
     } catch (error) {
       // What this process holds in memory now runs ahead of the files: read them again.
       this.reindexTouched();
       throw asStoreError(error, this.path);
     }
-    return results;
+    if (!durable && this.durability !== "strict") return results;
+    // Acknowledged once the journal is on disk; the next batch runs while this fsync is in flight.
+    return this.journal.syncAsync().then(
+      () => results,
+      (error: unknown) => {
+        throw asStoreError(error, this.path);
+      },
+    );
   }
 
-  private writePending(durable: boolean): void {
+  private writePending(): void {
     const { chunks, renames, sidecars, removals } = this.pending;
     const writes: Array<{ tracked: Tracked; buffer: Buffer }> = [];
     for (const { tracked, text } of chunks.values()) {
       writes.push({ tracked, buffer: Buffer.from(text.join(""), "utf8") });
     }
-    // One fsync of the journal acknowledges the whole batch; the session files follow without one.
+    // One fsync of the journal (in commit) acknowledges the whole batch; the session files follow without one.
     this.journal.append(
       writes.map((w) => ({ file: w.tracked.file, offset: w.tracked.size, bytes: w.buffer })),
-      durable,
     );
     for (const { tracked, buffer } of writes) {
       writeAll(this.fdFor(tracked), buffer);
