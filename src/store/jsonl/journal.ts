@@ -54,6 +54,11 @@ export class Journal {
     this.bytes += buffer.length;
   }
 
+  /** Everything appended so far is on disk when this returns. */
+  sync(): void {
+    if (this.fd !== undefined) fsyncSync(this.fd);
+  }
+
   /** Resolves once everything appended so far is on disk: the fsync runs off the event loop. */
   syncAsync(): Promise<void> {
     const fd = this.fd;

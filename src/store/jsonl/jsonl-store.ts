@@ -93,6 +93,8 @@ const META_DIR = ".sessiond";
 const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 /** …or once this many session files wait for their fsync (each holds a file descriptor). */
 const MAX_UNSYNCED_FILES = 500;
+/** Batches at least this big fsync the journal off the event loop, so the next batch can run meanwhile. */
+const ASYNC_FSYNC_MIN_BATCH = 8;
 
 /**
  * Sessions as a directory of CrabTalk session files (behaviours.md §2), one file per session.
@@ -403,6 +405,12 @@ export class JsonlStore implements Store {
       throw asStoreError(error, this.path);
     }
     if (!durable && this.durability !== "strict") return results;
+    // A small batch (one writer appending in turn) has nothing to overlap with: fsync here, which
+    // skips the thread pool's round trip.
+    if (ops.length < ASYNC_FSYNC_MIN_BATCH) {
+      this.journal.sync();
+      return results;
+    }
     // Acknowledged once the journal is on disk; the next batch runs while this fsync is in flight.
     return this.journal.syncAsync().then(
       () => results,
