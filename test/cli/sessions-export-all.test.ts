@@ -7,6 +7,9 @@ import { cli, seed, useTempDir } from "./helpers.js";
 const tempDir = useTempDir();
 const init = (createdBy: string) => ({ agent: "main", channel: "telegram", createdBy });
 
+const exportAll = (dir: string, ...rest: string[]) =>
+  cli(dir, ["--data-dir", dir, "sessions", "export", "--all-sessions", ...rest]);
+
 describe("sessiond sessions export --all-sessions", () => {
   it("writes every key, all generations, one file per key, in the format asked", async () => {
     const dir = tempDir();
@@ -16,17 +19,7 @@ describe("sessiond sessions export --all-sessions", () => {
       await engine.reset("telegram:2");
       await engine.append("telegram:2", [{ type: "message", role: "user", content: "two again" }]);
     });
-    const result = await cli(dir, [
-      "--data-dir",
-      dir,
-      "sessions",
-      "export",
-      "--all-sessions",
-      "--format",
-      "jsonl",
-      "--output",
-      "out",
-    ]);
+    const result = await exportAll(dir, "--format", "jsonl", "--output", "out");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("exported 2 keys (4 entries)");
     const names = readdirSync(join(dir, "out")).sort();
@@ -40,29 +33,11 @@ describe("sessiond sessions export --all-sessions", () => {
     expect(two[0]).toMatchObject({ agent: "main", key: "telegram:2", generation: 2 });
     expect(two.slice(1).map((l) => l.content ?? l.type)).toEqual(["two", "reset", "two again"]);
 
-    const md = await cli(dir, [
-      "--data-dir",
-      dir,
-      "sessions",
-      "export",
-      "--all-sessions",
-      "--format",
-      "md",
-      "--output",
-      "md",
-    ]);
+    const md = await exportAll(dir, "--format", "md", "--output", "md");
     expect(md.code).toBe(0);
     expect(readFileSync(join(dir, "md", `${safeFileStem("telegram:1")}.md`), "utf8")).toContain("one");
 
-    const noDir = await cli(dir, [
-      "--data-dir",
-      dir,
-      "sessions",
-      "export",
-      "--all-sessions",
-      "--format",
-      "json",
-    ]);
+    const noDir = await exportAll(dir, "--format", "json");
     expect(noDir.code).toBe(2);
     expect(noDir.stderr).toContain("--output");
     const both = await cli(dir, ["--data-dir", dir, "sessions", "export", "telegram:1", "--all-sessions"]);

@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { importSessions } from "../../src/import/importer.js";
 import { readSource } from "../../src/import/read-source.js";
@@ -145,6 +146,28 @@ describe("sessiond import", () => {
     const u10 = (await store.loadContext("slack:u10"))!;
     expect(u10.summary).toMatchObject({ summary: "Earlier: greetings." });
     expect(text(u10.entries)).toEqual(["user:after"]);
+  });
+
+  it("reports a database file that is not one, or not the system's, and still brings in the rest", async () => {
+    const src = join(dir, "zc");
+    writeZeroclaw(src);
+    writeFileSync(join(src, "sessions.db"), "not a database at all");
+    const other = join(dir, "oc");
+    mkdirSync(other);
+    new Database(join(other, "main.sqlite")).exec("CREATE TABLE unrelated (x)").close();
+    const zc = await importSessions(store, "zeroclaw", readSource("zeroclaw", src));
+    expect(zc.problems.map((p) => [p.file, p.reason.split(":")[0]])).toContainEqual([
+      join(src, "sessions.db"),
+      "not a readable SQLite database",
+    ]);
+    expect(zc.imported.sessions).toBe(3);
+    const oc = await importSessions(store, "openclaw", readSource("openclaw", other));
+    expect(oc.problems).toEqual([
+      {
+        file: join(other, "main.sqlite"),
+        reason: "no sessions / transcript_events tables: not an OpenClaw session database",
+      },
+    ]);
   });
 
   it("dry run reports what would come in and writes nothing; a key already in use is left alone", async () => {

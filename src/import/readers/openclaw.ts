@@ -3,7 +3,7 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { readJsonLines } from "../jsonl-lines.js";
 import { isObject, messageEntry, timeOf, toolCallPartsOf } from "../messages.js";
 import type { ImportItem, ImportProblem, SourceRead } from "../types.js";
-import { hasTable, openReadOnly } from "./sqlite-rows.js";
+import { withDatabase } from "./sqlite-rows.js";
 
 /**
  * OpenClaw: `sessions.json` (sessionKey → {sessionId, updatedAt, sessionFile?}) beside its JSONL
@@ -110,42 +110,37 @@ function readIndex(file: string, agent: string, read: SourceRead): void {
 }
 
 function readDatabase(file: string, agent: string, read: SourceRead): void {
-  const db = openReadOnly(file, read.problems);
-  if (!db) return;
-  try {
-    if (!hasTable(db, "sessions") || !hasTable(db, "transcript_events")) {
-      read.problems.push({
-        file,
-        reason: "no sessions / transcript_events tables: not an OpenClaw session database",
-      });
-      return;
-    }
-    const sessions = db
-      .prepare("SELECT session_key, session_id FROM sessions ORDER BY session_key")
-      .all() as Array<{
-      session_key: string;
-      session_id: string;
-    }>;
-    const events = db.prepare(
-      "SELECT seq, event_json FROM transcript_events WHERE session_id = ? ORDER BY seq",
-    );
-    for (const s of sessions) {
-      const lines: Array<{ where: Where; event: Record<string, unknown> }> = [];
-      for (const row of events.all(s.session_id) as Array<{ seq: number; event_json: unknown }>) {
-        const where = { file, row: `transcript_events ${s.session_id}/${row.seq}` };
-        try {
-          const event: unknown = JSON.parse(String(row.event_json));
-          if (isObject(event)) lines.push({ where, event });
-          else read.problems.push({ ...where, reason: "event is not a JSON object" });
-        } catch {
-          read.problems.push({ ...where, reason: "event_json is not JSON" });
+  withDatabase(
+    file,
+    ["sessions", "transcript_events"],
+    "an OpenClaw session database",
+    read.problems,
+    (db) => {
+      const sessions = db
+        .prepare("SELECT session_key, session_id FROM sessions ORDER BY session_key")
+        .all() as Array<{
+        session_key: string;
+        session_id: string;
+      }>;
+      const events = db.prepare(
+        "SELECT seq, event_json FROM transcript_events WHERE session_id = ? ORDER BY seq",
+      );
+      for (const s of sessions) {
+        const lines: Array<{ where: Where; event: Record<string, unknown> }> = [];
+        for (const row of events.all(s.session_id) as Array<{ seq: number; event_json: unknown }>) {
+          const where = { file, row: `transcript_events ${s.session_id}/${row.seq}` };
+          try {
+            const event: unknown = JSON.parse(String(row.event_json));
+            if (isObject(event)) lines.push({ where, event });
+            else read.problems.push({ ...where, reason: "event is not a JSON object" });
+          } catch {
+            read.problems.push({ ...where, reason: "event_json is not JSON" });
+          }
         }
+        addSession(s.session_key, agent, s.session_id, file, lines, read);
       }
-      addSession(s.session_key, agent, s.session_id, file, lines, read);
-    }
-  } finally {
-    db.close();
-  }
+    },
+  );
 }
 
 type Where = Omit<ImportProblem, "reason">;

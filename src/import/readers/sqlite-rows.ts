@@ -1,8 +1,28 @@
 import Database from "better-sqlite3";
 import type { ImportProblem } from "../types.js";
 
-/** Opens another system's SQLite file read-only; a file that is not a database is one reported problem. */
-export function openReadOnly(file: string, problems: ImportProblem[]): Database.Database | undefined {
+/**
+ * Runs `read` on another system's SQLite file, opened read-only, when it has the tables named; a file
+ * that is not such a database is one reported problem.
+ */
+export function withDatabase(
+  file: string,
+  tables: readonly string[],
+  what: string,
+  problems: ImportProblem[],
+  read: (db: Database.Database) => void,
+): void {
+  const db = openReadOnly(file, problems);
+  if (!db) return;
+  try {
+    if (tables.every((t) => hasTable(db, t))) read(db);
+    else problems.push({ file, reason: `no ${tables.join(" / ")} tables: not ${what}` });
+  } finally {
+    db.close();
+  }
+}
+
+function openReadOnly(file: string, problems: ImportProblem[]): Database.Database | undefined {
   try {
     const db = new Database(file, { readonly: true, fileMustExist: true });
     db.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();

@@ -5,7 +5,7 @@ import { messageEntry, timeOf } from "../messages.js";
 import type { ImportItem, SourceRead } from "../types.js";
 import { chatItems, keyedSession, keyFromStem } from "./chat-lines.js";
 import { jsonlNames } from "./crabtalk.js";
-import { columnsOf, hasTable, openReadOnly } from "./sqlite-rows.js";
+import { columnsOf, hasTable, withDatabase } from "./sqlite-rows.js";
 
 /**
  * ZeroClaw: a directory of per-key JSONL files (`sanitize_session_key(key).jsonl`, chat lines), and/or
@@ -41,16 +41,7 @@ interface MessageRow {
 }
 
 function readDatabase(file: string, agent: string, read: SourceRead): void {
-  const db = openReadOnly(file, read.problems);
-  if (!db) return;
-  try {
-    if (!hasTable(db, "sessions") || !hasTable(db, "session_messages")) {
-      read.problems.push({
-        file,
-        reason: "no sessions / session_messages tables: not a ZeroClaw sessions.db",
-      });
-      return;
-    }
+  withDatabase(file, ["sessions", "session_messages"], "a ZeroClaw sessions.db", read.problems, (db) => {
     const active = new Map<string, string>();
     if (hasTable(db, "session_index")) {
       for (const row of db
@@ -110,7 +101,5 @@ function readDatabase(file: string, agent: string, read: SourceRead): void {
         keyedSession(key, agent, `zeroclaw:db:${row.id}`, file, items, !isActive, createdAt),
       );
     }
-  } finally {
-    db.close();
-  }
+  });
 }
