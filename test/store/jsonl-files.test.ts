@@ -298,6 +298,25 @@ describe("JSONL store files", () => {
     expect(problems).toEqual([]);
   });
 
+  it("numbers after entries another process appended to a session since (one writer at a time)", async () => {
+    const gateway = open();
+    const { session } = await gateway.append("k:shared", [msg("a")], init());
+    // The CLI, in another process, appends to the same session while the gateway is idle.
+    const cli = open();
+    await cli.append("k:shared", [msg("b")]);
+    await cli.close();
+    const after = await gateway.append("k:shared", [msg("c")]);
+    expect(after.entries[0]!.seq).toBe(3);
+    expect(after.session.entryCount).toBe(3);
+    await gateway.close();
+    const reader = open();
+    expect(
+      (await reader.readEntries(session.id)).map((e) => (e.type === "message" ? e.content : "")),
+    ).toEqual(["a", "b", "c"]);
+    await reader.close();
+    expect(problems).toEqual([]);
+  });
+
   it("names no file outside the directory, whatever the agent, sender, key or id", async () => {
     const outside = join(dir, "outside");
     const inside = join(dir, "store");

@@ -1,6 +1,7 @@
 import {
   closeSync,
   constants,
+  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
@@ -57,7 +58,7 @@ import { pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js"
 import { type IndexedFile, saveSnapshot } from "./index-snapshot.js";
 import { Journal, replayJournals } from "./journal.js";
 import { type LineProblem, parseSessionFile } from "./session-file.js";
-import { Sidecars } from "./sidecar.js";
+import { applySidecar, Sidecars } from "./sidecar.js";
 
 export interface JsonlStoreOptions {
   /** The directory of session files. */
@@ -176,7 +177,7 @@ export class JsonlStore implements Store {
     return this.writer.submit(
       () => {
         const now = Date.now();
-        const existing = this.current(key);
+        const existing = this.currentForWrite(key);
         const session = existing
           ? cloneSession(existing.session)
           : newSession(key, requireInit(key, init), this.nextGeneration(key), now);
@@ -256,7 +257,7 @@ export class JsonlStore implements Store {
 
   updateSession(key: string, patch: SessionPatch): Promise<Session> {
     return this.writer.submit(() => {
-      const tracked = this.current(key);
+      const tracked = this.currentForWrite(key);
       if (!tracked) throw sessionNotFound(key);
       tracked.session = applyPatch(tracked.session, patch);
       this.pending.sidecars.set(tracked.session.id, tracked.session);
@@ -266,7 +267,7 @@ export class JsonlStore implements Store {
 
   reset(key: string, cause: ResetCause, init?: SessionInit): Promise<ResetResult> {
     return this.writer.submit(() => {
-      const tracked = this.current(key);
+      const tracked = this.currentForWrite(key);
       if (!tracked) throw sessionNotFound(key);
       const loaded = this.load(tracked);
       const archived = cloneSession(tracked.session);
@@ -280,7 +281,7 @@ export class JsonlStore implements Store {
 
   archive(key: string, cause: ResetCause): Promise<ArchiveResult> {
     return this.writer.submit(() => {
-      const tracked = this.current(key);
+      const tracked = this.currentForWrite(key);
       if (!tracked) throw sessionNotFound(key);
       const loaded = this.load(tracked);
       const archived = cloneSession(tracked.session);
@@ -593,6 +594,27 @@ export class JsonlStore implements Store {
 
   private current(key: string): Tracked | undefined {
     return this.byKey.get(key)?.find((t) => t.session.state === "active");
+  }
+
+  /**
+   * The key's current session, read again first when another process appended to its file since this
+   * one last did (the file is longer than this process wrote it), so new entries number after theirs.
+   * Simultaneous writes from two processes to one session are not serialised: one process should own a key.
+   */
+  private currentForWrite(key: string): Tracked | undefined {
+    const tracked = this.current(key);
+    if (!tracked || this.pending.chunks.has(tracked.session.id)) return tracked;
+    const size = fstatSync(this.fdFor(tracked)).size;
+    if (size === tracked.size) return tracked;
+    const { parsed, problems } = parseSessionFile(tracked.file, readFileSync(join(this.path, tracked.file)));
+    for (const problem of problems) this.report(problem);
+    if (!parsed) return tracked;
+    applySidecar(parsed.session, this.sidecars.read(parsed.session.id));
+    tracked.session = parsed.session;
+    // Where this process's next bytes land (O_APPEND), torn bytes of the other writer included.
+    tracked.size = size;
+    this.loaded.delete(parsed.session.id);
+    return this.current(key);
   }
 
   private nextGeneration(key: string): number {
