@@ -207,6 +207,10 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
           ...(a.compaction ? { compaction: compactionFrom(a.compaction) } : {}),
           ...(a.instructions !== undefined ? { instructions: a.instructions } : {}),
           ...(a.durability ? { durability: a.durability } : {}),
+          ...(a.runtime ? { runtime: a.runtime } : {}),
+          ...(a.cwd ? { cwd: resolve(baseDir, a.cwd) } : {}),
+          ...(a.executable ? { executable: resolve(baseDir, a.executable) } : {}),
+          ...(a.url ? { url: a.url } : {}),
         },
       ]),
     );

@@ -4,6 +4,7 @@ import { requireToken } from "./auth.js";
 import { DEFAULT_BODY_LIMIT } from "./body.js";
 import type { GatewayDeps } from "./deps.js";
 import { describeError, HttpError } from "./errors.js";
+import { agentRoutes } from "./routes/agents.js";
 import { chatRoutes } from "./routes/chat.js";
 import { healthRoutes } from "./routes/health.js";
 import { inspectRoutes } from "./routes/inspect.js";
@@ -54,6 +55,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
 
   app.route("/", healthRoutes(routeDeps));
   app.route("/", sessionRoutes(routeDeps));
+  app.route("/", agentRoutes(routeDeps));
   app.route("/", inspectRoutes(routeDeps));
   app.route("/", chatRoutes(routeDeps));
   app.route("/", openAiRoutes(routeDeps));

@@ -9,7 +9,7 @@ import { echoRuntime } from "../runtimes/index.js";
 import { createGatewayApp } from "./app.js";
 import type { GatewayDeps, GatewayLogger } from "./deps.js";
 import { createGatewayLogger } from "./logger.js";
-import { agentRuntimes } from "./runtimes.js";
+import { runtimeResolver } from "./runtimes.js";
 import type { GatewayOptions } from "./types.js";
 import { attachWebSocket } from "./ws/index.js";
 
@@ -50,11 +50,13 @@ export interface RunningGateway {
 
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const { engine } = options;
-  const runtimes = options.runtimes ?? agentRuntimes(options.config ?? {}, engine.routing.agents);
+  const fixed = options.runtimes;
+  const resolve = runtimeResolver(options.config ?? {}, engine);
   const fallback = echoRuntime();
   const deps: GatewayDeps = {
     engine,
-    runtimeFor: (agent) => runtimes.get(agent) ?? fallback,
+    runtimeFor: (agent) =>
+      fixed ? (fixed.get(agent) ?? fallback) : engine.agents.settings.get(agent) ? resolve(agent) : fallback,
     token: options.token,
     admins: options.admins ?? options.config?.admins ?? [],
     logger: options.logger ?? createGatewayLogger(),

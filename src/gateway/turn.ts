@@ -1,6 +1,8 @@
 import type { Envelope } from "../model/envelope.js";
 import type { RuntimeEvent } from "../model/runtime.js";
-import { runnerFor } from "../runtimes/index.js";
+import { sessionRunner } from "../runtimes/sessions/runner.js";
+import type { TurnContext, TurnRunner } from "../turns/turn.js";
+import type { GatewayDeps } from "./deps.js";
 import type { TurnResult } from "../turns/turn.js";
 import type { RouteDeps } from "./types.js";
 
@@ -22,7 +24,7 @@ export function runTurn(
     : undefined;
   return deps.engine.turn(
     envelope,
-    (context) => runnerFor(deps.runtimeFor(context.agent), onEvent ? { onEvent } : {})(context),
+    (context) => agentRunner(deps, context.agent, onEvent)(context),
     { signal: deps.shutdownSignal },
   );
 }
@@ -38,4 +40,16 @@ export function turnReply(result: TurnResult) {
     ...(result.compaction ? { compacted: true } : {}),
     deduplicated: result.deduplicated,
   };
+}
+
+/** The runner of an agent's runtime, with its runtime session resumed, saved, priced and marked on failure. */
+export function agentRunner(
+  deps: GatewayDeps,
+  agent: string,
+  onEvent?: (event: RuntimeEvent, context: TurnContext) => void | Promise<void>,
+): TurnRunner {
+  return sessionRunner(deps.runtimeFor(agent), deps.engine.agents.store, {
+    agents: deps.engine.routing.agents,
+    ...(onEvent ? { onEvent } : {}),
+  });
 }

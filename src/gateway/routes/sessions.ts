@@ -29,14 +29,17 @@ export function sessionRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     if (cursor) query.cursor = cursor;
     if (c.req.query("archived") === "true") query.includeArchived = true;
     const page = await engine.sessions.list(query);
-    return c.json({ sessions: page.sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
+    const attention = await engine.agents.store.attentionKeys();
+    const sessions = page.sessions.map((s) => (attention.has(s.key) ? { ...s, needsAttention: true } : s));
+    return c.json({ sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
   });
 
   app.get("/api/sessions/:key", async (c) => {
     const key = keyFromPath(c, PREFIX);
     const session = await engine.sessions.get(key);
     if (!session) throw notFound(key);
-    return c.json({ session, queued: engine.queued().get(key) ?? 0 });
+    const runtimes = await engine.agents.conversation(key);
+    return c.json({ session, queued: engine.queued().get(key) ?? 0, ...runtimes });
   });
 
   app.get("/api/sessions/:key/history", async (c) => {
