@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { registerAgents } from "./commands/agents.js";
 import { registerRoute } from "./commands/route.js";
 import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
@@ -21,6 +22,7 @@ export function buildProgram(io: CliIo): Command {
   registerRoute(program, io);
   registerSessions(program, io);
   registerServe(program, io);
+  registerAgents(program, io);
   return program;
 }
 
