@@ -48,8 +48,8 @@ import type { Summarizer } from "./model/summarizer.js";
 import type { TextModel } from "./model/text-model.js";
 import { createTextModel } from "./runtimes/llm/index.js";
 import { DEFAULT_OPENAI_BASE_URL } from "./runtimes/model.js";
-import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
 import type { AgentRuntimes } from "./runtimes/sessions/agent-runtimes.js";
+import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
 import { openStore } from "./store/open.js";
 import { sessionNotFound } from "./store/session-log.js";
 import type {
@@ -445,11 +445,14 @@ class SessionEngine implements Engine {
 
   async startupWarnings(): Promise<string[]> {
     const { merges } = await this.identity.check();
-    return [...this.parts.agentNotices, ...merges.map(
-      (m) =>
-        `session.identity_links changed: ${m.from} now routes to ${m.to}; ` +
-        "run `sessiond sessions relink --apply` to carry its history over",
-    )];
+    return [
+      ...this.parts.agentNotices,
+      ...merges.map(
+        (m) =>
+          `session.identity_links changed: ${m.from} now routes to ${m.to}; ` +
+          "run `sessiond sessions relink --apply` to carry its history over",
+      ),
+    ];
   }
 
   sweep(): Promise<SweepReport> {
@@ -534,7 +537,9 @@ class SessionEngine implements Engine {
     return {
       policy,
       // A stateless model run sees the LoCrew window (§4); runtimes that keep a session get their own prompt.
-      ...(modelAgent && agentOptions?.model ? { window: { self: agent, ...(contextWindow ? { contextWindow } : {}) } } : {}),
+      ...(modelAgent && agentOptions?.model
+        ? { window: { self: agent, ...(contextWindow ? { contextWindow } : {}) } }
+        : {}),
       ...(contextWindow ? { contextWindow } : {}),
       ...(instructions ? { instructions } : {}),
     };

@@ -5,10 +5,10 @@ import type { ResetPolicy } from "../lifecycle/reset-policy.js";
 import type { RetentionPolicy } from "../lifecycle/retention.js";
 import type { Summarizer } from "../model/summarizer.js";
 import type { ModelEndpoint, TextModel } from "../model/text-model.js";
-import type { StoreConfig } from "../store/open.js";
-import type { Store } from "../store/store.js";
 import type { AgentRuntimeSettings } from "../runtimes/agents.js";
 import type { RuntimeSessionStore } from "../runtimes/sessions/store.js";
+import type { StoreConfig } from "../store/open.js";
+import type { Store } from "../store/store.js";
 
 /** What `createEngine` takes. Everything is optional; `loadConfig` builds one from `sessiond.yaml`. */
 export interface EngineConfig {

@@ -209,7 +209,9 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
           ...(a.durability ? { durability: a.durability } : {}),
           ...(a.runtime ? { runtime: a.runtime } : {}),
           ...(a.cwd ? { cwd: resolve(baseDir, a.cwd) } : {}),
-          ...(a.executable ? { executable: a.executable.includes("/") ? resolve(baseDir, a.executable) : a.executable } : {}),
+          ...(a.executable
+            ? { executable: a.executable.includes("/") ? resolve(baseDir, a.executable) : a.executable }
+            : {}),
           ...(a.url ? { url: a.url } : {}),
         },
       ]),

@@ -13,7 +13,11 @@ import { echoRuntime, runtimeFromConfig } from "../runtimes/index.js";
  * model from `models` (a model given as a built TextModel is for compaction, not a runtime); else the echo.
  * A config that cannot work throws here, at start-up.
  */
-export function runtimeForSettings(agent: string, settings: AgentRuntimeSettings, config: EngineConfig): Runtime {
+export function runtimeForSettings(
+  agent: string,
+  settings: AgentRuntimeSettings,
+  config: EngineConfig,
+): Runtime {
   const cli = {
     ...(settings.cwd !== undefined ? { cwd: settings.cwd } : {}),
     ...(settings.model !== undefined ? { model: settings.model } : {}),
@@ -29,7 +33,10 @@ export function runtimeForSettings(agent: string, settings: AgentRuntimeSettings
       if (settings.url === undefined) {
         throw new SessiondError("CONFIG_INVALID", `agents.${agent}: runtime a2a needs a url`);
       }
-      return a2aRuntime({ url: settings.url, ...(settings.instructions ? { instructions: settings.instructions } : {}) });
+      return a2aRuntime({
+        url: settings.url,
+        ...(settings.instructions ? { instructions: settings.instructions } : {}),
+      });
     case "echo":
       return echoRuntime();
     default: {

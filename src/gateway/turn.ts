@@ -1,9 +1,8 @@
 import type { Envelope } from "../model/envelope.js";
 import type { RuntimeEvent } from "../model/runtime.js";
 import { sessionRunner } from "../runtimes/sessions/runner.js";
-import type { TurnContext, TurnRunner } from "../turns/turn.js";
+import type { TurnContext, TurnResult, TurnRunner } from "../turns/turn.js";
 import type { GatewayDeps } from "./deps.js";
-import type { TurnResult } from "../turns/turn.js";
 import type { RouteDeps } from "./types.js";
 
 export interface RunTurnOptions {
@@ -22,11 +21,9 @@ export function runTurn(
         if (event.type === "text" && event.delta) await options.onText?.(event.delta);
       }
     : undefined;
-  return deps.engine.turn(
-    envelope,
-    (context) => agentRunner(deps, context.agent, onEvent)(context),
-    { signal: deps.shutdownSignal },
-  );
+  return deps.engine.turn(envelope, (context) => agentRunner(deps, context.agent, onEvent)(context), {
+    signal: deps.shutdownSignal,
+  });
 }
 
 /** The JSON answer of a turn, shared by the chat, webhook, App API and chat-hook endpoints. */

@@ -16,7 +16,11 @@ export interface A2aRuntimeConfig {
 const WAITING = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
 /** Progress reports ("working…") are not part of the reply. */
 const PROGRESS = new Set([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]);
-const FAILED = new Set([TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED, TaskState.TASK_STATE_CANCELED]);
+const FAILED = new Set([
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_REJECTED,
+  TaskState.TASK_STATE_CANCELED,
+]);
 
 /**
  * An external agent over A2A (`@a2a-js/sdk` client): one remote context per conversation. The context id is
@@ -40,7 +44,8 @@ export function a2aRuntime(config: A2aRuntimeConfig): DescribedRuntime {
     async *run(run: RuntimeRun): AsyncGenerator<RuntimeEvent, void, undefined> {
       const contextId = run.runtimeSessionId;
       const prompt = run.prompt ?? run.input;
-      const text = contextId === undefined && config.instructions ? `${config.instructions}\n\n${prompt}` : prompt;
+      const text =
+        contextId === undefined && config.instructions ? `${config.instructions}\n\n${prompt}` : prompt;
       const message: Message = {
         messageId: randomUUID(),
         contextId: contextId ?? "",
@@ -93,7 +98,12 @@ export function a2aRuntime(config: A2aRuntimeConfig): DescribedRuntime {
 }
 
 function textPart(text: string): Part {
-  return { content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" };
+  return {
+    content: { $case: "text", value: text },
+    metadata: undefined,
+    filename: "",
+    mediaType: "text/plain",
+  };
 }
 
 interface Facts {
@@ -107,7 +117,11 @@ function facts(response: StreamResponse): Facts {
   const payload = response.payload;
   switch (payload?.$case) {
     case "message":
-      return { contextId: payload.value.contextId, taskId: payload.value.taskId, text: textOf(payload.value.parts) };
+      return {
+        contextId: payload.value.contextId,
+        taskId: payload.value.taskId,
+        text: textOf(payload.value.parts),
+      };
     case "task": {
       const task = payload.value;
       const facts: Facts = { contextId: task.contextId, taskId: task.id, text: "" };

@@ -96,7 +96,10 @@ export class AgentSettingsFile {
   duplicate(from: string, to: string): AgentRuntimeSettings {
     const settings = this.require(from);
     if (!AGENT_NAME.test(to)) {
-      throw new SessiondError("INVALID_ARGUMENT", `agent name ${JSON.stringify(to)}: letters, digits, . _ - (1–64)`);
+      throw new SessiondError(
+        "INVALID_ARGUMENT",
+        `agent name ${JSON.stringify(to)}: letters, digits, . _ - (1–64)`,
+      );
     }
     if (this.names().includes(to)) throw new SessiondError("INVALID_ARGUMENT", `agent ${to} already exists`);
     this.layer.deleted = this.layer.deleted.filter((n) => n !== to);

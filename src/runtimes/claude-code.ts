@@ -52,7 +52,8 @@ async function* claudeCodeRun(
       }
       if (message.type === "result") {
         if (message.subtype !== "success" || message.is_error) {
-          const errors = "errors" in message && Array.isArray(message.errors) ? message.errors.join("; ") : "";
+          const errors =
+            "errors" in message && Array.isArray(message.errors) ? message.errors.join("; ") : "";
           throw new SessiondError(
             "TURN_FAILED",
             `Claude Code ended with ${message.subtype}${errors ? `: ${errors}` : ""}`,

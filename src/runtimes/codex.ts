@@ -25,7 +25,8 @@ export function codexRuntime(config: CodexRuntimeConfig = {}): DescribedRuntime 
   if (config.model !== undefined) threadOptions.model = config.model;
   return {
     kind: "codex",
-    describe: () => `codex${config.model ? ` (${config.model})` : ""}${config.cwd ? ` in ${config.cwd}` : ""}`,
+    describe: () =>
+      `codex${config.model ? ` (${config.model})` : ""}${config.cwd ? ` in ${config.cwd}` : ""}`,
     async *run(run: RuntimeRun): AsyncGenerator<RuntimeEvent, void, undefined> {
       const resumed = run.runtimeSessionId !== undefined;
       const thread = resumed

@@ -29,7 +29,9 @@ async function setup(): Promise<{ dir: string; cwd: string }> {
   await seed(
     dir,
     async (engine) => {
-      await engine.append("telegram:7", [{ type: "message", role: "user", content: "hi", sender: { id: "7" } }]);
+      await engine.append("telegram:7", [
+        { type: "message", role: "user", content: "hi", sender: { id: "7" } },
+      ]);
       await engine.agents.store.save({
         agent: "dev",
         key: "telegram:7",
@@ -63,7 +65,9 @@ describe("sessiond agents and runtime sessions in the CLI", () => {
     const { dir, cwd } = await setup();
     const list = await cli(dir, ["agents", "list", "--json"]);
     expect(list.code).toBe(0);
-    const agents = parseJson<{ agents: Array<{ name: string; runtime: string; cwd?: string }> }>(list.stdout).agents;
+    const agents = parseJson<{ agents: Array<{ name: string; runtime: string; cwd?: string }> }>(
+      list.stdout,
+    ).agents;
     expect(agents.map((a) => [a.name, a.runtime, a.cwd])).toEqual([
       ["dev", "claude-code", cwd],
       ["ops", "echo", undefined],
@@ -86,8 +90,16 @@ describe("sessiond agents and runtime sessions in the CLI", () => {
     const { dir, cwd } = await setup();
     const dup = await cli(dir, ["agents", "duplicate", "dev", "dev2"]);
     expect(dup.stdout).toBe("agent dev2 created from dev: same settings, no sessions\n");
-    const shown = parseJson<Record<string, unknown>>((await cli(dir, ["agents", "show", "dev2", "--json"])).stdout);
-    expect(shown).toMatchObject({ name: "dev2", runtime: "claude-code", cwd, model: "sonnet", instructions: "Be brief." });
+    const shown = parseJson<Record<string, unknown>>(
+      (await cli(dir, ["agents", "show", "dev2", "--json"])).stdout,
+    );
+    expect(shown).toMatchObject({
+      name: "dev2",
+      runtime: "claude-code",
+      cwd,
+      model: "sonnet",
+      instructions: "Be brief.",
+    });
     expect(shown.cost).toEqual({ usd: 0, pricedRuns: 0, unpricedRuns: 0, ambiguousRuns: 0 });
 
     const refused = await cli(dir, ["agents", "delete", "dev2"]);

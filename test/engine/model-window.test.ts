@@ -8,7 +8,7 @@ const tiny: TextModel = {
   provider: "openai",
   model: "tiny",
   contextWindow: 100,
-  complete: async () => ({ text: "unused" }),
+  complete: async () => ({ text: "unused", model: "tiny" }),
 };
 
 describe("what a stateless model agent sees (behaviours §4) against an agent with its own session", () => {
@@ -43,7 +43,9 @@ describe("what a stateless model agent sees (behaviours §4) against an agent wi
     const windowed = seen.get("helper") ?? [];
     expect(windowed).toHaveLength(1);
     expect(windowed[0]?.role).toBe("user");
-    expect(windowed[0]?.content).toMatch(/\[carol\] message number 8 .*\n\n\[bob\] message number 9 .*\n\n\[bob\] what now\?$/s);
+    expect(windowed[0]?.content).toMatch(
+      /\[carol\] message number 8 .*\n\n\[bob\] message number 9 .*\n\n\[bob\] what now\?$/s,
+    );
     expect(windowed[0]?.content.length).toBeLessThanOrEqual(175);
     expect(seen.get("coder")).toHaveLength(11);
     await engine.close();

@@ -55,7 +55,9 @@ describe("a2a runtime (the A2A SDK client against a local A2A server)", () => {
     expect(waiting?.data?.taskId).toMatch(/.+/);
 
     const answered = await collect(
-      runtime.run(runOf("main.ts", { runtimeSessionId: waiting?.id ?? "", runtimeSessionData: waiting?.data ?? {} })),
+      runtime.run(
+        runOf("main.ts", { runtimeSessionId: waiting?.id ?? "", runtimeSessionData: waiting?.data ?? {} }),
+      ),
     );
     expect(agent.requests[1]).toMatchObject({ taskId: waiting?.data?.taskId, continuedTask: true });
     expect(answered).toContainEqual({ type: "text", delta: "done with main.ts" });

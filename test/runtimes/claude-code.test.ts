@@ -39,14 +39,32 @@ async function collect(events: AsyncIterable<RuntimeEvent>): Promise<RuntimeEven
 describe("claude-code runtime (the Agent SDK driving a local stream-json CLI)", () => {
   it("starts a session in the agent's directory with its model and instructions, and reports id, text, tools, usage and the running total", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "sessiond-agent-"));
-    const runtime = claudeCodeRuntime({ executable: FAKE_CLAUDE, cwd, model: "sonnet", instructions: "Be brief." });
+    const runtime = claudeCodeRuntime({
+      executable: FAKE_CLAUDE,
+      cwd,
+      model: "sonnet",
+      instructions: "Be brief.",
+    });
     const events = await collect(runtime.run(runOf("hello", { prompt: "New activity: hello" })));
     const [call] = state.calls<Call>();
-    expect(call).toMatchObject({ cwd, model: "sonnet", appendSystemPrompt: "Be brief.", prompt: "New activity: hello" });
+    expect(call).toMatchObject({
+      cwd,
+      model: "sonnet",
+      appendSystemPrompt: "Be brief.",
+      prompt: "New activity: hello",
+    });
     expect(call?.resume).toBeUndefined();
     expect(events[0]).toEqual({ type: "runtime_session", id: call?.sessionId });
-    expect(events).toContainEqual({ type: "tool_call", id: "toolu_1", name: "Read", arguments: { file_path: "README.md" } });
-    expect(events).toContainEqual({ type: "text", delta: `turn 1 of ${call?.sessionId.slice(0, 8)} in ${cwd}` });
+    expect(events).toContainEqual({
+      type: "tool_call",
+      id: "toolu_1",
+      name: "Read",
+      arguments: { file_path: "README.md" },
+    });
+    expect(events).toContainEqual({
+      type: "text",
+      delta: `turn 1 of ${call?.sessionId.slice(0, 8)} in ${cwd}`,
+    });
     expect(events).toContainEqual({ type: "usage", inputTokens: 10, outputTokens: 5 });
     expect(events.at(-1)).toEqual({ type: "cost", totalUsd: 1 });
   });
@@ -57,7 +75,10 @@ describe("claude-code runtime (the Agent SDK driving a local stream-json CLI)", 
     const id = (first[0] as { id: string }).id;
     const second = await collect(runtime.run(runOf("two", { runtimeSessionId: id })));
     expect(state.calls<Call>()[1]).toMatchObject({ resume: id, sessionId: id });
-    expect(second).toContainEqual({ type: "text", delta: expect.stringContaining(`turn 2 of ${id.slice(0, 8)}`) });
+    expect(second).toContainEqual({
+      type: "text",
+      delta: expect.stringContaining(`turn 2 of ${id.slice(0, 8)}`),
+    });
     expect(second.at(-1)).toEqual({ type: "cost", totalUsd: 2 });
   });
 

@@ -38,13 +38,27 @@ async function collect(events: AsyncIterable<RuntimeEvent>): Promise<RuntimeEven
 describe("codex runtime (the Codex SDK driving a local `codex exec --experimental-json`)", () => {
   it("starts a thread in the agent's directory with its model, the instructions before the first prompt", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "sessiond-agent-"));
-    const runtime = codexRuntime({ executable: FAKE_CODEX, cwd, model: "gpt-5-codex", instructions: "You review code." });
+    const runtime = codexRuntime({
+      executable: FAKE_CODEX,
+      cwd,
+      model: "gpt-5-codex",
+      instructions: "You review code.",
+    });
     const events = await collect(runtime.run(runOf("hi", { prompt: "New activity: hi" })));
     const [call] = state.calls<Call>();
-    expect(call).toMatchObject({ cd: cwd, model: "gpt-5-codex", prompt: "You review code.\n\nNew activity: hi" });
+    expect(call).toMatchObject({
+      cd: cwd,
+      model: "gpt-5-codex",
+      prompt: "You review code.\n\nNew activity: hi",
+    });
     expect(call?.resume).toBeUndefined();
     expect(events[0]).toEqual({ type: "runtime_session", id: call?.threadId });
-    expect(events).toContainEqual({ type: "tool_call", id: "item_0", name: "command", arguments: { command: "ls" } });
+    expect(events).toContainEqual({
+      type: "tool_call",
+      id: "item_0",
+      name: "command",
+      arguments: { command: "ls" },
+    });
     expect(events).toContainEqual({ type: "text", delta: `codex turn 1 of ${call?.threadId.slice(0, 8)}` });
     expect(events).toContainEqual({ type: "usage", inputTokens: 20, outputTokens: 7 });
     expect(events.some((e) => e.type === "cost")).toBe(false);

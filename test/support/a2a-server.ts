@@ -1,7 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { AGENT_CARD_PATH, type AgentCard, type Message, type Part, Role, type Task, TaskState } from "@a2a-js/sdk";
+import {
+  AGENT_CARD_PATH,
+  type AgentCard,
+  type Message,
+  type Part,
+  Role,
+  type Task,
+  TaskState,
+} from "@a2a-js/sdk";
 import {
   type AgentExecutor,
   DefaultRequestHandler,
@@ -81,16 +89,31 @@ export async function startA2aAgent(): Promise<LocalA2aAgent> {
       turns.set(context.contextId, turn);
       const history = [...(context.task?.history ?? []), message];
       if (said.includes("[fail]")) {
-        bus.publish({ kind: "task", data: task(context.taskId, context.contextId, TaskState.TASK_STATE_FAILED, "tool broke", history) });
+        bus.publish({
+          kind: "task",
+          data: task(context.taskId, context.contextId, TaskState.TASK_STATE_FAILED, "tool broke", history),
+        });
       } else if (said.includes("[need-input]")) {
         bus.publish({
           kind: "task",
-          data: task(context.taskId, context.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, "Which file?", history),
+          data: task(
+            context.taskId,
+            context.contextId,
+            TaskState.TASK_STATE_INPUT_REQUIRED,
+            "Which file?",
+            history,
+          ),
         });
       } else if (context.task) {
         bus.publish({
           kind: "task",
-          data: task(context.taskId, context.contextId, TaskState.TASK_STATE_COMPLETED, `done with ${said}`, history),
+          data: task(
+            context.taskId,
+            context.contextId,
+            TaskState.TASK_STATE_COMPLETED,
+            `done with ${said}`,
+            history,
+          ),
         });
       } else {
         bus.publish({ kind: "message", data: agentMessage(`a2a turn ${turn}: ${said}`, context.contextId) });
@@ -107,7 +130,9 @@ export async function startA2aAgent(): Promise<LocalA2aAgent> {
   const card: AgentCard = {
     name: "local test agent",
     description: "answers over A2A",
-    supportedInterfaces: [{ url: `${url}/a2a`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" }],
+    supportedInterfaces: [
+      { url: `${url}/a2a`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" },
+    ],
     provider: undefined,
     version: "1.0.0",
     capabilities: { streaming: true, extensions: [] },

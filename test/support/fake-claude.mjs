@@ -42,7 +42,10 @@ rl.on("line", (text) => {
   const message = JSON.parse(text);
   if (message.type === "control_request") {
     if (message.request?.subtype === "initialize") appendSystemPrompt = message.request.appendSystemPrompt;
-    out({ type: "control_response", response: { subtype: "success", request_id: message.request_id, response: {} } });
+    out({
+      type: "control_response",
+      response: { subtype: "success", request_id: message.request_id, response: {} },
+    });
     return;
   }
   if (message.type !== "user") return;
@@ -59,12 +62,63 @@ rl.on("line", (text) => {
     `${JSON.stringify({ argv, cwd: process.cwd(), model, resume, appendSystemPrompt, prompt, sessionId: session.id })}\n`,
   );
   const sid = session.id;
-  out({ type: "system", subtype: "init", session_id: sid, cwd: process.cwd(), model: model ?? "default", tools: [], mcp_servers: [], permissionMode: "default", apiKeySource: "none", slash_commands: [], output_style: "default", uuid: randomUUID() });
+  out({
+    type: "system",
+    subtype: "init",
+    session_id: sid,
+    cwd: process.cwd(),
+    model: model ?? "default",
+    tools: [],
+    mcp_servers: [],
+    permissionMode: "default",
+    apiKeySource: "none",
+    slash_commands: [],
+    output_style: "default",
+    uuid: randomUUID(),
+  });
   if (prompt.includes("[compact]")) {
-    out({ type: "system", subtype: "compact_boundary", session_id: sid, uuid: randomUUID(), compact_metadata: { trigger: "auto", pre_tokens: 150000, post_tokens: 12000 } });
+    out({
+      type: "system",
+      subtype: "compact_boundary",
+      session_id: sid,
+      uuid: randomUUID(),
+      compact_metadata: { trigger: "auto", pre_tokens: 150000, post_tokens: 12000 },
+    });
   }
   const reply = `turn ${session.turns} of ${sid.slice(0, 8)} in ${process.cwd()}`;
-  out({ type: "assistant", message: { id: randomUUID(), type: "message", role: "assistant", model: model ?? "default", content: [{ type: "tool_use", id: "toolu_1", name: "Read", input: { file_path: "README.md" } }, { type: "text", text: reply }], stop_reason: "end_turn", usage: { input_tokens: 10, output_tokens: 5 } }, parent_tool_use_id: null, session_id: sid, uuid: randomUUID() });
-  out({ type: "result", subtype: "success", is_error: false, duration_ms: 1, duration_api_ms: 1, num_turns: 1, result: reply, stop_reason: "end_turn", session_id: sid, total_cost_usd: reported, usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, modelUsage: {}, permission_denials: [], uuid: randomUUID() });
+  out({
+    type: "assistant",
+    message: {
+      id: randomUUID(),
+      type: "message",
+      role: "assistant",
+      model: model ?? "default",
+      content: [
+        { type: "tool_use", id: "toolu_1", name: "Read", input: { file_path: "README.md" } },
+        { type: "text", text: reply },
+      ],
+      stop_reason: "end_turn",
+      usage: { input_tokens: 10, output_tokens: 5 },
+    },
+    parent_tool_use_id: null,
+    session_id: sid,
+    uuid: randomUUID(),
+  });
+  out({
+    type: "result",
+    subtype: "success",
+    is_error: false,
+    duration_ms: 1,
+    duration_api_ms: 1,
+    num_turns: 1,
+    result: reply,
+    stop_reason: "end_turn",
+    session_id: sid,
+    total_cost_usd: reported,
+    usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    modelUsage: {},
+    permission_denials: [],
+    uuid: randomUUID(),
+  });
 });
 rl.on("close", () => process.exit(0));

@@ -35,6 +35,23 @@ appendFileSync(
 const out = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 out({ type: "thread.started", thread_id: thread.id });
 out({ type: "turn.started" });
-out({ type: "item.completed", item: { id: "item_0", type: "command_execution", command: "ls", aggregated_output: "README.md\n", exit_code: 0, status: "completed" } });
-out({ type: "item.completed", item: { id: "item_1", type: "agent_message", text: `codex turn ${thread.turns} of ${thread.id.slice(0, 8)}` } });
+out({
+  type: "item.completed",
+  item: {
+    id: "item_0",
+    type: "command_execution",
+    command: "ls",
+    aggregated_output: "README.md\n",
+    exit_code: 0,
+    status: "completed",
+  },
+});
+out({
+  type: "item.completed",
+  item: {
+    id: "item_1",
+    type: "agent_message",
+    text: `codex turn ${thread.turns} of ${thread.id.slice(0, 8)}`,
+  },
+});
 out({ type: "turn.completed", usage: { input_tokens: 20, cached_input_tokens: 0, output_tokens: 7 } });

@@ -68,7 +68,13 @@ export function registerAgents(program: Command, io: CliIo): void {
       }
       io.stdout(
         renderTable(
-          [{ header: "AGENT" }, { header: "RUNTIME" }, { header: "MODEL" }, { header: "CWD", max: 60 }, { header: "COST" }],
+          [
+            { header: "AGENT" },
+            { header: "RUNTIME" },
+            { header: "MODEL" },
+            { header: "CWD", max: 60 },
+            { header: "COST" },
+          ],
           list.map((a) => [a.name, a.runtime, a.model ?? "", a.cwd ?? "", formatCost(a.cost)]),
         ),
       );

@@ -1,12 +1,14 @@
-import type { CostTotals } from "../../runtimes/sessions/cost.js";
 import type { ConversationRuntimeView } from "../../runtimes/sessions/agent-runtimes.js";
+import type { CostTotals } from "../../runtimes/sessions/cost.js";
 import { renderTable } from "./table.js";
 
 export const NO_SESSION_YET = "No session here yet";
 
 /** Dollars to the cent, with the runs that had no figure or an ambiguous one said. */
 export function formatCost(cost: CostTotals): string {
-  const parts = [`$${cost.usd.toFixed(cost.usd !== 0 && cost.usd < 0.01 ? 4 : 2)} over ${cost.pricedRuns} priced`];
+  const parts = [
+    `$${cost.usd.toFixed(cost.usd !== 0 && cost.usd < 0.01 ? 4 : 2)} over ${cost.pricedRuns} priced`,
+  ];
   if (cost.unpricedRuns) parts.push(`${cost.unpricedRuns} unpriced`);
   if (cost.ambiguousRuns) parts.push(`${cost.ambiguousRuns} ambiguous`);
   return `${parts.join(", ")} ${cost.pricedRuns + cost.unpricedRuns + cost.ambiguousRuns === 1 ? "run" : "runs"}`;
@@ -21,7 +23,10 @@ export function formatRuntimeSessions(agents: readonly string[], view: Conversat
   });
   const out = [
     `\nruntime sessions:\n`,
-    renderTable([{ header: "AGENT" }, { header: "RUNTIME" }, { header: "SESSION" }], rows).replace(/^(?=.)/gm, "  "),
+    renderTable([{ header: "AGENT" }, { header: "RUNTIME" }, { header: "SESSION" }], rows).replace(
+      /^(?=.)/gm,
+      "  ",
+    ),
     `cost: ${formatCost(view.cost)}\n`,
   ];
   if (view.needsAttention) out.push("needs attention: the last run of an agent here failed\n");

@@ -62,10 +62,17 @@ export class AgentRuntimes {
   }
 
   /** Edits settings. Only a changed `cwd` clears anything: instructions or model edits keep every session. */
-  async update(name: string, patch: Partial<Record<keyof AgentRuntimeSettings, string | null>>): Promise<AgentChange> {
+  async update(
+    name: string,
+    patch: Partial<Record<keyof AgentRuntimeSettings, string | null>>,
+  ): Promise<AgentChange> {
     const { before, after } = this.settings.update(name, patch);
     const cleared = before.cwd === after.cwd ? 0 : await this.moved(name, after.cwd);
-    return { agent: await this.view(name), cleared, ...(cleared > 0 ? { notice: clearedNotice(cleared) } : {}) };
+    return {
+      agent: await this.view(name),
+      cleared,
+      ...(cleared > 0 ? { notice: clearedNotice(cleared) } : {}),
+    };
   }
 
   async duplicate(from: string, to: string): Promise<AgentView> {
@@ -96,7 +103,8 @@ export class AgentRuntimes {
       }
       if (last === cwd) continue;
       const cleared = await this.moved(name, cwd ?? undefined);
-      if (cleared > 0) notices.push(`agent ${name} moved to a new working directory: ${clearedNotice(cleared)}`);
+      if (cleared > 0)
+        notices.push(`agent ${name} moved to a new working directory: ${clearedNotice(cleared)}`);
     }
     return notices;
   }

@@ -103,7 +103,10 @@ export class MemoryRuntimeSessionStore implements RuntimeSessionStore {
   async close() {}
 
   private drop(match: (r: { agent: string; key: string }) => boolean) {
-    for (const map of [this.sessions, this.costs, this.marks] as Map<string, { agent: string; key: string }>[]) {
+    for (const map of [this.sessions, this.costs, this.marks] as Map<
+      string,
+      { agent: string; key: string }
+    >[]) {
       for (const [id, value] of map) if (match(value)) map.delete(id);
     }
     for (const [id, value] of this.baselines) if (match(value)) this.baselines.delete(id);

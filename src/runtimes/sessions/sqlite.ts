@@ -2,7 +2,14 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
-import { type CostBaseline, type CostTotals, emptyTotals, type RunCost, type RunCostStatus, roundUsd } from "./cost.js";
+import {
+  type CostBaseline,
+  type CostTotals,
+  emptyTotals,
+  type RunCost,
+  type RunCostStatus,
+  roundUsd,
+} from "./cost.js";
 import type { AttentionMark, RunCostRecord, RuntimeSessionRecord, RuntimeSessionStore } from "./store.js";
 
 const SCHEMA = `
@@ -55,9 +62,13 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
       this.db.pragma("busy_timeout = 5000");
       this.db.exec(SCHEMA);
     } catch (error) {
-      throw new SessiondError("STORE_UNAVAILABLE", `the runtime sessions database failed (${path}): ${String(error)}`, {
-        cause: error,
-      });
+      throw new SessiondError(
+        "STORE_UNAVAILABLE",
+        `the runtime sessions database failed (${path}): ${String(error)}`,
+        {
+          cause: error,
+        },
+      );
     }
   }
 
@@ -106,7 +117,12 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
 
   async deleteKey(key: string) {
     this.db.transaction(() => {
-      for (const table of ["runtime_sessions", "runtime_cost_baselines", "runtime_run_costs", "runtime_attention"]) {
+      for (const table of [
+        "runtime_sessions",
+        "runtime_cost_baselines",
+        "runtime_run_costs",
+        "runtime_attention",
+      ]) {
         this.db.prepare(`DELETE FROM ${table} WHERE key = ?`).run(key);
       }
     })();
@@ -142,7 +158,15 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
           `INSERT OR REPLACE INTO runtime_run_costs (agent, key, run_id, runtime, status, usd, at)
            VALUES (?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(record.agent, record.key, record.runId, record.runtime, record.status, record.usd ?? null, record.at);
+        .run(
+          record.agent,
+          record.key,
+          record.runId,
+          record.runtime,
+          record.status,
+          record.usd ?? null,
+          record.at,
+        );
       if (baseline) {
         this.db
           .prepare("INSERT OR REPLACE INTO runtime_cost_baselines (agent, key, baseline) VALUES (?, ?, ?)")
@@ -195,7 +219,9 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
 
   async attention(key: string) {
     return this.db
-      .prepare<[string], AttentionMark>("SELECT agent, key, error, at FROM runtime_attention WHERE key = ? ORDER BY agent")
+      .prepare<[string], AttentionMark>(
+        "SELECT agent, key, error, at FROM runtime_attention WHERE key = ? ORDER BY agent",
+      )
       .all(key);
   }
 

@@ -39,9 +39,17 @@ describe("runtime sessions, cost and agents over HTTP", () => {
   it("shows each agent's runtime session, the conversation's cost and whether it needs attention", async () => {
     const { key } = (await chat("bob", "hello")).body;
     await chat("bob", "hello", "ops");
-    const detail = (await (await gw.api(`/api/sessions/${encodeURIComponent(key)}`)).json()) as unknown as SessionDetail;
+    const detail = (await (
+      await gw.api(`/api/sessions/${encodeURIComponent(key)}`)
+    ).json()) as unknown as SessionDetail;
     expect(detail.runtimeSessions).toEqual([
-      { agent: "dev", runtime: "claude-code", id: expect.any(String), shortId: expect.any(String), savedAt: expect.any(Number) },
+      {
+        agent: "dev",
+        runtime: "claude-code",
+        id: expect.any(String),
+        shortId: expect.any(String),
+        savedAt: expect.any(Number),
+      },
     ]);
     expect(detail.runtimeSessions[0]?.shortId).toBe(detail.runtimeSessions[0]?.id.slice(0, 8));
     // ops (echo) answered in the same conversation: its run has no figure, so it is unpriced, not free.
@@ -51,7 +59,13 @@ describe("runtime sessions, cost and agents over HTTP", () => {
 
   it("lists agents with their runtime, settings and cost totals", async () => {
     const body = (await (await gw.api("/api/agents")).json()) as unknown as {
-      agents: Array<{ name: string; runtime: string; cwd?: string; model?: string; cost: SessionDetail["cost"] }>;
+      agents: Array<{
+        name: string;
+        runtime: string;
+        cwd?: string;
+        model?: string;
+        cost: SessionDetail["cost"];
+      }>;
     };
     expect(body.agents.map((a) => [a.name, a.runtime, a.cwd, a.model])).toEqual([
       ["dev", "claude-code", cwd, "sonnet"],
@@ -64,9 +78,17 @@ describe("runtime sessions, cost and agents over HTTP", () => {
 
   it("marks a conversation whose run failed, in its detail and in the list", async () => {
     const { key } = (await chat("carol", "hi")).body;
-    await gw.engine.agents.store.save({ agent: "dev", key, runtime: "claude-code", id: "missing-1", savedAt: 1 });
+    await gw.engine.agents.store.save({
+      agent: "dev",
+      key,
+      runtime: "claude-code",
+      id: "missing-1",
+      savedAt: 1,
+    });
     expect((await chat("carol", "again")).status).toBe(502);
-    const detail = (await (await gw.api(`/api/sessions/${encodeURIComponent(key)}`)).json()) as unknown as SessionDetail;
+    const detail = (await (
+      await gw.api(`/api/sessions/${encodeURIComponent(key)}`)
+    ).json()) as unknown as SessionDetail;
     expect(detail.needsAttention).toBe(true);
     expect(detail.runtimeSessions[0]?.id).toBe("missing-1");
     const list = (await (await gw.api("/api/sessions")).json()) as unknown as {
@@ -76,7 +98,10 @@ describe("runtime sessions, cost and agents over HTTP", () => {
   });
 
   it("edits an agent: a new working directory clears its sessions and answers with the notice", async () => {
-    const kept = await gw.api("/api/agents/dev", { ...postJson({ instructions: "Be brief." }), method: "PATCH" });
+    const kept = await gw.api("/api/agents/dev", {
+      ...postJson({ instructions: "Be brief." }),
+      method: "PATCH",
+    });
     expect(await kept.json()).toMatchObject({ cleared: 0, agent: { instructions: "Be brief." } });
     const elsewhere = mkdtempSync(join(tmpdir(), "sessiond-moved-"));
     const res = await gw.api("/api/agents/dev", { ...postJson({ cwd: elsewhere }), method: "PATCH" });
@@ -91,7 +116,9 @@ describe("runtime sessions, cost and agents over HTTP", () => {
   it("duplicates and deletes agents; bad edits and unknown agents get typed errors", async () => {
     const copy = await gw.api("/api/agents/dev/duplicate", postJson({ name: "dev-copy" }));
     expect(copy.status).toBe(201);
-    expect(await copy.json()).toMatchObject({ agent: { name: "dev-copy", runtime: "claude-code", model: "sonnet" } });
+    expect(await copy.json()).toMatchObject({
+      agent: { name: "dev-copy", runtime: "claude-code", model: "sonnet" },
+    });
     const bad = await gw.api("/api/agents/dev", { ...postJson({ password: "x" }), method: "PATCH" });
     expect(bad.status).toBe(400);
     const badUrl = await gw.api("/api/agents/dev", { ...postJson({ url: "not a url" }), method: "PATCH" });

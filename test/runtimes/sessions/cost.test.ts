@@ -2,7 +2,12 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type CostBaseline, measureTotal, perRunCost, type TotalReport } from "../../../src/runtimes/sessions/cost.js";
+import {
+  type CostBaseline,
+  measureTotal,
+  perRunCost,
+  type TotalReport,
+} from "../../../src/runtimes/sessions/cost.js";
 import { MemoryRuntimeSessionStore } from "../../../src/runtimes/sessions/memory.js";
 import { SqliteRuntimeSessionStore } from "../../../src/runtimes/sessions/sqlite.js";
 import type { RuntimeSessionStore } from "../../../src/runtimes/sessions/store.js";
@@ -32,7 +37,10 @@ describe("cost against the session's baseline (behaviours §5 test vectors)", ()
   });
 
   it("the first run seen on a session that already existed is not measured and becomes the baseline", () => {
-    expect(apply([7, 9], { resumedFirst: true })).toEqual([{ status: "not_measured" }, { status: "priced", usd: 2 }]);
+    expect(apply([7, 9], { resumedFirst: true })).toEqual([
+      { status: "not_measured" },
+      { status: "priced", usd: 2 },
+    ]);
   });
 
   it("a total of 0 after a positive baseline (a crashed run) costs 0, ambiguous; the next run re-anchors", () => {
@@ -53,13 +61,21 @@ describe("cost against the session's baseline (behaviours §5 test vectors)", ()
   });
 
   it("applying the last figure twice changes nothing; a later figure of the same run replaces it", () => {
-    const first = measureTotal(undefined, { runId: "r1", runtimeSessionId: "cc-1", totalUsd: 2, resumed: false });
+    const first = measureTotal(undefined, {
+      runId: "r1",
+      runtimeSessionId: "cc-1",
+      totalUsd: 2,
+      resumed: false,
+    });
     const r2 = { runId: "r2", runtimeSessionId: "cc-1", totalUsd: 5, resumed: true };
     const once = measureTotal(first.baseline, r2);
     const twice = measureTotal(once.baseline, r2);
     expect(twice).toEqual(once);
     expect(once.cost).toEqual({ status: "priced", usd: 3 });
-    expect(measureTotal(once.baseline, { ...r2, totalUsd: 5.5 }).cost).toEqual({ status: "priced", usd: 3.5 });
+    expect(measureTotal(once.baseline, { ...r2, totalUsd: 5.5 }).cost).toEqual({
+      status: "priced",
+      usd: 3.5,
+    });
   });
 
   it("keeps cents exact (0.1 + 0.2)", () => {
@@ -102,10 +118,35 @@ describe.each([
       ["r2", 5],
       ["r3", 0],
     ]);
-    await store.recordCost({ agent: "dev", key: "k2", runId: "x1", runtime: "codex", at: 1, status: "unpriced" });
-    await store.recordCost({ agent: "ops", key: "k1", runId: "y1", runtime: "model", at: 1, status: "priced", usd: 0.5 });
-    expect(await store.totals({ key: "k1" })).toEqual({ usd: 5.5, pricedRuns: 3, unpricedRuns: 0, ambiguousRuns: 1 });
-    expect(await store.totals({ agent: "dev" })).toEqual({ usd: 5, pricedRuns: 2, unpricedRuns: 1, ambiguousRuns: 1 });
+    await store.recordCost({
+      agent: "dev",
+      key: "k2",
+      runId: "x1",
+      runtime: "codex",
+      at: 1,
+      status: "unpriced",
+    });
+    await store.recordCost({
+      agent: "ops",
+      key: "k1",
+      runId: "y1",
+      runtime: "model",
+      at: 1,
+      status: "priced",
+      usd: 0.5,
+    });
+    expect(await store.totals({ key: "k1" })).toEqual({
+      usd: 5.5,
+      pricedRuns: 3,
+      unpricedRuns: 0,
+      ambiguousRuns: 1,
+    });
+    expect(await store.totals({ agent: "dev" })).toEqual({
+      usd: 5,
+      pricedRuns: 2,
+      unpricedRuns: 1,
+      ambiguousRuns: 1,
+    });
     expect(await store.costOf("dev", "k1", "r2")).toEqual({ status: "priced", usd: 3 });
     await store.close();
   });
@@ -117,7 +158,12 @@ describe.each([
       ["r2", 5],
       ["r2", 5],
     ]);
-    expect(await store.totals({ key: "k1" })).toEqual({ usd: 5, pricedRuns: 2, unpricedRuns: 0, ambiguousRuns: 0 });
+    expect(await store.totals({ key: "k1" })).toEqual({
+      usd: 5,
+      pricedRuns: 2,
+      unpricedRuns: 0,
+      ambiguousRuns: 0,
+    });
     await store.close();
   });
 });
@@ -127,7 +173,14 @@ describe("the SQLite runtime sessions file", () => {
     const path = join(mkdtempSync(join(tmpdir(), "sessiond-rs-")), "runtime-sessions.db");
     const before = new SqliteRuntimeSessionStore(path);
     await before.save({ agent: "dev", key: "k1", runtime: "claude-code", id: "cc-1", savedAt: 10 });
-    await before.save({ agent: "remote", key: "k1", runtime: "a2a", id: "ctx-9", data: { taskId: "t-1" }, savedAt: 11 });
+    await before.save({
+      agent: "remote",
+      key: "k1",
+      runtime: "a2a",
+      id: "ctx-9",
+      data: { taskId: "t-1" },
+      savedAt: 11,
+    });
     await recordTotals(before, [["r1", 2]]);
     await before.setAttention("dev", "k1", "resume failed", 12);
     await before.setLastCwd("dev", "/srv/app");
@@ -138,7 +191,9 @@ describe("the SQLite runtime sessions file", () => {
       { agent: "dev", key: "k1", runtime: "claude-code", id: "cc-1", savedAt: 10 },
       { agent: "remote", key: "k1", runtime: "a2a", id: "ctx-9", data: { taskId: "t-1" }, savedAt: 11 },
     ]);
-    expect(await after.attention("k1")).toEqual([{ agent: "dev", key: "k1", error: "resume failed", at: 12 }]);
+    expect(await after.attention("k1")).toEqual([
+      { agent: "dev", key: "k1", error: "resume failed", at: 12 },
+    ]);
     expect(await after.lastCwd("dev")).toBe("/srv/app");
     await recordTotals(after, [["r2", 5]]);
     expect(await after.costOf("dev", "k1", "r2")).toEqual({ status: "priced", usd: 3 });

@@ -31,7 +31,13 @@ function configFor(dataDir: string, cwd: string): EngineConfig {
     agents: ["dev", "ops"],
     defaultAgent: "dev",
     agentOptions: {
-      dev: { runtime: "claude-code", executable: FAKE_CLAUDE, cwd, model: "sonnet", instructions: "Be brief." },
+      dev: {
+        runtime: "claude-code",
+        executable: FAKE_CLAUDE,
+        cwd,
+        model: "sonnet",
+        instructions: "Be brief.",
+      },
       ops: { runtime: "echo" },
     },
     lifecycle: { sweepIntervalMs: 0 },
@@ -54,8 +60,14 @@ function setup() {
 }
 
 const DM: Pick<Envelope, "channel" | "chat"> = { channel: "telegram", chat: { type: "direct", id: "42" } };
-const BACKEND: Pick<Envelope, "channel" | "chat"> = { channel: "slack", chat: { type: "group", id: "backend" } };
-const FRONTEND: Pick<Envelope, "channel" | "chat"> = { channel: "slack", chat: { type: "group", id: "frontend" } };
+const BACKEND: Pick<Envelope, "channel" | "chat"> = {
+  channel: "slack",
+  chat: { type: "group", id: "backend" },
+};
+const FRONTEND: Pick<Envelope, "channel" | "chat"> = {
+  channel: "slack",
+  chat: { type: "group", id: "frontend" },
+};
 
 /** One message to `agent` in `where`, answered by the agent's runtime through the session runner. */
 function say(
@@ -83,14 +95,28 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
     expect(claude.calls<Call>().map((c) => c.resume)).toEqual([undefined, undefined, undefined]);
 
     for (const where of [DM, BACKEND, FRONTEND]) await say(engine, config, where, "second");
-    expect(claude.calls<Call>().slice(3).map((c) => c.resume)).toEqual(ids);
+    expect(
+      claude
+        .calls<Call>()
+        .slice(3)
+        .map((c) => c.resume),
+    ).toEqual(ids);
     for (const [i, key] of keys.entries()) {
       const view = await engine.agents.conversation(key);
       expect(view.runtimeSessions).toEqual([
-        { agent: "dev", runtime: "claude-code", id: ids[i], shortId: ids[i]?.slice(0, 8), savedAt: expect.any(Number) },
+        {
+          agent: "dev",
+          runtime: "claude-code",
+          id: ids[i],
+          shortId: ids[i]?.slice(0, 8),
+          savedAt: expect.any(Number),
+        },
       ]);
       const history = await engine.history(key);
-      expect(history.at(-2)).toMatchObject({ role: "assistant", content: expect.stringContaining("turn 2 of") });
+      expect(history.at(-2)).toMatchObject({
+        role: "assistant",
+        content: expect.stringContaining("turn 2 of"),
+      });
     }
   });
 
@@ -106,7 +132,9 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
     await say(engine, config, BACKEND, "dev, your call", "ops");
     const prompt = claude.calls<Call>()[1]?.prompt ?? "";
     expect(prompt).toMatch(/^Warning: this run was triggered by another agent \(ops\)/);
-    expect(prompt).toContain("New activity in this conversation since your last run (3 messages, oldest first):");
+    expect(prompt).toContain(
+      "New activity in this conversation since your last run (3 messages, oldest first):",
+    );
     expect(prompt).toContain("[bob] looks risky\n\n[ops] ship it anyway?\n\n[ops] dev, your call");
     expect(prompt).not.toContain("please review");
     expect(prompt).not.toContain("turn 1 of");
@@ -143,7 +171,10 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
 
     const elsewhere = mkdtempSync(join(tmpdir(), "sessiond-moved-"));
     const moved = await engine.agents.update("dev", { cwd: elsewhere });
-    expect(moved).toMatchObject({ cleared: 2, notice: "2 saved sessions cleared, so the next run starts fresh." });
+    expect(moved).toMatchObject({
+      cleared: 2,
+      notice: "2 saved sessions cleared, so the next run starts fresh.",
+    });
     expect(await engine.agents.store.forKey(a)).toEqual([]);
     expect(await engine.agents.store.forKey(b)).toEqual([]);
     for (const key of [a, b]) {
@@ -215,12 +246,20 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
     const { config } = setup();
     const engine = await open(config);
     const key = engine.route({ ...DM, agent: "dev", sender: { id: "42" }, text: "x" }).key;
-    await engine.agents.store.save({ agent: "dev", key, runtime: "claude-code", id: "lost-session", savedAt: 1 });
+    await engine.agents.store.save({
+      agent: "dev",
+      key,
+      runtime: "claude-code",
+      id: "lost-session",
+      savedAt: 1,
+    });
 
     await expect(say(engine, config, DM, "are you there?")).rejects.toMatchObject({ code: "TURN_FAILED" });
     const note = (await engine.history(key)).at(-1);
     expect(note).toMatchObject({ type: "note", code: "TURN_FAILED" });
-    expect(note?.type === "note" && note.text).toContain("No conversation found with session ID: lost-session");
+    expect(note?.type === "note" && note.text).toContain(
+      "No conversation found with session ID: lost-session",
+    );
     expect(await engine.agents.conversation(key)).toMatchObject({ needsAttention: true });
     expect((await engine.agents.store.get("dev", key))?.id).toBe("lost-session");
 
@@ -241,12 +280,20 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
     const first = await say(engine, config, BACKEND, "[total=2] go");
     await say(engine, config, BACKEND, "[total=5] more");
     const key = first.key;
-    expect(await engine.agents.store.totals({ key })).toEqual({ usd: 5, pricedRuns: 2, unpricedRuns: 0, ambiguousRuns: 0 });
+    expect(await engine.agents.store.totals({ key })).toEqual({
+      usd: 5,
+      pricedRuns: 2,
+      unpricedRuns: 0,
+      ambiguousRuns: 0,
+    });
     await engine.close();
 
     const reopened = await open(config);
     const third = await say(reopened, config, BACKEND, "[total=6] again");
-    expect(await reopened.agents.store.costOf("dev", key, third.input?.id ?? "")).toEqual({ status: "priced", usd: 1 });
+    expect(await reopened.agents.store.costOf("dev", key, third.input?.id ?? "")).toEqual({
+      status: "priced",
+      usd: 1,
+    });
     await say(reopened, config, BACKEND, "[zero-total] crashed");
     await say(reopened, config, BACKEND, "[total=1.5] back");
     expect(await reopened.agents.store.totals({ key })).toEqual({
@@ -258,8 +305,17 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
     expect(await reopened.agents.store.totals({ agent: "dev" })).toMatchObject({ usd: 7.5 });
 
     const dmKey = reopened.route({ ...DM, agent: "dev", sender: { id: "42" }, text: "x" }).key;
-    writeFileSync(join(claude.dir, "session-old.json"), JSON.stringify({ id: "old", turns: 9, totalUsd: 7, prompts: [] }));
-    await reopened.agents.store.save({ agent: "dev", key: dmKey, runtime: "claude-code", id: "old", savedAt: 1 });
+    writeFileSync(
+      join(claude.dir, "session-old.json"),
+      JSON.stringify({ id: "old", turns: 9, totalUsd: 7, prompts: [] }),
+    );
+    await reopened.agents.store.save({
+      agent: "dev",
+      key: dmKey,
+      runtime: "claude-code",
+      id: "old",
+      savedAt: 1,
+    });
     const notMeasured = await say(reopened, config, DM, "hello again");
     expect(await reopened.agents.store.costOf("dev", dmKey, notMeasured.input?.id ?? "")).toEqual({
       status: "not_measured",
@@ -275,7 +331,9 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
     const { config } = setup();
     const engine = await open(config);
     const result = await say(engine, config, DM, "hi ops", "42", "ops");
-    expect(await engine.agents.store.costOf("ops", result.key, result.input?.id ?? "")).toEqual({ status: "unpriced" });
+    expect(await engine.agents.store.costOf("ops", result.key, result.input?.id ?? "")).toEqual({
+      status: "unpriced",
+    });
     expect(await engine.agents.store.totals({ agent: "ops" })).toEqual({
       usd: 0,
       pricedRuns: 0,
