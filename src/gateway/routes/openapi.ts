@@ -14,6 +14,7 @@ const keyParam = {
   description: "The session key, percent-encoded (it is decoded exactly once)",
   schema: { type: "string" },
 };
+const nameParam = { name: "name", in: "path", required: true, schema: { type: "string" } };
 const ok = (description: string) => ({
   description,
   content: { "application/json": { schema: { type: "object" } } },
@@ -71,7 +72,7 @@ export const OPENAPI_DOCUMENT = {
       get: {
         summary: "One session",
         parameters: [keyParam],
-        responses: { "200": ok("{session, queued}"), ...errors },
+        responses: { "200": ok("{session, queued, runtimeSessions, cost, needsAttention}"), ...errors },
       },
       delete: {
         summary: "Delete every generation of a key",
@@ -101,6 +102,38 @@ export const OPENAPI_DOCUMENT = {
         summary: "Archive and start anew",
         parameters: [keyParam],
         responses: { "200": ok("{archived, current}"), ...errors },
+      },
+    },
+    "/api/agents": {
+      get: { summary: "Agents: runtime, settings, cost totals", responses: { "200": ok("{agents}") } },
+    },
+    "/api/agents/{name}": {
+      get: { summary: "One agent", parameters: [nameParam], responses: { "200": ok("{agent}"), ...errors } },
+      patch: {
+        summary: "Edit settings; a new cwd clears the agent's runtime sessions",
+        parameters: [nameParam],
+        requestBody: messageBody([], {
+          runtime: { type: ["string", "null"] },
+          cwd: { type: ["string", "null"] },
+          model: { type: ["string", "null"] },
+          instructions: { type: ["string", "null"] },
+          executable: { type: ["string", "null"] },
+          url: { type: ["string", "null"] },
+        }),
+        responses: { "200": ok("{agent, cleared, notice?}"), ...errors },
+      },
+      delete: {
+        summary: "Delete an agent and its runtime sessions",
+        parameters: [nameParam],
+        responses: { "200": ok("{deleted}"), ...errors },
+      },
+    },
+    "/api/agents/{name}/duplicate": {
+      post: {
+        summary: "A new agent with the same settings and no runtime sessions",
+        parameters: [nameParam],
+        requestBody: messageBody(["name"], { name: { type: "string" } }),
+        responses: { "201": ok("{agent}"), ...errors },
       },
     },
     "/api/inspect": {
