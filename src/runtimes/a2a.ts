@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { type Message, type Part, Role, type StreamResponse, TaskState } from "@a2a-js/sdk";
-import { type Client, ClientFactory } from "@a2a-js/sdk/client";
+import type { Message, Part, StreamResponse, TaskState } from "@a2a-js/sdk";
+import type { Client } from "@a2a-js/sdk/client";
 import { SessiondError } from "../model/errors.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
 import type { DescribedRuntime } from "./echo.js";
@@ -12,15 +12,23 @@ export interface A2aRuntimeConfig {
   instructions?: string;
 }
 
-/** Task states in which the remote agent waits for this conversation: the task id is kept to continue it. */
-const WAITING = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
-/** Progress reports ("working…") are not part of the reply. */
-const PROGRESS = new Set([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]);
-const FAILED = new Set([
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_REJECTED,
-  TaskState.TASK_STATE_CANCELED,
-]);
+/** The protocol's enums, from the SDK's root module: loaded on first use with the client (it is large). */
+async function protocol() {
+  const { Role, TaskState } = await import("@a2a-js/sdk");
+  return {
+    userRole: Role.ROLE_USER,
+    /** The remote agent waits for this conversation: the task id is kept to continue it. */
+    waiting: new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]),
+    /** Progress reports ("working…") are not part of the reply. */
+    progress: new Set([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]),
+    failed: new Set([
+      TaskState.TASK_STATE_FAILED,
+      TaskState.TASK_STATE_REJECTED,
+      TaskState.TASK_STATE_CANCELED,
+    ]),
+    stateName: (state: TaskState) => TaskState[state],
+  };
+}
 
 /**
  * An external agent over A2A (`@a2a-js/sdk` client): one remote context per conversation. The context id is
@@ -30,12 +38,19 @@ const FAILED = new Set([
 export function a2aRuntime(config: A2aRuntimeConfig): DescribedRuntime {
   let client: Promise<Client> | undefined;
   const connect = () => {
-    client ??= new ClientFactory().createFromUrl(config.url).catch((error: unknown) => {
-      client = undefined;
-      throw new SessiondError("TURN_FAILED", `A2A agent at ${config.url} unreachable: ${messageOf(error)}`, {
-        cause: error,
+    // The client library is loaded on first use: most gateways never talk A2A.
+    client ??= import("@a2a-js/sdk/client")
+      .then(({ ClientFactory }) => new ClientFactory().createFromUrl(config.url))
+      .catch((error: unknown) => {
+        client = undefined;
+        throw new SessiondError(
+          "TURN_FAILED",
+          `A2A agent at ${config.url} unreachable: ${messageOf(error)}`,
+          {
+            cause: error,
+          },
+        );
       });
-    });
     return client;
   };
   return {
@@ -46,11 +61,12 @@ export function a2aRuntime(config: A2aRuntimeConfig): DescribedRuntime {
       const prompt = run.prompt ?? run.input;
       const text =
         contextId === undefined && config.instructions ? `${config.instructions}\n\n${prompt}` : prompt;
+      const a2a = await protocol();
       const message: Message = {
         messageId: randomUUID(),
         contextId: contextId ?? "",
         taskId: run.runtimeSessionData?.taskId ?? "",
-        role: Role.ROLE_USER,
+        role: a2a.userRole,
         parts: [textPart(text)],
         metadata: undefined,
         extensions: [],
@@ -74,22 +90,23 @@ export function a2aRuntime(config: A2aRuntimeConfig): DescribedRuntime {
         if (seen.taskId) taskId = seen.taskId;
         if (seen.state !== undefined) {
           state = seen.state;
-          if (FAILED.has(state)) failure = seen.text;
+          if (a2a.failed.has(state)) failure = seen.text;
         }
-        const quiet = seen.state !== undefined && (FAILED.has(seen.state) || PROGRESS.has(seen.state));
+        const quiet =
+          seen.state !== undefined && (a2a.failed.has(seen.state) || a2a.progress.has(seen.state));
         if (seen.text && !quiet) {
           yield { type: "text", delta: seen.text };
         }
       }
-      if (state !== undefined && FAILED.has(state)) {
+      if (state !== undefined && a2a.failed.has(state)) {
         throw new SessiondError(
           "TURN_FAILED",
-          `the A2A task ended ${TaskState[state]}${failure ? `: ${failure}` : ""}`,
+          `the A2A task ended ${a2a.stateName(state)}${failure ? `: ${failure}` : ""}`,
         );
       }
       const id = reported ?? contextId;
       if (id !== undefined) {
-        const waiting = state !== undefined && WAITING.has(state) ? taskId : undefined;
+        const waiting = state !== undefined && a2a.waiting.has(state) ? taskId : undefined;
         // Saved again at the end: the task id is kept only while the task waits, and dropped once it is done.
         yield { type: "runtime_session", id, ...(waiting ? { data: { taskId: waiting } } : {}) };
       }

@@ -1,4 +1,4 @@
-import { type Options, query, type SDKMessage } from "@anthropic-ai/claude-agent-sdk";
+import type { Options, SDKMessage } from "@anthropic-ai/claude-agent-sdk";
 import { SessiondError } from "../model/errors.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
 import type { DescribedRuntime } from "./echo.js";
@@ -44,6 +44,8 @@ async function* claudeCodeRun(
   }
   if (run.runtimeSessionId !== undefined) options.resume = run.runtimeSessionId;
   let replied = false;
+  // Loaded on first use: the SDK is large, and most gateways never run Claude Code.
+  const { query } = await import("@anthropic-ai/claude-agent-sdk");
   try {
     for await (const message of query({ prompt: run.prompt ?? run.input, options })) {
       for (const event of eventsOf(message)) {

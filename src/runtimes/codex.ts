@@ -1,4 +1,4 @@
-import { Codex, type ThreadEvent, type ThreadOptions } from "@openai/codex-sdk";
+import type { Codex, ThreadEvent, ThreadOptions } from "@openai/codex-sdk";
 import { SessiondError } from "../model/errors.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
 import type { DescribedRuntime } from "./echo.js";
@@ -19,7 +19,14 @@ export interface CodexRuntimeConfig {
  * calls, and token usage. Codex reports no cost: its runs are unpriced.
  */
 export function codexRuntime(config: CodexRuntimeConfig = {}): DescribedRuntime {
-  const codex = new Codex(config.executable ? { codexPathOverride: config.executable } : {});
+  let codex: Promise<Codex> | undefined;
+  // Loaded on first use, like the Claude Code SDK: most gateways never run Codex.
+  const client = () => {
+    codex ??= import("@openai/codex-sdk").then(
+      ({ Codex }) => new Codex(config.executable ? { codexPathOverride: config.executable } : {}),
+    );
+    return codex;
+  };
   const threadOptions: ThreadOptions = { skipGitRepoCheck: true };
   if (config.cwd !== undefined) threadOptions.workingDirectory = config.cwd;
   if (config.model !== undefined) threadOptions.model = config.model;
@@ -29,6 +36,7 @@ export function codexRuntime(config: CodexRuntimeConfig = {}): DescribedRuntime 
       `codex${config.model ? ` (${config.model})` : ""}${config.cwd ? ` in ${config.cwd}` : ""}`,
     async *run(run: RuntimeRun): AsyncGenerator<RuntimeEvent, void, undefined> {
       const resumed = run.runtimeSessionId !== undefined;
+      const codex = await client();
       const thread = resumed
         ? codex.resumeThread(run.runtimeSessionId as string, threadOptions)
         : codex.startThread(threadOptions);
