@@ -327,6 +327,18 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
     });
   });
 
+  it("records Claude Code's own compaction as a note and keeps the transcript whole", async () => {
+    const { config } = setup();
+    const engine = await open(config);
+    const { key } = await say(engine, config, DM, "[compact] long work");
+    const history = await engine.history(key);
+    expect(history.map((e) => e.type)).toEqual(["message", "message", "usage", "note"]);
+    expect(history.at(-1)).toMatchObject({
+      code: "RUNTIME_COMPACTED",
+      text: "dev compacted its own history: 150,000 to 12,000 tokens. Nothing was removed from this transcript.",
+    });
+  });
+
   it("records a run of a runtime without a figure as unpriced, never a verified zero", async () => {
     const { config } = setup();
     const engine = await open(config);
