@@ -206,6 +206,20 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
     expect(await unchanged.startupWarnings()).toEqual([]);
   });
 
+  it("keeps an agent's sessions when it is left out of the config and added back", async () => {
+    const { config } = setup();
+    const first = await open(config);
+    const { key } = await say(first, config, DM, "hi");
+    const id = (await first.agents.store.get("dev", key))?.id;
+    await first.close();
+    const without = await open({ ...config, agents: ["ops"], defaultAgent: "ops" });
+    expect(await without.startupWarnings()).toEqual([]);
+    await without.close();
+    const back = await open(config);
+    await say(back, config, DM, "back again");
+    expect(claude.calls<Call>().at(-1)?.resume).toBe(id);
+  });
+
   it("duplicates an agent with its settings and none of its sessions; the copy routes after a restart", async () => {
     const { config } = setup();
     const engine = await open(config);
