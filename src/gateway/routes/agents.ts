@@ -4,14 +4,11 @@ import { readJsonObject, requiredString } from "../body.js";
 import { badRequest } from "../errors.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 
-const EDITABLE: ReadonlyArray<keyof AgentRuntimeSettings> = [
-  "runtime",
-  "cwd",
-  "model",
-  "instructions",
-  "executable",
-  "url",
-];
+/**
+ * What a token holder may change over HTTP. Not `executable` or `url`: a program to run or a server to send
+ * conversations to is set in sessiond.yaml or with the local CLI, never by a request.
+ */
+const EDITABLE: ReadonlyArray<keyof AgentRuntimeSettings> = ["runtime", "cwd", "model", "instructions"];
 
 /**
  * Agents: their settings, runtime and cost (`GET /api/agents`), edits (`PATCH`: a new `cwd` clears the

@@ -117,8 +117,6 @@ export const OPENAPI_DOCUMENT = {
           cwd: { type: ["string", "null"] },
           model: { type: ["string", "null"] },
           instructions: { type: ["string", "null"] },
-          executable: { type: ["string", "null"] },
-          url: { type: ["string", "null"] },
         }),
         responses: { "200": ok("{agent, cleared, notice?}"), ...errors },
       },

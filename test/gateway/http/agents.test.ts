@@ -121,8 +121,14 @@ describe("runtime sessions, cost and agents over HTTP", () => {
     });
     const bad = await gw.api("/api/agents/dev", { ...postJson({ password: "x" }), method: "PATCH" });
     expect(bad.status).toBe(400);
-    const badUrl = await gw.api("/api/agents/dev", { ...postJson({ url: "not a url" }), method: "PATCH" });
-    expect((await badUrl.json()).error.code).toBe("INVALID_ARGUMENT");
+    const badCwd = await gw.api("/api/agents/dev", { ...postJson({ cwd: "" }), method: "PATCH" });
+    expect((await badCwd.json()).error.code).toBe("INVALID_ARGUMENT");
+    // A program to run is not the API's to set: only sessiond.yaml and the local CLI name one.
+    const exec = await gw.api("/api/agents/dev", { ...postJson({ executable: "/bin/sh" }), method: "PATCH" });
+    expect(exec.status).toBe(400);
+    expect((await (await gw.api("/api/agents/dev")).json()) as unknown).toMatchObject({
+      agent: { executable: FAKE_CLAUDE },
+    });
     expect((await gw.api("/api/agents/dev-copy", { method: "DELETE" })).status).toBe(200);
     const gone = await gw.api("/api/agents/dev-copy");
     expect(gone.status).toBe(404);
