@@ -38,6 +38,7 @@ export class GroupCommit {
   private closed = false;
   private idle: Array<() => void> = [];
   private readonly batchSizes: number[] = [];
+  private readonly listeners = new Set<(operations: number) => void>();
   /** Committed batches waiting for their durable barrier. */
   private readonly settling = new Set<Promise<void>>();
 
@@ -63,6 +64,12 @@ export class GroupCommit {
   async close(): Promise<void> {
     await this.flush();
     this.closed = true;
+  }
+
+  /** Calls `listener` with the number of operations in every batch committed from now on. */
+  onBatch(listener: (operations: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Sizes of recent batches (the last 1,000), for metrics and benchmarks. */
@@ -99,6 +106,7 @@ export class GroupCommit {
       for (const p of batch) p.reject(storeFailure("the store could not commit", error));
       return;
     }
+    for (const listener of this.listeners) listener(batch.length);
     const barrier = durable ? this.options.durableBarrier : undefined;
     if (!barrier) {
       settle(batch, results);

@@ -467,6 +467,11 @@ export class SqliteStore implements Store {
     this.db.close();
   }
 
+  /** Calls `listener` with the operations in each transaction this store commits (for metrics). */
+  observeCommits(listener: (operations: number) => void): () => void {
+    return this.writer.onBatch(listener);
+  }
+
   /** Sizes of recent commit batches. */
   recentBatchSizes(): readonly number[] {
     return this.writer.recentBatchSizes();
