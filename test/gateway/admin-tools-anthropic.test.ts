@@ -55,7 +55,7 @@ describe("admin tools through the Anthropic API", () => {
 
     const [first, second, ...rest] = upstream.messageRequests().slice(from);
     expect(rest).toEqual([]);
-    expect((first?.tools as Array<{ name: string }>).map((t) => t.name)).toEqual([
+    expect(((first?.tools ?? []) as Array<{ name: string }>).map((t) => t.name)).toEqual([
       "sessions_list",
       "sessions_history",
     ]);
