@@ -45,7 +45,7 @@ export class Checkpointer {
 
   constructor(
     private readonly path: string,
-    private readonly minIntervalMs = 50,
+    private readonly minIntervalMs = 200,
   ) {}
 
   /** Started on the first request, so that a store that is only read never starts a thread. */
