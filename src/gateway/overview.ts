@@ -23,6 +23,7 @@ export interface Overview {
   from: number;
   to: number;
   hours: HourBucket[];
+  /** `sessions`: sessions with at least one entry in the window. */
   totals: { sessions: number; messages: number; tokens: number; compactions: number };
   /** True when a limit cut the reading short: the figures are then lower bounds. */
   truncated: boolean;
@@ -45,6 +46,7 @@ export async function overview(engine: Engine, hours: number, now = Date.now()):
   }));
   let truncated = false;
   let sessions = 0;
+  let withEntries = 0;
   let cursor: string | undefined;
   do {
     const page = await engine.sessions.list({
@@ -85,6 +87,7 @@ export async function overview(engine: Engine, hours: number, now = Date.now()):
           }
         }
         read += entries.length;
+        if (read === entries.length && entries[0] && entries[0].ts >= from) withEntries++;
         beforeSeq = entries.at(-1)!.seq;
         if (reachedStart) break;
         if (read >= OVERVIEW_ENTRY_LIMIT) {
@@ -99,7 +102,7 @@ export async function overview(engine: Engine, hours: number, now = Date.now()):
       break;
     }
   } while (cursor !== undefined);
-  const totals = { sessions, messages: 0, tokens: 0, compactions: 0 };
+  const totals = { sessions: withEntries, messages: 0, tokens: 0, compactions: 0 };
   for (const bucket of buckets) {
     totals.messages += bucket.messages;
     totals.tokens += bucket.tokens;

@@ -204,6 +204,7 @@ describe("the dashboard in Chromium", () => {
     // alice's 36 messages (her first generation is archived, so not counted), bob's 2 and the chat's 2.
     expect(Number(await messages.textContent())).toBe(4);
     expect(Number(await page.getByTestId("tile-Compactions").textContent())).toBe(0);
+    expect(Number(await page.getByTestId("tile-Sessions active").textContent())).toBe(2);
     expect(await page.locator("figure.chart svg rect.bar").count()).toBeGreaterThan(0);
     await expectFitsPhone("overview");
   });

@@ -32,6 +32,7 @@ export function usd(n: number): string {
   return n < 0.01 && n > 0 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`;
 }
 
-export function hourLabel(ms: number): string {
-  return new Date(ms).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+export function hourLabel(ms: number, withDay = false): string {
+  const options: Intl.DateTimeFormatOptions = { hour: "2-digit", minute: "2-digit" };
+  return new Date(ms).toLocaleString(undefined, withDay ? { ...options, weekday: "short" } : options);
 }

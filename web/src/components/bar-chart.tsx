@@ -1,10 +1,19 @@
 import { count, hourLabel } from "../format";
 
-const WIDTH = 320;
-const HEIGHT = 120;
+const WIDTH = 600;
+const HEIGHT = 110;
 
 /** One small bar chart per series; a table with the same numbers is one click away for screen readers. */
-export function BarChart({ title, points }: { title: string; points: Array<{ at: number; value: number }> }) {
+export function BarChart({
+  title,
+  points,
+  summed = true,
+}: {
+  title: string;
+  points: Array<{ at: number; value: number }>;
+  /** Whether a total over the hours means something (messages do; active sessions per hour do not). */
+  summed?: boolean;
+}) {
   const max = Math.max(1, ...points.map((p) => p.value));
   const total = points.reduce((sum, p) => sum + p.value, 0);
   const step = points.length > 0 ? WIDTH / points.length : WIDTH;
@@ -15,10 +24,14 @@ export function BarChart({ title, points }: { title: string; points: Array<{ at:
       <figcaption>
         {title}{" "}
         <span class="muted">
-          · {count(total)} in all · peak {count(max === 1 && total === 0 ? 0 : max)}
+          {summed ? `· ${count(total)} in all ` : ""}· peak {count(total === 0 ? 0 : max)}
         </span>
       </figcaption>
-      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT + 16}`} role="img" aria-label={`${title}: ${count(total)} in all`}>
+      <svg
+        viewBox={`0 0 ${WIDTH} ${HEIGHT + 16}`}
+        role="img"
+        aria-label={`${title}: peak ${count(total === 0 ? 0 : max)}`}
+      >
         <title>{title}</title>
         <line x1="0" y1={HEIGHT} x2={WIDTH} y2={HEIGHT} class="axis" />
         {points.map((p, i) => {
@@ -40,7 +53,7 @@ export function BarChart({ title, points }: { title: string; points: Array<{ at:
         })}
         {first && (
           <text x="0" y={HEIGHT + 13} class="tick">
-            {hourLabel(first.at)}
+            {hourLabel(first.at, true)}
           </text>
         )}
         {last && (

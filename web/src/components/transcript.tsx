@@ -9,7 +9,7 @@ type CompactionEntry = Extract<Entry, { type: "compaction" }>;
  */
 export function Transcript({ entries }: { entries: Entry[] }) {
   const folded = foldIntoCompactions(entries);
-  const top = entries.filter((entry) => !folded.owner.has(entry.id));
+  const top = summariesFirst(entries.filter((entry) => !folded.owner.has(entry.id)));
   if (top.length === 0) return <p class="muted empty">No entries yet.</p>;
   let generation = "";
   return (
@@ -30,6 +30,18 @@ export function Transcript({ entries }: { entries: Entry[] }) {
       })}
     </ol>
   );
+}
+
+/** Each compaction moves up to where the part it keeps starts: it reads in place of what it summarised. */
+function summariesFirst(entries: Entry[]): Entry[] {
+  const ordered: Entry[] = entries.filter((e) => e.type !== "compaction");
+  for (const c of entries) {
+    if (c.type !== "compaction") continue;
+    const at = ordered.findIndex((e) => e.sessionId === c.sessionId && e.seq >= c.firstKeptSeq);
+    if (at === -1) ordered.push(c);
+    else ordered.splice(at, 0, c);
+  }
+  return ordered;
 }
 
 /** Each entry a loaded compaction covers goes under the latest compaction (of its generation) covering it. */

@@ -5,8 +5,8 @@ import { count } from "../format";
 import type { HourBucket, Overview } from "../types";
 
 const WINDOWS = [6, 24, 72, 168];
-const CHARTS: Array<{ field: keyof Omit<HourBucket, "at">; title: string }> = [
-  { field: "activeSessions", title: "Active sessions per hour" },
+const CHARTS: Array<{ field: keyof Omit<HourBucket, "at">; title: string; summed?: boolean }> = [
+  { field: "activeSessions", title: "Active sessions per hour", summed: false },
   { field: "messages", title: "Messages per hour" },
   { field: "tokens", title: "Tokens per hour (estimated)" },
   { field: "compactions", title: "Compactions per hour" },
@@ -70,6 +70,7 @@ export function OverviewPage() {
           <BarChart
             key={chart.field}
             title={chart.title}
+            summed={chart.summed !== false}
             points={(data?.hours ?? []).map((h) => ({ at: h.at, value: h[chart.field] }))}
           />
         ))}

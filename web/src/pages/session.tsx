@@ -103,7 +103,7 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
     act("Compacting", async () => {
       await postJson(sessionPath(sessionKey, "/compact"));
       await load();
-      return "Compacted: the summary is the newest entry.";
+      return "Compacted: the earlier part is now one summary (expand it to read what it replaced).";
     });
   const reset = () =>
     act("Resetting", async () => {

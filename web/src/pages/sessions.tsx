@@ -235,7 +235,26 @@ export function SessionsPage({ query }: { query: URLSearchParams }) {
           `Page ${pageIndex + 1} · ${rows.length} sessions`
         )}
       </p>
-      <div class="table-wrap" style={{ minHeight: `calc(var(--row) * ${filters.limit + 1})` }}>
+      <nav class="pager" aria-label="Pages">
+        <button type="button" disabled={pageIndex === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+          ← Newer
+        </button>
+        <span class="muted">Page {pageIndex + 1}</span>
+        <button type="button" disabled={!older} onClick={() => older && setCursors([...cursors, older])}>
+          Older →
+        </button>
+        <label class="page-size">
+          <span>Per page</span>
+          <select value={String(filters.limit)} onChange={(e) => setFilter("limit", e.currentTarget.value)}>
+            {PAGE_SIZES.map((size) => (
+              <option key={size} value={size}>
+                {size}
+              </option>
+            ))}
+          </select>
+        </label>
+      </nav>
+      <div class="table-wrap">
         <table class="sessions" aria-busy={loading}>
           <thead>
             <tr>
@@ -291,25 +310,6 @@ export function SessionsPage({ query }: { query: URLSearchParams }) {
           </tbody>
         </table>
       </div>
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={pageIndex === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          ← Newer
-        </button>
-        <span class="muted">Page {pageIndex + 1}</span>
-        <button type="button" disabled={!older} onClick={() => older && setCursors([...cursors, older])}>
-          Older →
-        </button>
-        <label class="page-size">
-          <span>Per page</span>
-          <select value={String(filters.limit)} onChange={(e) => setFilter("limit", e.currentTarget.value)}>
-            {PAGE_SIZES.map((size) => (
-              <option key={size} value={size}>
-                {size}
-              </option>
-            ))}
-          </select>
-        </label>
-      </nav>
     </section>
   );
 }
