@@ -49,7 +49,9 @@ export function serveDashboard(dir: string): MiddlewareHandler {
     if (!file.startsWith(root)) return next();
     const found = await fileOf(file);
     if (found) return send(c, found, extname(file), relative.startsWith("/assets/"));
-    if (extname(relative) !== "") return next();
+    if (extname(relative) !== "") {
+      return c.json({ error: { code: "NOT_FOUND", message: `no file ${relative.slice(0, 128)}` } }, 404);
+    }
     const index = await fileOf(join(root, "index.html"));
     if (!index) return c.html(NOT_BUILT, 503);
     return send(c, index, ".html", false);

@@ -28,7 +28,7 @@ export function BarChart({
         </span>
       </figcaption>
       <svg
-        viewBox={`0 0 ${WIDTH} ${HEIGHT + 16}`}
+        viewBox={`0 0 ${WIDTH} ${HEIGHT + 1}`}
         role="img"
         aria-label={`${title}: peak ${count(total === 0 ? 0 : max)}`}
       >
@@ -51,17 +51,11 @@ export function BarChart({
             </rect>
           );
         })}
-        {first && (
-          <text x="0" y={HEIGHT + 13} class="tick">
-            {hourLabel(first.at, true)}
-          </text>
-        )}
-        {last && (
-          <text x={WIDTH} y={HEIGHT + 13} class="tick" text-anchor="end">
-            {hourLabel(last.at)}
-          </text>
-        )}
       </svg>
+      <div class="ticks muted" aria-hidden="true">
+        <span>{first ? hourLabel(first.at, true) : ""}</span>
+        <span>{last ? hourLabel(last.at) : ""}</span>
+      </div>
       <details>
         <summary>As a table</summary>
         <table class="mini">
