@@ -17,6 +17,13 @@ export function defaultWebDir(from: string = import.meta.url): string | undefine
   }
 }
 
+/** What `sessiond serve` says about the dashboard at start-up. */
+export function dashboardLine(url: string, dir = defaultWebDir()): string {
+  return dir && existsSync(join(dir, "index.html"))
+    ? `dashboard: ${url}/`
+    : "dashboard: not built (run npm run build)";
+}
+
 function isSessiond(manifest: string): boolean {
   try {
     return (JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown }).name === "sessiond";
