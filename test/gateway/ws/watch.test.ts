@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Client, type Frame, type Harness, startHarness, TOKEN } from "./helpers.js";
 
+const init = { agent: "main", channel: "cli", createdBy: "u" };
 const changes = (client: Client): Frame[] =>
   client.frames.filter((f) => f.type === "event" && f.event === "sessions.changed");
 
@@ -31,6 +32,7 @@ describe("websocket sessions.watch", () => {
       channel: "cli",
       createdBy: "u2",
     });
+    await watcher.next((f) => f.event === "sessions.changed" && f.data?.key === "two");
     await h.engine.reset("one", "api");
     await h.engine.delete("two");
     await watcher.next((f) => f.event === "sessions.changed" && f.data?.type === "deleted");
@@ -50,15 +52,34 @@ describe("websocket sessions.watch", () => {
     await watcher.close();
   });
 
+  it("sends a burst of appends on one key as few events, the last with the final row", async () => {
+    const watcher = await Client.open(h.url({ token: TOKEN, channel: "web", peer: "dashboard" }));
+    await watcher.call("sessions.watch");
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        h.engine.append("busy", [{ type: "message", role: "user", content: `m${i}` }], init),
+      ),
+    );
+    const last = await watcher.next(
+      (f) =>
+        f.event === "sessions.changed" && (f.data?.session as { messageCount?: number })?.messageCount === 20,
+    );
+    expect(last.data?.type).toBe("appended");
+    expect(changes(watcher).length).toBeLessThan(20);
+    await watcher.close();
+  });
+
   it("reports turns starting and finishing, and stops after sessions.unwatch", async () => {
     const watcher = await Client.open(h.url({ token: TOKEN, channel: "web", peer: "dashboard" }));
     const writer = await Client.open(h.url({ token: TOKEN, channel: "cli", peer: "kim" }));
     await watcher.call("sessions.watch");
     const { key } = await writer.call("chat.send", { text: "hello" });
     await watcher.next((f) => f.data?.type === "turn.finished");
+    // Within one interval a key's turn events collapse into the latest: the turn has finished.
     const types = changes(watcher).map((f) => f.data?.type);
-    expect(types[0]).toBe("turn.started");
     expect(types).toContain("appended");
+    expect(types.at(-1)).toBe("turn.finished");
+    expect(changes(watcher).at(-1)?.data).toMatchObject({ ok: true });
     expect(changes(watcher).every((f) => f.data?.key === key)).toBe(true);
 
     expect(await watcher.call("sessions.unwatch")).toEqual({ watching: false });

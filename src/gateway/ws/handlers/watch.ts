@@ -1,8 +1,14 @@
 import type { SessionEvent } from "../../../turns/events.js";
-import type { Handler } from "../connection.js";
+import type { Connection, Handler } from "../connection.js";
 
 /** The subscription slot of `sessions.watch`: a control character, so no session key can take it. */
 export const WATCH_ALL = "\u0000all";
+
+/**
+ * How long changes gather before a watcher is told. Within it, each key's latest row change and latest
+ * turn event win: a busy gateway sends a watcher one event per busy key per interval, not one per append.
+ */
+export const WATCH_INTERVAL_MS = 100;
 
 /** What a watcher is told: the change and the session's new row, never the entries themselves. */
 export function changeOf(event: SessionEvent): Record<string, unknown> {
@@ -26,11 +32,42 @@ export function changeOf(event: SessionEvent): Record<string, unknown> {
   }
 }
 
-/** `sessions.watch` {} → {watching: true}; then every change to any session as a `sessions.changed` event. */
+/** Gathers one watcher's changes and sends them every WATCH_INTERVAL_MS, the latest per key and kind. */
+function coalescing(connection: Connection): { add(event: SessionEvent): void; stop(): void } {
+  const rows = new Map<string, Record<string, unknown>>();
+  const turns = new Map<string, Record<string, unknown>>();
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    timer = undefined;
+    for (const change of rows.values()) connection.event("sessions.changed", change);
+    for (const change of turns.values()) connection.event("sessions.changed", change);
+    rows.clear();
+    turns.clear();
+  };
+  return {
+    add(event) {
+      const slot = event.type === "turn.started" || event.type === "turn.finished" ? turns : rows;
+      // Re-inserted, so the flush keeps the order in which keys last changed.
+      slot.delete(event.key);
+      slot.set(event.key, changeOf(event));
+      timer ??= setTimeout(flush, WATCH_INTERVAL_MS);
+    },
+    stop() {
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}
+
+/** `sessions.watch` {} → {watching: true}; then changes to any session as `sessions.changed` events. */
 export const watch: Handler = async (_params, { deps, connection }) => {
   if (!connection.subscriptions.has(WATCH_ALL)) {
-    const stop = deps.engine.events.on((event) => connection.event("sessions.changed", changeOf(event)));
-    connection.subscriptions.set(WATCH_ALL, stop);
+    const changes = coalescing(connection);
+    const off = deps.engine.events.on((event) => changes.add(event));
+    connection.subscriptions.set(WATCH_ALL, () => {
+      off();
+      changes.stop();
+    });
   }
   return { watching: true };
 };
