@@ -153,6 +153,28 @@ describe("the dashboard's API", () => {
     expect(none.status).toBe(404);
   });
 
+  it("searches sessions by text through GET /api/sessions?q=", async () => {
+    await gw.engine.append("discord:dm:5", [{ type: "message", role: "user", content: "hi" }], {
+      agent: "ops",
+      channel: "discord",
+      createdBy: "5",
+    });
+    const found = (await (await gw.api("/api/sessions?q=TELEGRAM")).json()) as {
+      sessions: Array<{ key: string }>;
+      scanned: number;
+      partial: boolean;
+    };
+    expect(found.sessions.map((s) => s.key)).toEqual(["telegram:1"]);
+    expect(found).toMatchObject({ scanned: 2, partial: false });
+    const filtered = (await (await gw.api("/api/sessions?q=TELEGRAM&agent=ops")).json()) as {
+      sessions: unknown[];
+    };
+    expect(filtered.sessions).toEqual([]);
+    const long = await gw.api(`/api/sessions?q=${"x".repeat(201)}`);
+    expect(long.status).toBe(400);
+    expect((await json(long)).error.code).toBe("INVALID_ARGUMENT");
+  });
+
   it("refuses an overview window out of bounds", async () => {
     const res = await gw.api("/api/stats/overview?hours=1000");
     expect(res.status).toBe(400);
