@@ -3,7 +3,7 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { json, startTestGateway, type TestGateway } from "./helpers.js";
+import { json, startTestGateway, type TestGateway, TOKEN } from "./helpers.js";
 
 /** A GET with the path sent exactly as given (fetch would normalise `..`). */
 function rawGet(url: string, path: string): Promise<{ status: number; body: string }> {
@@ -117,6 +117,8 @@ describe("the gateway without a built dashboard", () => {
   });
 });
 
+const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
+
 describe("the dashboard's API", () => {
   let gw: TestGateway;
 
@@ -159,7 +161,7 @@ describe("the dashboard's API", () => {
       channel: "discord",
       createdBy: "5",
     });
-    const found = (await (await gw.api("/api/sessions?q=TELEGRAM")).json()) as {
+    const found = (await (await fetch(`${gw.url}/api/sessions?q=TELEGRAM`, auth)).json()) as {
       sessions: Array<{ key: string }>;
       scanned: number;
       partial: boolean;
