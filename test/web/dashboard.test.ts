@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ECHO_LABEL } from "../../src/runtimes/echo.js";
@@ -125,6 +126,15 @@ describe("the dashboard in Chromium", () => {
     expect(await page.getByTestId("messages").textContent()).toBe("34");
     await page.getByText("No session here yet").waitFor();
 
+    await page.getByLabel("Export format").selectOption("md");
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Export" }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe("app_api_alice.md");
+    const saved = await download.path();
+    expect(readFileSync(saved, "utf8")).toContain("question 14 about order ORD-1014");
+
     await say("alice", "a live message");
     await page.locator('li[data-role="user"]', { hasText: "a live message" }).waitFor();
     await page.getByTestId("messages").filter({ hasText: /^36$/ }).waitFor();
@@ -222,6 +232,21 @@ describe("the dashboard in Chromium", () => {
     for (const name of ["Skip to content", "Sessions", "Chat", "Overview", "Sign out", "f-q", "f-agent"]) {
       expect(reached).toContain(name);
     }
+  });
+
+  it("switches between light and dark with the toggle, over the system's preference", async () => {
+    const background = () => page.evaluate<string>("getComputedStyle(document.body).backgroundColor");
+    await page.emulateMedia({ colorScheme: "light" });
+    const light = await background();
+    await page.getByRole("button", { name: /^Theme: system/ }).click();
+    expect(await page.evaluate<string | undefined>("document.documentElement.dataset.theme")).toBe("light");
+    await page.getByRole("button", { name: /^Theme: light/ }).click();
+    expect(await background()).not.toBe(light);
+    await page.reload();
+    await page.getByRole("button", { name: /^Theme: dark/ }).waitFor();
+    expect(await background()).not.toBe(light);
+    await page.getByRole("button", { name: /^Theme: dark/ }).click();
+    expect(await background()).toBe(light);
   });
 
   it("signs out: the token is gone and the API is not called with it again", async () => {
