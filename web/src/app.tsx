@@ -31,22 +31,15 @@ export function App() {
   useEffect(() => {
     if (signedIn) live.connect();
   }, [signedIn]);
+  const home = path === "/" || path === "/signin";
+  useEffect(() => {
+    if (signedIn && home) navigate("/sessions", true);
+  }, [signedIn, home]);
 
   if (!signedIn) {
-    return (
-      <SignInPage
-        refused={query.get("refused") === "1"}
-        onSignedIn={() => {
-          setSignedIn(true);
-          if (path === "/" || path === "/signin") navigate("/sessions", true);
-        }}
-      />
-    );
+    return <SignInPage refused={query.get("refused") === "1"} onSignedIn={() => setSignedIn(true)} />;
   }
-  if (path === "/" || path === "/signin") {
-    navigate("/sessions", true);
-    return null;
-  }
+  if (home) return null;
   const signOut = () => {
     clearToken();
     live.disconnect();

@@ -74,13 +74,14 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
         };
       });
     });
+    const ours = (data: unknown) => (data as { key?: string }).key === sessionKey;
     const reload = (data: unknown) => {
-      if ((data as { key?: string }).key === sessionKey) void load();
+      if (ours(data)) void load();
     };
     const stopReset = live.on("session.reset", reload);
     const stopUpdated = live.on("session.updated", reload);
-    const stopStarted = live.on("session.turn.started", () => setRunning(true));
-    const stopFinished = live.on("session.turn.finished", () => setRunning(false));
+    const stopStarted = live.on("session.turn.started", (data) => ours(data) && setRunning(true));
+    const stopFinished = live.on("session.turn.finished", (data) => ours(data) && setRunning(false));
     return () => {
       for (const stop of [stopOpen, stopAppended, stopReset, stopUpdated, stopStarted, stopFinished]) stop();
       live.call("sessions.unsubscribe", { session: sessionKey }).catch(() => {});

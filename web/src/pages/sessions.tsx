@@ -67,16 +67,22 @@ export function SessionsPage({ query }: { query: URLSearchParams }) {
   const now = useNow();
   const [text, setText] = useState(filters.q);
   const settledText = useDebounced(text, 250);
-  // cursors[i] is the cursor of page i; page 0 has none.
-  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
+  const filterKey = apiQuery(filters, undefined);
+  // cursors[i] is the cursor of page i; page 0 has none. New filters start again at the first page.
+  const [paging, setPaging] = useState<{ filterKey: string; cursors: Array<string | undefined> }>({
+    filterKey,
+    cursors: [undefined],
+  });
+  const cursors = paging.filterKey === filterKey ? paging.cursors : [undefined];
+  const setCursors = (next: Array<string | undefined>) => setPaging({ filterKey, cursors: next });
   const [page, setPage] = useState<SessionPage>();
   const [rows, setRows] = useState<Row[]>([]);
   const [error, setError] = useState("");
   const [loading, setLoading] = useState(true);
   const [running, setRunning] = useState<ReadonlySet<string>>(new Set());
   const [fresh, setFresh] = useState<ReadonlySet<string>>(new Set());
-  const filterKey = apiQuery(filters, undefined);
   const pageIndex = cursors.length - 1;
+  const cursor = cursors[pageIndex];
   const latest = useRef({ filters, pageIndex });
   latest.current = { filters, pageIndex };
 
@@ -91,13 +97,10 @@ export function SessionsPage({ query }: { query: URLSearchParams }) {
     if (settledText !== filters.q) setFilter("q", settledText.trim());
   }, [settledText]);
 
-  // A new filter starts again at the first page.
-  useEffect(() => setCursors([undefined]), [filterKey]);
-
   useEffect(() => {
     let cancelled = false;
     setLoading(true);
-    getJson<SessionPage>(apiQuery(filters, cursors[pageIndex])).then(
+    getJson<SessionPage>(apiQuery(filters, cursor)).then(
       (result) => {
         if (cancelled) return;
         setPage(result);
@@ -114,7 +117,7 @@ export function SessionsPage({ query }: { query: URLSearchParams }) {
     return () => {
       cancelled = true;
     };
-  }, [filterKey, cursors]);
+  }, [filterKey, cursor]);
 
   useEffect(() => {
     const stopOpen = live.onOpen(() => {
