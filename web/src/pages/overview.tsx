@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { getJson } from "../api";
 import { BarChart } from "../components/bar-chart";
 import { count } from "../format";
+import { useNow } from "../hooks";
 import type { HourBucket, Overview } from "../types";
 
 const WINDOWS = [6, 24, 72, 168];
@@ -17,6 +18,8 @@ export function OverviewPage() {
   const [data, setData] = useState<Overview>();
   const [error, setError] = useState("");
 
+  // Refreshed every minute; the charts keep their size, so nothing moves when new figures arrive.
+  const tick = useNow(60_000);
   useEffect(() => {
     let cancelled = false;
     getJson<Overview>(`/api/stats/overview?hours=${hours}`).then(
@@ -32,7 +35,7 @@ export function OverviewPage() {
     return () => {
       cancelled = true;
     };
-  }, [hours]);
+  }, [hours, tick]);
 
   return (
     <section class="page" aria-labelledby="overview-title">
