@@ -6,6 +6,7 @@ import { cpus, totalmem } from "node:os";
 import { concurrentAppends, sequentialAppends } from "./appends.js";
 import { contextAssembly } from "./context-assembly.js";
 import { contextLoad } from "./context-load.js";
+import { dashboardReads } from "./dashboard.js";
 import { gatewayThroughput } from "./gateway.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
@@ -61,6 +62,7 @@ const BENCHES: readonly Planned[] = [
   plan("assembly", contextAssembly),
   plan("summarizer", summarizerThroughput),
   plan("gateway", gatewayThroughput),
+  plan("dashboard", dashboardReads),
 ];
 
 async function main(): Promise<void> {

@@ -66,6 +66,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.trustProxyHeader ? { trustProxyHeader: options.trustProxyHeader } : {}),
     shutdownSignal: shutdown.signal,
+    ...(options.webDir !== undefined ? { webDir: options.webDir } : {}),
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   const host = options.host ?? DEFAULT_HOST;

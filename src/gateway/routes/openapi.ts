@@ -59,11 +59,13 @@ export const OPENAPI_DOCUMENT = {
     "/api/sessions": {
       get: {
         summary: "List sessions",
-        parameters: ["agent", "channel", "active", "sort", "limit", "cursor", "archived"].map((name) => ({
-          name,
-          in: "query",
-          schema: { type: "string" },
-        })),
+        parameters: ["agent", "channel", "active", "sort", "limit", "cursor", "archived", "q"].map(
+          (name) => ({
+            name,
+            in: "query",
+            schema: { type: "string" },
+          }),
+        ),
         responses: { "200": ok("{sessions, nextCursor?}"), ...errors },
       },
     },
@@ -101,6 +103,26 @@ export const OPENAPI_DOCUMENT = {
         summary: "Archive and start anew",
         parameters: [keyParam],
         responses: { "200": ok("{archived, current}"), ...errors },
+      },
+    },
+    "/api/sessions/{key}/export": {
+      get: {
+        summary: "A key's sessions as a document (json, jsonl, md)",
+        parameters: [
+          keyParam,
+          ...["format", "all"].map((name) => ({ name, in: "query", schema: { type: "string" } })),
+        ],
+        responses: { "200": { description: "the export" }, ...errors },
+      },
+    },
+    "/api/agents": {
+      get: { summary: "The configured agents", responses: { "200": ok("{agents, defaultAgent}") } },
+    },
+    "/api/stats/overview": {
+      get: {
+        summary: "Activity per hour over a recent window, from bounded reads",
+        parameters: [{ name: "hours", in: "query", schema: { type: "string" } }],
+        responses: { "200": ok("{from, to, hours, totals, truncated}"), ...errors },
       },
     },
     "/api/inspect": {
