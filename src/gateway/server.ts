@@ -68,6 +68,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.trustProxyHeader ? { trustProxyHeader: options.trustProxyHeader } : {}),
     shutdownSignal: shutdown.signal,
+    ...(options.webDir !== undefined ? { webDir: options.webDir } : {}),
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   const host = options.host ?? DEFAULT_HOST;
@@ -88,19 +89,21 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const close = () => {
     closing ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Upgraded sockets count as open connections: the WebSocket side finishes its turns and closes first.
-      await websocket.close();
+      const grace = options.graceMs ?? DEFAULT_GRACE_MS;
+      // Upgraded sockets count as open connections: the WebSocket side finishes its turns within the same
+      // grace period, then closes its sockets.
+      const websocketClosed = websocket.close(grace);
       // Connections turn idle as their requests finish; close them as they do rather than at keep-alive timeout.
       server.closeIdleConnections();
       const idle = setInterval(() => server.closeIdleConnections(), 25);
-      const grace = options.graceMs ?? DEFAULT_GRACE_MS;
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<"timeout">((resolve) => {
         timer = setTimeout(() => resolve("timeout"), grace);
       });
-      if ((await Promise.race([closed, timedOut])) === "timeout") {
+      if ((await Promise.race([Promise.all([closed, websocketClosed]), timedOut])) === "timeout") {
         deps.logger.warn({ graceMs: grace }, "grace period over: cancelling running turns");
         shutdown.abort();
+        await websocketClosed;
         server.closeAllConnections();
         await closed;
       }

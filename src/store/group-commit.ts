@@ -12,6 +12,11 @@ export interface GroupCommitOptions {
   intervalMs: number;
   /** The most operations in one transaction. */
   maxBatch: number;
+  /**
+   * Makes a committed batch durable. Without it, a durable batch must be on disk when `commit` returns;
+   * with it, a durable batch's operations resolve only once the barrier has, while later batches commit.
+   */
+  durableBarrier?: () => Promise<void>;
 }
 
 /**
@@ -33,6 +38,9 @@ export class GroupCommit {
   private closed = false;
   private idle: Array<() => void> = [];
   private readonly batchSizes: number[] = [];
+  private readonly listeners = new Set<(operations: number) => void>();
+  /** Committed batches waiting for their durable barrier. */
+  private readonly settling = new Set<Promise<void>>();
 
   constructor(
     private readonly commit: CommitBatch,
@@ -48,14 +56,20 @@ export class GroupCommit {
   }
 
   /** Resolves when everything submitted so far has been committed (or failed). */
-  flush(): Promise<void> {
-    if (this.queue.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
+  async flush(): Promise<void> {
+    if (this.queue.length > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.settling.size > 0) await Promise.allSettled([...this.settling]);
   }
 
   async close(): Promise<void> {
     await this.flush();
     this.closed = true;
+  }
+
+  /** Calls `listener` with the number of operations in every batch committed from now on. */
+  onBatch(listener: (operations: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Sizes of recent batches (the last 1,000), for metrics and benchmarks. */
@@ -82,27 +96,45 @@ export class GroupCommit {
     this.batchSizes.push(batch.length);
     if (this.batchSizes.length > 1000) this.batchSizes.splice(0, this.batchSizes.length - 1000);
     let results: ReturnType<CommitBatch>;
+    const durable = batch.some((p) => p.durable);
     try {
       results = this.commit(
         batch.map((p) => p.run),
-        batch.some((p) => p.durable),
+        durable,
       );
     } catch (error) {
-      const failure =
-        error instanceof SessiondError
-          ? error
-          : new SessiondError("STORE_UNAVAILABLE", `the store could not commit: ${messageOf(error)}`, {
-              cause: error,
-            });
-      for (const p of batch) p.reject(failure);
+      for (const p of batch) p.reject(storeFailure("the store could not commit", error));
       return;
     }
-    batch.forEach((p, i) => {
-      const result = results[i];
-      if (result?.ok) p.resolve(result.value);
-      else p.reject(result?.error);
-    });
+    for (const listener of this.listeners) listener(batch.length);
+    const barrier = durable ? this.options.durableBarrier : undefined;
+    if (!barrier) {
+      settle(batch, results);
+      return;
+    }
+    const settling: Promise<void> = barrier().then(
+      () => settle(batch, results),
+      (error: unknown) => {
+        const failure = storeFailure("the commit could not be made durable", error);
+        for (const p of batch) p.reject(failure);
+      },
+    );
+    this.settling.add(settling);
+    void settling.finally(() => this.settling.delete(settling));
   }
+}
+
+function settle(batch: readonly Pending[], results: ReturnType<CommitBatch>): void {
+  batch.forEach((p, i) => {
+    const result = results[i];
+    if (result?.ok) p.resolve(result.value);
+    else p.reject(result?.error);
+  });
+}
+
+function storeFailure(what: string, error: unknown): SessiondError {
+  if (error instanceof SessiondError) return error;
+  return new SessiondError("STORE_UNAVAILABLE", `${what}: ${messageOf(error)}`, { cause: error });
 }
 
 export function messageOf(error: unknown): string {

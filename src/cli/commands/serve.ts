@@ -3,6 +3,7 @@ import { createEngine } from "../../engine.js";
 import { agentRuntimes } from "../../gateway/runtimes.js";
 import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT, startGateway } from "../../gateway/server.js";
 import { resolveToken } from "../../gateway/token.js";
+import { dashboardLine } from "../../gateway/web/dir.js";
 import { describeRuntime } from "../../runtimes/index.js";
 import { type GlobalOptions, loadCliConfig, routingFromConfig } from "../context.js";
 import type { CliIo } from "../io.js";
@@ -85,6 +86,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
           : `access token: ${token.generated ? "generated and " : ""}stored in ${token.path} (mode 0600)\n`,
       );
       io.stdout(`store: ${engine.store.backend} in ${engine.dataDir}\n`);
+      io.stdout(`${dashboardLine(gateway.url)}\n`);
       for (const agent of engine.routing.agents) {
         io.stdout(`agent ${agent}: ${describeRuntime(gateway.deps.runtimeFor(agent))}\n`);
       }

@@ -18,7 +18,9 @@ export function agentRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const { agents } = deps.engine;
   const app = new Hono<GatewayEnv>();
 
-  app.get("/api/agents", async (c) => c.json({ agents: await agents.list() }));
+  app.get("/api/agents", async (c) =>
+    c.json({ agents: await agents.list(), defaultAgent: deps.engine.routing.defaultAgent }),
+  );
 
   app.get("/api/agents/:name", async (c) => c.json({ agent: await agents.get(c.req.param("name")) }));
 

@@ -60,11 +60,13 @@ export const OPENAPI_DOCUMENT = {
     "/api/sessions": {
       get: {
         summary: "List sessions",
-        parameters: ["agent", "channel", "active", "sort", "limit", "cursor", "archived"].map((name) => ({
-          name,
-          in: "query",
-          schema: { type: "string" },
-        })),
+        parameters: ["agent", "channel", "active", "sort", "limit", "cursor", "archived", "q"].map(
+          (name) => ({
+            name,
+            in: "query",
+            schema: { type: "string" },
+          }),
+        ),
         responses: { "200": ok("{sessions, nextCursor?}"), ...errors },
       },
     },
@@ -105,7 +107,10 @@ export const OPENAPI_DOCUMENT = {
       },
     },
     "/api/agents": {
-      get: { summary: "Agents: runtime, settings, cost totals", responses: { "200": ok("{agents}") } },
+      get: {
+        summary: "Agents with their runtime, settings and cost totals, and the default agent",
+        responses: { "200": ok("{agents, defaultAgent}") },
+      },
     },
     "/api/agents/{name}": {
       get: { summary: "One agent", parameters: [nameParam], responses: { "200": ok("{agent}"), ...errors } },
@@ -132,6 +137,23 @@ export const OPENAPI_DOCUMENT = {
         parameters: [nameParam],
         requestBody: messageBody(["name"], { name: { type: "string" } }),
         responses: { "201": ok("{agent}"), ...errors },
+      },
+    },
+    "/api/sessions/{key}/export": {
+      get: {
+        summary: "A key's sessions as a document (json, jsonl, md)",
+        parameters: [
+          keyParam,
+          ...["format", "all"].map((name) => ({ name, in: "query", schema: { type: "string" } })),
+        ],
+        responses: { "200": { description: "the export" }, ...errors },
+      },
+    },
+    "/api/stats/overview": {
+      get: {
+        summary: "Activity per hour over a recent window, from bounded reads",
+        parameters: [{ name: "hours", in: "query", schema: { type: "string" } }],
+        responses: { "200": ok("{from, to, hours, totals, truncated}"), ...errors },
       },
     },
     "/api/inspect": {

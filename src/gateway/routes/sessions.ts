@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { SessionQuery } from "../../store/store.js";
 import { intQuery, keyFromPath } from "../body.js";
 import { badRequest, HttpError } from "../errors.js";
+import { searchSessions } from "../session-search.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 
 const PREFIX = "/api/sessions/";
@@ -28,6 +29,12 @@ export function sessionRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     if (limit !== undefined) query.limit = limit;
     if (cursor) query.cursor = cursor;
     if (c.req.query("archived") === "true") query.includeArchived = true;
+    const text = c.req.query("q")?.trim();
+    if (text) {
+      if (text.length > 200) throw badRequest("q must be at most 200 characters");
+      const found = await searchSessions(engine, query, text);
+      return c.json(found);
+    }
     const page = await engine.sessions.list(query);
     const attention = await engine.agents.store.attentionKeys();
     const sessions = page.sessions.map((s) => (attention.has(s.key) ? { ...s, needsAttention: true } : s));
