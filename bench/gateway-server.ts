@@ -16,7 +16,7 @@ import { BENCH_TOKEN } from "./gateway-store.js";
 
 export type ServerMessage =
   | { type: "ready"; url: string; rssKb: number }
-  | { type: "done"; maxRssKb: number; rssKb: number }
+  | { type: "done"; maxRssKb: number; rssKb: number; cpuMs: number }
   | { type: "error"; message: string };
 
 function send(message: ServerMessage): void {
@@ -61,7 +61,12 @@ async function main(): Promise<void> {
     if (message.type !== "stop") return;
     void running.close().then(() => {
       const usage = process.resourceUsage();
-      send({ type: "done", maxRssKb: usage.maxRSS, rssKb: Math.round(process.memoryUsage.rss() / 1024) });
+      send({
+        type: "done",
+        maxRssKb: usage.maxRSS,
+        rssKb: Math.round(process.memoryUsage.rss() / 1024),
+        cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000,
+      });
       process.disconnect?.();
     });
   });

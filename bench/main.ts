@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- --quick] [-- --json]`: each figure beside a baseline measured in the same run on
+ * `npm run bench [-- --quick] [-- --json] [-- --only gateway,context]`: each figure beside a baseline measured in the same run on
  * the same disk. Targets are informational: the exit code is 0 unless something crashed.
  */
 import { cpus, totalmem } from "node:os";
 import { concurrentAppends, sequentialAppends } from "./appends.js";
 import { contextAssembly } from "./context-assembly.js";
 import { contextLoad } from "./context-load.js";
+import { dashboardReads } from "./dashboard.js";
 import { gatewayThroughput } from "./gateway.js";
 import { jsonlConcurrentAppends, jsonlLoad, jsonlSequentialAppends } from "./jsonl.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
@@ -16,15 +17,20 @@ import { diskOf, log, makeTempDir, removeDir } from "./support.js";
 interface Options {
   json: boolean;
   quick: boolean;
+  /** Keys of the benchmarks to run; all when empty. */
+  only: string[];
 }
 
 function parseArgs(argv: readonly string[]): Options {
-  const options: Options = { json: false, quick: false };
-  for (const arg of argv) {
+  const options: Options = { json: false, quick: false, only: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
     if (arg === "--json") options.json = true;
+    else if (arg === "--only") options.only.push(...(argv[++i] ?? "").split(",").filter(Boolean));
     else if (arg === "--quick") options.quick = true;
     else if (arg === "--help" || arg === "-h") {
-      process.stdout.write("usage: npm run bench -- [--quick] [--json]\n");
+      const keys = BENCHES.map((b) => b.key).join(", ");
+      process.stdout.write(`usage: npm run bench -- [--quick] [--json] [--only <keys>]\nkeys: ${keys}\n`);
       process.exit(0);
     } else throw new Error(`unknown argument ${arg}`);
   }
@@ -60,6 +66,7 @@ const BENCHES: readonly Planned[] = [
   plan("assembly", contextAssembly),
   plan("summarizer", summarizerThroughput),
   plan("gateway", gatewayThroughput),
+  plan("dashboard", dashboardReads),
 ];
 
 async function main(): Promise<void> {
@@ -87,7 +94,10 @@ async function main(): Promise<void> {
   const results: Record<string, unknown> = {};
   const sections: Array<{ name: string; rows: Row[] }> = [];
   try {
-    for (const bench of BENCHES) {
+    const unknown = options.only.filter((key) => !BENCHES.some((b) => b.key === key));
+    if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(", ")}`);
+    const chosen = options.only.length > 0 ? BENCHES.filter((b) => options.only.includes(b.key)) : BENCHES;
+    for (const bench of chosen) {
       log(`${bench.name}...`);
       const { result, rows } = await bench.run(ctx);
       results[bench.key] = result;

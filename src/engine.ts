@@ -48,6 +48,8 @@ import type { Summarizer } from "./model/summarizer.js";
 import type { TextModel } from "./model/text-model.js";
 import { createTextModel } from "./runtimes/llm/index.js";
 import { DEFAULT_OPENAI_BASE_URL } from "./runtimes/model.js";
+import type { AgentRuntimes } from "./runtimes/sessions/agent-runtimes.js";
+import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
 import { openStore } from "./store/open.js";
 import { sessionNotFound } from "./store/session-log.js";
 import type {
@@ -139,6 +141,8 @@ export interface Engine {
   readonly events: SessionEvents;
   /** Turns running or waiting, per key. */
   queued(): Map<string, number>;
+  /** Agents' runtime settings and runtime sessions (Claude Code, Codex, A2A), cost, needs-attention marks. */
+  readonly agents: AgentRuntimes;
   /** Waits for running turns and background titles, flushes and closes the store. */
   close(): Promise<void>;
 }
@@ -150,20 +154,35 @@ export interface EngineHooks {
 }
 
 /** The library's front door: wires the store, routing, compaction, titles and lanes from one config. */
-export async function createEngine(config: EngineConfig = {}, hooks: EngineHooks = {}): Promise<Engine> {
-  const dataDir = resolve(config.dataDir ?? ".sessiond");
+export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks = {}): Promise<Engine> {
+  const dataDir = resolve(given.dataDir ?? ".sessiond");
+  const opened = openAgentRuntimes(given);
+  // Agents added with `sessiond agents duplicate` (agents.json) route like the config's own.
+  const config: EngineConfig =
+    opened.added.length === 0
+      ? given
+      : { ...given, agents: [...(given.agents ?? [given.defaultAgent ?? "main"]), ...opened.added] };
   const routing = routingConfigOf(config);
   const models = buildModels(config.models ?? {});
   const summarizer = config.compaction?.summarizer ?? summarizerOf(config.compaction?.model, models);
   const titleModel =
     config.titles?.model === undefined ? undefined : modelNamed(config.titles.model, models, "titles.model");
   for (const [agent, options] of Object.entries(config.agentOptions ?? {})) {
-    if (options.model !== undefined) modelNamed(options.model, models, `agents.${agent}.model`);
+    if (options.model !== undefined && usesModelEndpoint(options.runtime)) {
+      modelNamed(options.model, models, `agents.${agent}.model`);
+    }
   }
   const store = isStore(config.store)
     ? config.store
     : await openStore(config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
+  const agents = opened.build(async (key, text) => {
+    if (!(await store.getSession(key))) return;
+    await store.append(key, [{ type: "note", level: "info", code: "RUNTIME_SESSIONS_CLEARED", text }]);
+  });
+  const agentNotices = await agents.reconcile();
   return new SessionEngine({
+    agents,
+    agentNotices,
     store,
     routing,
     dataDir,
@@ -234,6 +253,9 @@ interface EngineParts {
   /** Titles are on unless disabled; `model` undefined means offline titles. */
   titles: { model: TextModel | undefined } | undefined;
   injectors: InjectionHook[];
+  agents: AgentRuntimes;
+  /** Runtime sessions cleared at start-up because an agent's working directory changed. */
+  agentNotices: string[];
 }
 
 class SessionEngine implements Engine {
@@ -245,6 +267,7 @@ class SessionEngine implements Engine {
   readonly sessions: Engine["sessions"];
   readonly overrides: Engine["overrides"];
   readonly identity: Engine["identity"];
+  readonly agents: AgentRuntimes;
   private readonly lanes: Lanes;
   private readonly compactor: Compactor;
   private readonly sweeper: Sweeper;
@@ -255,6 +278,7 @@ class SessionEngine implements Engine {
 
   constructor(private readonly parts: EngineParts) {
     this.store = observedStore(parts.store, this.events);
+    this.agents = parts.agents;
     this.titles = parts.titles && new TitleWriter(this.store, parts.titles.model);
     this.routing = parts.routing;
     this.dataDir = parts.dataDir;
@@ -392,6 +416,7 @@ class SessionEngine implements Engine {
     return this.lanes.run(key, async () => {
       const result = await this.store.delete(key);
       if (result.sessions === 0) throw sessionNotFound(key);
+      await this.agents.forgetConversation(key);
       return result;
     });
   }
@@ -420,11 +445,14 @@ class SessionEngine implements Engine {
 
   async startupWarnings(): Promise<string[]> {
     const { merges } = await this.identity.check();
-    return merges.map(
-      (m) =>
-        `session.identity_links changed: ${m.from} now routes to ${m.to}; ` +
-        "run `sessiond sessions relink --apply` to carry its history over",
-    );
+    return [
+      ...this.parts.agentNotices,
+      ...merges.map(
+        (m) =>
+          `session.identity_links changed: ${m.from} now routes to ${m.to}; ` +
+          "run `sessiond sessions relink --apply` to carry its history over",
+      ),
+    ];
   }
 
   sweep(): Promise<SweepReport> {
@@ -443,6 +471,7 @@ class SessionEngine implements Engine {
       await this.lanes.drain();
       await this.titles?.drain();
       await this.store.close();
+      await this.agents.store.close();
     })();
     return this.closing;
   }
@@ -499,11 +528,20 @@ class SessionEngine implements Engine {
       agentOptions?.compaction,
       session.overrides,
     );
-    const contextWindow = agentOptions?.model ? models.get(agentOptions.model)?.contextWindow : undefined;
+    // Settings edited through `sessiond agents` (agents.json) win over the config file's.
+    const layered = this.agents.settings.get(agent);
+    const instructions = layered?.instructions ?? agentOptions?.instructions;
+    const modelAgent = usesModelEndpoint(layered?.runtime ?? agentOptions?.runtime);
+    const contextWindow =
+      agentOptions?.model && modelAgent ? models.get(agentOptions.model)?.contextWindow : undefined;
     return {
       policy,
+      // A stateless model run sees the LoCrew window (§4); runtimes that keep a session get their own prompt.
+      ...(modelAgent && agentOptions?.model
+        ? { window: { self: agent, ...(contextWindow ? { contextWindow } : {}) } }
+        : {}),
       ...(contextWindow ? { contextWindow } : {}),
-      ...(agentOptions?.instructions ? { instructions: agentOptions.instructions } : {}),
+      ...(instructions ? { instructions } : {}),
     };
   }
 }

@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { registerAgents } from "./commands/agents.js";
 import { registerImport } from "./commands/import.js";
 import { registerRoute } from "./commands/route.js";
 import { registerServe } from "./commands/serve.js";
@@ -22,6 +23,7 @@ export function buildProgram(io: CliIo): Command {
   registerRoute(program, io);
   registerSessions(program, io);
   registerServe(program, io);
+  registerAgents(program, io);
   registerImport(program, io);
   return program;
 }

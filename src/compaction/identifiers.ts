@@ -6,20 +6,23 @@ function weight(identifier: string): number {
   return 2;
 }
 
+/** Non-overlapping occurrences of `needle` in `text`, without splitting it into pieces. */
+function occurrences(text: string, needle: string): number {
+  let n = 0;
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) n++;
+  return n;
+}
+
 /**
  * The identifiers a summary must keep verbatim: the most specific and most repeated ones in the text,
  * at most `max`, together short enough (half the summary limit) that a summary can hold them.
  */
 export function requiredIdentifiers(text: string, max: number, summaryMaxChars: number): string[] {
   const found = extractIdentifiers(text);
-  const counts = new Map<string, number>();
-  for (const id of found) counts.set(id, (counts.get(id) ?? 0) + text.split(id).length - 1);
-  const ranked = [...found].sort(
-    (a, b) =>
-      weight(b) - weight(a) ||
-      (counts.get(b) ?? 0) - (counts.get(a) ?? 0) ||
-      found.indexOf(a) - found.indexOf(b),
-  );
+  const ranked = found
+    .map((id, order) => ({ id, order, weight: weight(id), count: occurrences(text, id) }))
+    .sort((a, b) => b.weight - a.weight || b.count - a.count || a.order - b.order)
+    .map((r) => r.id);
   const chosen: string[] = [];
   let length = 0;
   for (const id of ranked) {

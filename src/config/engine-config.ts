@@ -5,6 +5,8 @@ import type { ResetPolicy } from "../lifecycle/reset-policy.js";
 import type { RetentionPolicy } from "../lifecycle/retention.js";
 import type { Summarizer } from "../model/summarizer.js";
 import type { ModelEndpoint, TextModel } from "../model/text-model.js";
+import type { AgentRuntimeSettings } from "../runtimes/agents.js";
+import type { RuntimeSessionStore } from "../runtimes/sessions/store.js";
 import type { StoreConfig } from "../store/open.js";
 import type { Store } from "../store/store.js";
 
@@ -32,6 +34,8 @@ export interface EngineConfig {
   lifecycle?: LifecycleConfig;
   /** Sender ids of human admins: the gateway offers the session-reading agent tools only to them. */
   admins?: string[];
+  /** Where runtime sessions, cost and needs-attention marks live; default beside the store (SQLite file or memory). */
+  runtimeSessions?: RuntimeSessionStore;
 }
 
 export interface LifecycleConfig {
@@ -56,7 +60,7 @@ export interface ModelConfig extends Omit<ModelEndpoint, "apiKey"> {
 
 export type AgentDurability = "strict" | "meaningful" | "relaxed";
 
-export interface AgentOptions {
+export interface AgentOptions extends Omit<AgentRuntimeSettings, "model" | "instructions"> {
   model?: string;
   compaction?: Partial<CompactionPolicy>;
   /** The system message of every turn. */

@@ -215,6 +215,12 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
           ...(a.compaction ? { compaction: compactionFrom(a.compaction) } : {}),
           ...(a.instructions !== undefined ? { instructions: a.instructions } : {}),
           ...(a.durability ? { durability: a.durability } : {}),
+          ...(a.runtime ? { runtime: a.runtime } : {}),
+          ...(a.cwd ? { cwd: resolve(baseDir, a.cwd) } : {}),
+          ...(a.executable
+            ? { executable: a.executable.includes("/") ? resolve(baseDir, a.executable) : a.executable }
+            : {}),
+          ...(a.url ? { url: a.url } : {}),
         },
       ]),
     );

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DM_SCOPES, GROUP_SCOPES, NAMED_SCOPES } from "../keys/index.js";
+import { RUNTIME_KINDS } from "../runtimes/agents.js";
 
 /** `sessiond.yaml`, strict at every level so unknown keys can be named (then dropped with a warning). Keys follow GoClaw's (`session.identity_links`, …) so its users can bring their config. */
 const compactionSettings = z.strictObject({
@@ -61,6 +62,14 @@ export const configFileSchema = z.strictObject({
         instructions: z.string().optional(),
         /** strict: every entry durable before acknowledged; meaningful (ZeroClaw): user messages of 20+ characters at once, the rest at the end of the turn; relaxed. */
         durability: z.enum(["strict", "meaningful", "relaxed"]).optional(),
+        /** model (default when `model` is set), echo, claude-code, codex, a2a. For claude-code and codex, `model` is the runtime's own model name. */
+        runtime: z.enum(RUNTIME_KINDS).optional(),
+        /** The agent's working directory (claude-code, codex); relative to this file. Changing it clears its runtime sessions. */
+        cwd: z.string().min(1).optional(),
+        /** The claude / codex executable; default the SDK's own. */
+        executable: z.string().min(1).optional(),
+        /** a2a: the remote agent's base URL. */
+        url: z.string().url().optional(),
       }),
     )
     .optional(),

@@ -4,7 +4,9 @@ import { requireToken } from "./auth.js";
 import { DEFAULT_BODY_LIMIT } from "./body.js";
 import type { GatewayDeps } from "./deps.js";
 import { describeError, HttpError } from "./errors.js";
+import { agentRoutes } from "./routes/agents.js";
 import { chatRoutes } from "./routes/chat.js";
+import { dashboardRoutes } from "./routes/dashboard.js";
 import { healthRoutes } from "./routes/health.js";
 import { inspectRoutes } from "./routes/inspect.js";
 import { createMetrics, type GatewayMetrics, metricsRoutes } from "./routes/metrics.js";
@@ -12,6 +14,8 @@ import { openAiRoutes } from "./routes/openai.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import type { GatewayEnv, GatewayOptions, RouteDeps } from "./types.js";
+import { defaultWebDir } from "./web/dir.js";
+import { serveDashboard } from "./web/static.js";
 
 export interface GatewayApp {
   app: Hono<GatewayEnv>;
@@ -50,15 +54,20 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
       "request",
     );
   });
+  // The dashboard's files need no token (they hold no data); everything they call does.
+  const webDir = options.webDir === false ? undefined : (options.webDir ?? defaultWebDir());
+  if (webDir !== undefined) app.use(serveDashboard(webDir));
   app.use(requireToken(deps.token));
 
   app.route("/", healthRoutes(routeDeps));
   app.route("/", sessionRoutes(routeDeps));
+  app.route("/", agentRoutes(routeDeps));
   app.route("/", inspectRoutes(routeDeps));
   app.route("/", chatRoutes(routeDeps));
   app.route("/", openAiRoutes(routeDeps));
   app.route("/", metricsRoutes(routeDeps, metrics));
   app.route("/", openApiRoutes());
+  app.route("/", dashboardRoutes(routeDeps));
 
   app.notFound((c) =>
     c.json({ error: { code: "NOT_FOUND", message: `no route for ${c.req.method} ${c.req.path}` } }, 404),

@@ -6,10 +6,14 @@ import { HttpError } from "./errors.js";
 const PUBLIC_PATHS = new Set(["/health"]);
 
 /** Compares digests so neither the length nor the content of the token leaks through timing. */
-export function tokenMatches(given: string, token: string): boolean {
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(token).digest();
-  return timingSafeEqual(a, b);
+export function tokenMatches(given: string, token: string | Buffer): boolean {
+  const b = typeof token === "string" ? digestOf(token) : token;
+  return timingSafeEqual(digestOf(given), b);
+}
+
+/** The digest `tokenMatches` compares; a caller that checks many requests computes the token's once. */
+export function digestOf(token: string): Buffer {
+  return createHash("sha256").update(token).digest();
 }
 
 /** The token a request presents: `Authorization: Bearer <token>` or `X-Sessiond-Token`. */
@@ -23,6 +27,7 @@ export function presentedToken(headers: Headers): string | undefined {
 }
 
 export function requireToken(token: string): MiddlewareHandler {
+  const digest = digestOf(token);
   return async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next();
     const given = presentedToken(c.req.raw.headers);
@@ -33,7 +38,7 @@ export function requireToken(token: string): MiddlewareHandler {
         "missing access token (Authorization: Bearer or X-Sessiond-Token)",
       );
     }
-    if (!tokenMatches(given, token)) throw new HttpError(401, "UNAUTHORIZED", "invalid access token");
+    if (!tokenMatches(given, digest)) throw new HttpError(401, "UNAUTHORIZED", "invalid access token");
     c.header("cache-control", "no-store");
     return next();
   };

@@ -11,24 +11,9 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export async function readJsonObject(c: Context, limit: number): Promise<Record<string, unknown>> {
   const declared = Number(c.req.header("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const body = c.req.raw.body;
-  let text = "";
-  if (body) {
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    const reader = body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => {});
-        throw tooLarge(limit);
-      }
-      chunks.push(value);
-    }
-    text = Buffer.concat(chunks).toString("utf8");
-  }
+  // With a Content-Length the HTTP parser stops at that many bytes, so the adapter's direct read (no web
+  // stream, no Request object) is bounded; a chunked body is counted as it streams in.
+  const text = Number.isFinite(declared) ? await c.req.text() : await readCounted(c, limit);
   if (text.trim() === "")
     throw new HttpError(400, "INVALID_JSON", "the request body is empty; expected a JSON object");
   let parsed: unknown;
@@ -45,6 +30,25 @@ export async function readJsonObject(c: Context, limit: number): Promise<Record<
     throw new HttpError(400, "INVALID_JSON", "the request body must be a JSON object");
   }
   return parsed as Record<string, unknown>;
+}
+
+async function readCounted(c: Context, limit: number): Promise<string> {
+  const body = c.req.raw.body;
+  if (!body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 function tooLarge(limit: number): HttpError {

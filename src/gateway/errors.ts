@@ -35,6 +35,7 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
   if (code.startsWith("INVALID_")) return 400;
   switch (code) {
     case "SESSION_NOT_FOUND":
+    case "AGENT_NOT_FOUND":
       return 404;
     case "SESSION_BUSY":
       return 429;

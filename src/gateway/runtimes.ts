@@ -1,20 +1,74 @@
 import type { EngineConfig } from "../config/engine-config.js";
+import type { Engine } from "../engine.js";
+import { SessiondError } from "../model/errors.js";
 import type { Runtime } from "../model/runtime.js";
+import { a2aRuntime } from "../runtimes/a2a.js";
+import type { AgentRuntimeSettings } from "../runtimes/agents.js";
+import { claudeCodeRuntime } from "../runtimes/claude-code.js";
+import { codexRuntime } from "../runtimes/codex.js";
 import { echoRuntime, runtimeFromConfig } from "../runtimes/index.js";
 
 /**
- * Each agent's runtime: the model its `agentOptions` names (built now, so a bad config fails at
- * start-up), else the offline echo. A model given as a built TextModel is for compaction, not a runtime.
+ * The runtime an agent's settings name: Claude Code, Codex or an A2A agent as configured; a model agent's
+ * model from `models` (a model given as a built TextModel is for compaction, not a runtime); else the echo.
+ * A config that cannot work throws here, at start-up.
  */
+export function runtimeForSettings(
+  agent: string,
+  settings: AgentRuntimeSettings,
+  config: EngineConfig,
+): Runtime {
+  const cli = {
+    ...(settings.cwd !== undefined ? { cwd: settings.cwd } : {}),
+    ...(settings.model !== undefined ? { model: settings.model } : {}),
+    ...(settings.instructions ? { instructions: settings.instructions } : {}),
+    ...(settings.executable !== undefined ? { executable: settings.executable } : {}),
+  };
+  switch (settings.runtime) {
+    case "claude-code":
+      return claudeCodeRuntime(cli);
+    case "codex":
+      return codexRuntime(cli);
+    case "a2a":
+      if (settings.url === undefined) {
+        throw new SessiondError("CONFIG_INVALID", `agents.${agent}: runtime a2a needs a url`);
+      }
+      return a2aRuntime({
+        url: settings.url,
+        ...(settings.instructions ? { instructions: settings.instructions } : {}),
+      });
+    case "echo":
+      return echoRuntime();
+    default: {
+      const model = settings.model === undefined ? undefined : config.models?.[settings.model];
+      return model === undefined || "complete" in model ? echoRuntime() : runtimeFromConfig(model);
+    }
+  }
+}
+
+/** Each agent's runtime from the config file alone (built now, so a bad config fails at start-up). */
 export function agentRuntimes(config: EngineConfig, agents: readonly string[]): Map<string, Runtime> {
   const runtimes = new Map<string, Runtime>();
   for (const agent of agents) {
-    const name = config.agentOptions?.[agent]?.model;
-    const model = name === undefined ? undefined : config.models?.[name];
-    runtimes.set(
-      agent,
-      model === undefined || "complete" in model ? echoRuntime() : runtimeFromConfig(model),
-    );
+    const { compaction: _c, durability: _d, ...settings } = config.agentOptions?.[agent] ?? {};
+    runtimes.set(agent, runtimeForSettings(agent, settings, config));
   }
   return runtimes;
+}
+
+/**
+ * Each agent's runtime as its current settings (agents.json over the config) say: rebuilt when they change,
+ * so a new working directory or model applies from the next run.
+ */
+export function runtimeResolver(config: EngineConfig, engine: Engine): (agent: string) => Runtime {
+  const built = new Map<string, { settings: string; runtime: Runtime }>();
+  return (agent) => {
+    const settings = engine.agents.settings.get(agent) ?? {};
+    const json = JSON.stringify(settings);
+    const cached = built.get(agent);
+    if (cached?.settings === json) return cached.runtime;
+    const runtime = runtimeForSettings(agent, settings, config);
+    built.set(agent, { settings: json, runtime });
+    return runtime;
+  };
 }

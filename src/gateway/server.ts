@@ -9,7 +9,7 @@ import { echoRuntime } from "../runtimes/index.js";
 import { createGatewayApp } from "./app.js";
 import type { GatewayDeps, GatewayLogger } from "./deps.js";
 import { createGatewayLogger } from "./logger.js";
-import { agentRuntimes } from "./runtimes.js";
+import { runtimeResolver } from "./runtimes.js";
 import type { GatewayOptions } from "./types.js";
 import { attachWebSocket } from "./ws/index.js";
 
@@ -50,11 +50,13 @@ export interface RunningGateway {
 
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const { engine } = options;
-  const runtimes = options.runtimes ?? agentRuntimes(options.config ?? {}, engine.routing.agents);
+  const fixed = options.runtimes;
+  const resolve = runtimeResolver(options.config ?? {}, engine);
   const fallback = echoRuntime();
   const deps: GatewayDeps = {
     engine,
-    runtimeFor: (agent) => runtimes.get(agent) ?? fallback,
+    runtimeFor: (agent) =>
+      fixed ? (fixed.get(agent) ?? fallback) : engine.agents.settings.get(agent) ? resolve(agent) : fallback,
     token: options.token,
     admins: options.admins ?? options.config?.admins ?? [],
     logger: options.logger ?? createGatewayLogger(),
@@ -66,6 +68,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.trustProxyHeader ? { trustProxyHeader: options.trustProxyHeader } : {}),
     shutdownSignal: shutdown.signal,
+    ...(options.webDir !== undefined ? { webDir: options.webDir } : {}),
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   const host = options.host ?? DEFAULT_HOST;
@@ -86,19 +89,21 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const close = () => {
     closing ??= (async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Upgraded sockets count as open connections: the WebSocket side finishes its turns and closes first.
-      await websocket.close();
+      const grace = options.graceMs ?? DEFAULT_GRACE_MS;
+      // Upgraded sockets count as open connections: the WebSocket side finishes its turns within the same
+      // grace period, then closes its sockets.
+      const websocketClosed = websocket.close(grace);
       // Connections turn idle as their requests finish; close them as they do rather than at keep-alive timeout.
       server.closeIdleConnections();
       const idle = setInterval(() => server.closeIdleConnections(), 25);
-      const grace = options.graceMs ?? DEFAULT_GRACE_MS;
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<"timeout">((resolve) => {
         timer = setTimeout(() => resolve("timeout"), grace);
       });
-      if ((await Promise.race([closed, timedOut])) === "timeout") {
+      if ((await Promise.race([Promise.all([closed, websocketClosed]), timedOut])) === "timeout") {
         deps.logger.warn({ graceMs: grace }, "grace period over: cancelling running turns");
         shutdown.abort();
+        await websocketClosed;
         server.closeAllConnections();
         await closed;
       }

@@ -1,7 +1,8 @@
 import type { Envelope } from "../model/envelope.js";
 import type { RuntimeEvent } from "../model/runtime.js";
-import { runnerFor } from "../runtimes/index.js";
-import type { TurnResult } from "../turns/turn.js";
+import { sessionRunner } from "../runtimes/sessions/runner.js";
+import type { TurnContext, TurnResult, TurnRunner } from "../turns/turn.js";
+import type { GatewayDeps } from "./deps.js";
 import type { RouteDeps } from "./types.js";
 
 export interface RunTurnOptions {
@@ -20,11 +21,9 @@ export function runTurn(
         if (event.type === "text" && event.delta) await options.onText?.(event.delta);
       }
     : undefined;
-  return deps.engine.turn(
-    envelope,
-    (context) => runnerFor(deps.runtimeFor(context.agent), onEvent ? { onEvent } : {})(context),
-    { signal: deps.shutdownSignal },
-  );
+  return deps.engine.turn(envelope, (context) => agentRunner(deps, context.agent, onEvent)(context), {
+    signal: deps.shutdownSignal,
+  });
 }
 
 /** The JSON answer of a turn, shared by the chat, webhook, App API and chat-hook endpoints. */
@@ -38,4 +37,16 @@ export function turnReply(result: TurnResult) {
     ...(result.compaction ? { compacted: true } : {}),
     deduplicated: result.deduplicated,
   };
+}
+
+/** The runner of an agent's runtime, with its runtime session resumed, saved, priced and marked on failure. */
+export function agentRunner(
+  deps: GatewayDeps,
+  agent: string,
+  onEvent?: (event: RuntimeEvent, context: TurnContext) => void | Promise<void>,
+): TurnRunner {
+  return sessionRunner(deps.runtimeFor(agent), deps.engine.agents.store, {
+    agents: deps.engine.routing.agents,
+    ...(onEvent ? { onEvent } : {}),
+  });
 }

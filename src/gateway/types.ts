@@ -15,6 +15,8 @@ export interface GatewayOptions {
   trustProxyHeader?: string;
   /** Aborted when shutdown's grace period ends: running turns are cancelled then. */
   shutdownSignal?: AbortSignal;
+  /** The built dashboard served at `/`; default `dist/web` of the package; `false` serves none. */
+  webDir?: string | false;
 }
 
 /** What every route module is built from. */

@@ -12,7 +12,8 @@ export type ErrorCode =
   | "STORE_CORRUPT"
   | "CONFIG_INVALID"
   | "COMPACTION_FAILED"
-  | "NOTHING_TO_COMPACT";
+  | "NOTHING_TO_COMPACT"
+  | "AGENT_NOT_FOUND";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;

@@ -6,8 +6,8 @@ export type RuntimeEvent =
   | { type: "text"; delta: string }
   | { type: "tool_call"; id?: string; name: string; arguments: unknown; failed?: boolean }
   | { type: "usage"; model?: string; inputTokens?: number; outputTokens?: number }
-  /** The runtime's own handle for this conversation (Claude Code session id, Codex thread id…), as soon as known. */
-  | { type: "runtime_session"; id: string }
+  /** The runtime's own handle for this conversation (Claude Code session id, Codex thread id…), as soon as known; `data` is stored with it and given back as `runtimeSessionData`. */
+  | { type: "runtime_session"; id: string; data?: Record<string, string> }
   /** The runtime compacted its own history. */
   | { type: "compacted"; beforeTokens: number; afterTokens: number }
   /** A cost figure: `totalUsd` a running total for the runtime session, or `runUsd` for this run. */
@@ -29,6 +29,13 @@ export interface RuntimeRun {
   session: { id: string; entryCount: number; approxTokens: number };
   /** The stored runtime session to resume, if any. */
   runtimeSessionId?: string;
+  /** What else was stored with it (A2A: the task id of a task waiting for input or auth). */
+  runtimeSessionData?: Record<string, string>;
+  /**
+   * For runtimes that keep their own session (Claude Code, Codex, A2A): what to send this run, the new
+   * activity since the agent's previous finished run. Runtimes given the whole context use `messages`.
+   */
+  prompt?: string;
   signal: AbortSignal;
   /**
    * Tools the runtime may let the model call this run (model runtimes; others ignore them). With tools set,

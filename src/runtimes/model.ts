@@ -179,30 +179,108 @@ function anthropicRun(config: ModelRuntimeConfig): RunFn {
   const secret = client.apiKey;
   const streaming = config.stream ?? true;
   return async function* (run) {
-    const { system, messages } = anthropicMessages(run.messages);
-    const body = {
-      model: config.model,
-      max_tokens: config.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
-      messages,
-      ...(system ? { system } : {}),
-      ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
-    };
-    let trailing: RuntimeEvent[] = [];
-    try {
-      if (!streaming) {
-        const message = await client.messages.create(body, { signal: run.signal });
-        yield* messageEvents(message, config.model);
-      } else {
-        const stream = await client.messages.create({ ...body, stream: true }, { signal: run.signal });
-        trailing = yield* streamEvents(stream, config.model);
+    const { system, messages: opening } = anthropicMessages(run.messages);
+    const messages: Anthropic.MessageParam[] = opening;
+    const tools = run.tools;
+    const offered = tools?.definitions.map((d) => ({
+      name: d.function.name,
+      description: d.function.description,
+      input_schema: d.function.parameters as Anthropic.Tool.InputSchema,
+    }));
+    for (let round = 1; ; round++) {
+      const body = {
+        model: config.model,
+        max_tokens: config.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
+        messages,
+        ...(system ? { system } : {}),
+        ...(offered?.length ? { tools: offered } : {}),
+        ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+      };
+      let text = "";
+      let trailing: RuntimeEvent[] = [];
+      try {
+        if (!streaming) {
+          const message = await client.messages.create(body, { signal: run.signal });
+          for (const event of messageEvents(message, config.model)) {
+            if (event.type === "text") {
+              text += event.delta;
+              yield event;
+            } else trailing.push(event);
+          }
+        } else {
+          const stream = await client.messages.create({ ...body, stream: true }, { signal: run.signal });
+          const events = streamEvents(stream, config.model);
+          for (let step = await events.next(); ; step = await events.next()) {
+            if (step.done) {
+              trailing = step.value;
+              break;
+            }
+            if (step.value.type === "text") text += step.value.delta;
+            yield step.value;
+          }
+        }
+      } catch (error) {
+        throw toLlmError(error, ANTHROPIC, Anthropic, secret, run.signal);
       }
-    } catch (error) {
-      throw toLlmError(error, ANTHROPIC, Anthropic, secret, run.signal);
+      // Like the OpenAI client, the SDK may end a stream quietly when its signal aborts: that is no reply.
+      if (run.signal.aborted) throw new LlmError(ANTHROPIC, "aborted", `${ANTHROPIC}: request aborted`);
+      const calls = trailing.flatMap((e) => (e.type === "tool_call" ? [{ ...e, id: e.id ?? "" }] : []));
+      if (!tools || calls.length === 0) {
+        // Without tools the calls are only reported, as the model made them.
+        yield* trailing;
+        return;
+      }
+      yield* trailing.filter((e) => e.type !== "tool_call");
+      if (round >= MAX_TOOL_ROUNDS) {
+        for (const call of calls) yield { ...call, failed: true };
+        return;
+      }
+      messages.push({
+        role: "assistant",
+        content: [
+          ...(text ? [{ type: "text" as const, text }] : []),
+          ...calls.map((call) => ({
+            type: "tool_use" as const,
+            id: call.id,
+            name: call.name,
+            input: toolInput(call.arguments),
+          })),
+        ],
+      });
+      const results: Anthropic.ToolResultBlockParam[] = [];
+      for (const call of calls) {
+        const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
+        const outcome = await executeTool(
+          tools,
+          { id: call.id, name: call.name, arguments: args },
+          run.signal,
+        );
+        yield { ...call, ...(outcome.failed ? { failed: true } : {}) };
+        results.push({
+          type: "tool_result",
+          tool_use_id: call.id,
+          content: outcome.content,
+          ...(outcome.failed ? { is_error: true } : {}),
+        });
+      }
+      messages.push({ role: "user", content: results });
     }
-    // Like the OpenAI client, the SDK may end a stream quietly when its signal aborts: that is no reply.
-    if (run.signal.aborted) throw new LlmError(ANTHROPIC, "aborted", `${ANTHROPIC}: request aborted`);
-    yield* trailing;
   };
+}
+
+/** A tool call's input as the API wants it back: an object, whatever the model streamed. */
+function toolInput(args: unknown): Record<string, unknown> {
+  let value = args;
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value || "{}");
+    } catch {
+      return {};
+    }
+  }
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
 }
 
 function* messageEvents(message: Anthropic.Message, fallbackModel: string): Generator<RuntimeEvent> {

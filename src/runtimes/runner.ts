@@ -14,6 +14,10 @@ export interface RunnerOptions {
   onEvent?: (event: RuntimeEvent, context: TurnContext) => void | Promise<void>;
   /** The stored runtime session to resume (Claude Code, Codex), for runtimes that keep one. */
   runtimeSessionId?: (context: TurnContext) => string | undefined;
+  /** What was stored with that runtime session (A2A's waiting task id). */
+  runtimeSessionData?: (context: TurnContext) => Record<string, string> | undefined;
+  /** The prompt for runtimes that keep their own session (the new activity since their last run). */
+  prompt?: (context: TurnContext) => string;
 }
 
 /**
@@ -23,7 +27,7 @@ export interface RunnerOptions {
  */
 export function runnerFor(runtime: Runtime, options: RunnerOptions = {}): TurnRunner {
   return async (context) => {
-    const run = runOf(context, options.runtimeSessionId?.(context));
+    const run = runOf(context, options);
     let content = "";
     const toolCalls: ReportedToolCall[] = [];
     let usage: TurnReply["usage"];
@@ -71,7 +75,7 @@ export function runnerFor(runtime: Runtime, options: RunnerOptions = {}): TurnRu
   };
 }
 
-function runOf(context: TurnContext, runtimeSessionId: string | undefined): RuntimeRun {
+function runOf(context: TurnContext, options: RunnerOptions): RuntimeRun {
   const { session } = context;
   const run: RuntimeRun = {
     key: context.key,
@@ -81,7 +85,11 @@ function runOf(context: TurnContext, runtimeSessionId: string | undefined): Runt
     session: { id: session.id, entryCount: session.entryCount, approxTokens: session.approxTokens },
     signal: context.signal,
   };
+  const runtimeSessionId = options.runtimeSessionId?.(context);
   if (runtimeSessionId !== undefined) run.runtimeSessionId = runtimeSessionId;
+  const data = options.runtimeSessionData?.(context);
+  if (data !== undefined) run.runtimeSessionData = data;
+  if (options.prompt) run.prompt = options.prompt(context);
   return run;
 }
 

@@ -13,23 +13,20 @@ export interface GroupCommitOptions {
   /** The most operations in one transaction. */
   maxBatch: number;
   /**
-   * Batches whose commit resolves later (an fsync in flight) at one time: the next batch runs while the
-   * previous one waits for the disk. Default 1.
+   * Makes a committed batch durable. Without it, a durable batch must be on disk when `commit` returns;
+   * with it, a durable batch's operations resolve only once the barrier has, while later batches commit.
    */
-  maxInflight?: number;
+  durableBarrier?: () => Promise<void>;
 }
-
-export type BatchResults = Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
 
 /**
  * Runs a batch: each op's result or error, in order. `durable` is true when any op must be on disk when
- * acknowledged. Throws (or rejects) if the batch as a whole could not commit. A promise means the batch
- * is acknowledged when it resolves (e.g. after an fsync), and the next batch may run meanwhile.
+ * acknowledged. Throws if the batch as a whole could not commit.
  */
 export type CommitBatch = (
   ops: ReadonlyArray<() => unknown>,
   durable: boolean,
-) => BatchResults | Promise<BatchResults>;
+) => Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
 
 /**
  * One writer for the whole store. Operations from every session queue up and are committed together
@@ -40,8 +37,10 @@ export class GroupCommit {
   private scheduled = false;
   private closed = false;
   private idle: Array<() => void> = [];
-  private inflight = 0;
   private readonly batchSizes: number[] = [];
+  private readonly listeners = new Set<(operations: number) => void>();
+  /** Committed batches waiting for their durable barrier. */
+  private readonly settling = new Set<Promise<void>>();
 
   constructor(
     private readonly commit: CommitBatch,
@@ -57,14 +56,20 @@ export class GroupCommit {
   }
 
   /** Resolves when everything submitted so far has been committed (or failed). */
-  flush(): Promise<void> {
-    if (this.queue.length === 0 && this.inflight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idle.push(resolve));
+  async flush(): Promise<void> {
+    if (this.queue.length > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.settling.size > 0) await Promise.allSettled([...this.settling]);
   }
 
   async close(): Promise<void> {
     await this.flush();
     this.closed = true;
+  }
+
+  /** Calls `listener` with the number of operations in every batch committed from now on. */
+  onBatch(listener: (operations: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Sizes of recent batches (the last 1,000), for metrics and benchmarks. */
@@ -81,46 +86,45 @@ export class GroupCommit {
 
   private drain(): void {
     this.scheduled = false;
-    // Resumed when a batch in flight settles.
-    if (this.inflight >= (this.options.maxInflight ?? 1)) return;
     const batch = this.queue.splice(0, this.options.maxBatch);
     if (batch.length > 0) this.runBatch(batch);
     if (this.queue.length > 0) this.schedule();
-    else if (this.inflight === 0) for (const resolve of this.idle.splice(0)) resolve();
+    else for (const resolve of this.idle.splice(0)) resolve();
   }
 
   private runBatch(batch: Pending[]): void {
     this.batchSizes.push(batch.length);
     if (this.batchSizes.length > 1000) this.batchSizes.splice(0, this.batchSizes.length - 1000);
     let results: ReturnType<CommitBatch>;
+    const durable = batch.some((p) => p.durable);
     try {
       results = this.commit(
         batch.map((p) => p.run),
-        batch.some((p) => p.durable),
+        durable,
       );
     } catch (error) {
-      rejectAll(batch, error);
+      for (const p of batch) p.reject(storeFailure("the store could not commit", error));
       return;
     }
-    if (!(results instanceof Promise)) {
+    for (const listener of this.listeners) listener(batch.length);
+    const barrier = durable ? this.options.durableBarrier : undefined;
+    if (!barrier) {
       settle(batch, results);
       return;
     }
-    this.inflight++;
-    results
-      .then(
-        (settled) => settle(batch, settled),
-        (error: unknown) => rejectAll(batch, error),
-      )
-      .finally(() => {
-        this.inflight--;
-        if (this.queue.length > 0) this.schedule();
-        else if (this.inflight === 0) for (const resolve of this.idle.splice(0)) resolve();
-      });
+    const settling: Promise<void> = barrier().then(
+      () => settle(batch, results),
+      (error: unknown) => {
+        const failure = storeFailure("the commit could not be made durable", error);
+        for (const p of batch) p.reject(failure);
+      },
+    );
+    this.settling.add(settling);
+    void settling.finally(() => this.settling.delete(settling));
   }
 }
 
-function settle(batch: Pending[], results: BatchResults): void {
+function settle(batch: readonly Pending[], results: ReturnType<CommitBatch>): void {
   batch.forEach((p, i) => {
     const result = results[i];
     if (result?.ok) p.resolve(result.value);
@@ -128,14 +132,9 @@ function settle(batch: Pending[], results: BatchResults): void {
   });
 }
 
-function rejectAll(batch: Pending[], error: unknown): void {
-  const failure =
-    error instanceof SessiondError
-      ? error
-      : new SessiondError("STORE_UNAVAILABLE", `the store could not commit: ${messageOf(error)}`, {
-          cause: error,
-        });
-  for (const p of batch) p.reject(failure);
+function storeFailure(what: string, error: unknown): SessiondError {
+  if (error instanceof SessiondError) return error;
+  return new SessiondError("STORE_UNAVAILABLE", `${what}: ${messageOf(error)}`, { cause: error });
 }
 
 export function messageOf(error: unknown): string {

@@ -137,3 +137,12 @@ export interface Store {
   sync(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A store that commits in batches and can report their sizes (SQLite). */
+export interface CommitObservable {
+  observeCommits(listener: (operations: number) => void): () => void;
+}
+
+export function isCommitObservable(store: object): store is CommitObservable {
+  return typeof (store as Partial<CommitObservable>).observeCommits === "function";
+}

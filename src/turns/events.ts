@@ -73,12 +73,19 @@ export function observedStore(store: Store, events: SessionEvents): Store {
     },
   };
   // Methods run on the store itself (never on the proxy), so a backend's own state stays its own.
+  const bound = new Map<PropertyKey, { of: unknown; fn: unknown }>();
   return new Proxy(store, {
     get(target, name, receiver) {
       const write = writes[name as keyof Store];
       if (write) return write;
       const value = Reflect.get(target, name, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
+      if (typeof value !== "function") return value;
+      // Bound once per method, not on every call: every turn goes through here several times.
+      const known = bound.get(name);
+      if (known && known.of === value) return known.fn;
+      const fn = value.bind(target);
+      bound.set(name, { of: value, fn });
+      return fn;
     },
   });
 }

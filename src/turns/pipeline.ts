@@ -8,6 +8,7 @@ import {
   type InjectionHook,
   recordToolCalls,
   redactSecrets,
+  type WindowOptions,
 } from "../context/index.js";
 import type { Route } from "../keys/index.js";
 import type { Clock } from "../lifecycle/clock.js";
@@ -25,6 +26,8 @@ import type { TurnContext, TurnReply, TurnResult, TurnRunner } from "./turn.js";
 /** What the pipeline needs to know about an agent for one turn. */
 export interface AgentTurnSettings {
   instructions?: string;
+  /** The stateless window (behaviours §4) the history goes through; none: the whole kept history. */
+  window?: WindowOptions;
   policy: CompactionPolicy;
   contextWindow?: number;
 }
@@ -176,6 +179,7 @@ export class TurnPipeline {
       ...(stored.summary ? { summary: stored.summary } : {}),
       entries: stored.entries,
       injected,
+      ...(settings.window ? { window: settings.window } : {}),
     });
     const context: TurnContext = {
       key: route.key,

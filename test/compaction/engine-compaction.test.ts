@@ -169,6 +169,8 @@ describe("a long session with the offline summariser", () => {
     const engine = await createEngine({
       dataDir,
       store: { backend: "sqlite", path: join(dataDir, "s.db"), durability: "relaxed" },
+      // This is about compaction, not the disk: no fsync per turn.
+      agentOptions: { main: { durability: "relaxed" } },
       titles: { enabled: false },
     });
     try {

@@ -28,15 +28,79 @@ describe("SQLite store", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("uses WAL, and synchronous FULL when strict, NORMAL when relaxed", async () => {
+  it("uses WAL and synchronous NORMAL; a strict commit is acknowledged only after an fsync of the WAL", async () => {
     await open().close();
-    const strict = new Database(path);
-    expect(strict.pragma("journal_mode", { simple: true })).toBe("wal");
-    strict.close();
-    const pragmaOf = (store: SqliteStore) =>
-      (store as unknown as { db: Database.Database }).db.pragma("synchronous", { simple: true });
-    expect(pragmaOf(open())).toBe(2);
-    expect(pragmaOf(open({ durability: "relaxed" }))).toBe(1);
+    const check = new Database(path);
+    expect(check.pragma("journal_mode", { simple: true })).toBe("wal");
+    check.close();
+    const internals = (store: SqliteStore) =>
+      store as unknown as { db: Database.Database; walSync: { completed: number } };
+    const strict = open();
+    expect(internals(strict).db.pragma("synchronous", { simple: true })).toBe(1);
+    await strict.append("k", [msg("one")], init);
+    expect(internals(strict).walSync.completed).toBe(1);
+    await Promise.all([strict.append("a", [msg("two")], init), strict.append("b", [msg("three")], init)]);
+    expect(internals(strict).walSync.completed).toBe(2);
+
+    const relaxed = open({ durability: "relaxed" });
+    await relaxed.append("k", [msg("four")], init);
+    expect(internals(relaxed).walSync.completed).toBe(0);
+    await relaxed.append("k", [msg("five")], init, { durability: "strict" });
+    expect(internals(relaxed).walSync.completed).toBe(1);
+  });
+
+  it("checkpoints the WAL on a thread of its own while appends go on, and stops it on close", async () => {
+    const store = open();
+    const checkpoints = () =>
+      (store as unknown as { checkpointer: { completed: number } }).checkpointer.completed;
+    for (let i = 0; checkpoints() === 0; i++) {
+      await Promise.all(Array.from({ length: 20 }, (_, j) => store.append(`k${j}`, [msg(`m${i}`)], init)));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await store.close();
+    // Everything appended is in the file, whatever the checkpoints copied.
+    const reopened = open();
+    expect((await reopened.getSession("k0"))!.messageCount).toBeGreaterThan(0);
+    const db = new Database(path);
+    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+    db.close();
+  });
+
+  it("serves repeated context loads from memory, and never a stale one", async () => {
+    const a = open();
+    const b = open();
+    for (let i = 1; i <= 6; i++) await a.append("k", [msg(`m${i}`)], init);
+    const first = (await a.loadContext("k"))!;
+    expect(first.entries.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    // A compaction in this process moves the window; the next load matches a cold load of the file.
+    await a.append("k", [
+      {
+        type: "compaction",
+        summary: "s",
+        fromSeq: 1,
+        throughSeq: 4,
+        firstKeptSeq: 5,
+        tokensBefore: 10,
+        tokensAfter: 2,
+        summarizer: "test",
+      },
+      msg("m8"),
+    ]);
+    const warm = (await a.loadContext("k"))!;
+    const cold = (await open().loadContext("k"))!;
+    expect(warm.entries.map((e) => e.seq)).toEqual([5, 6, 8]);
+    expect(warm.entries).toEqual(cold.entries);
+    expect(warm.summary).toEqual(cold.summary);
+    // Another connection's append is seen at once.
+    await b.append("k", [msg("from b")], init);
+    expect((await a.loadContext("k"))!.entries.map((e) => e.seq)).toEqual([5, 6, 8, 9]);
+    // A reset starts the next generation's context empty.
+    await a.reset("k", "manual");
+    expect((await a.loadContext("k"))!.entries).toEqual([]);
+    // The returned array is the caller's own.
+    const loaded = (await a.loadContext("k"))!;
+    loaded.entries.push(first.entries[0]!);
+    expect((await a.loadContext("k"))!.entries).toEqual([]);
   });
 
   it("loads context by key ranges on (sid, seq) in both tables, never a scan of the session's history", () => {

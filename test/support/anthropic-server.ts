@@ -13,6 +13,8 @@ export interface MessagesRequestBody {
 
 export interface MessageReply {
   content?: string;
+  /** Tool calls after the text: `tool_use` blocks, and stop_reason `tool_use`. */
+  toolUses?: Array<{ id: string; name: string; input: Record<string, unknown> }>;
   model?: string;
   stopReason?: string;
   /** Default: input = request JSON length / 4, output = content length / 4. */
@@ -77,8 +79,11 @@ export async function startAnthropicServer(
       type: "message",
       role: "assistant",
       model: response.model ?? body.model,
-      content: [{ type: "text", text }],
-      stop_reason: response.stopReason ?? "end_turn",
+      content: [
+        ...(text || !response.toolUses ? [{ type: "text", text }] : []),
+        ...(response.toolUses ?? []).map((use) => ({ type: "tool_use", ...use })),
+      ],
+      stop_reason: response.stopReason ?? (response.toolUses ? "tool_use" : "end_turn"),
       stop_sequence: null,
       usage: {
         input_tokens: response.usage?.inputTokens ?? Math.ceil(JSON.stringify(body.messages).length / 4),

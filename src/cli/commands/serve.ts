@@ -3,6 +3,7 @@ import { createEngine } from "../../engine.js";
 import { agentRuntimes } from "../../gateway/runtimes.js";
 import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT, startGateway } from "../../gateway/server.js";
 import { resolveToken } from "../../gateway/token.js";
+import { dashboardLine } from "../../gateway/web/dir.js";
 import { describeRuntime } from "../../runtimes/index.js";
 import { type GlobalOptions, loadCliConfig, routingFromConfig } from "../context.js";
 import type { CliIo } from "../io.js";
@@ -57,7 +58,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       const routing = routingFromConfig(loaded);
       const { config } = loaded;
       // Built before the engine opens, so a bad model config fails without touching the store.
-      const runtimes = agentRuntimes(config, routing.agents);
+      agentRuntimes(config, routing.agents);
       const token = resolveToken(config.dataDir, io.env);
       const engine = await createEngine(config);
       let gateway: Awaited<ReturnType<typeof startGateway>>;
@@ -68,7 +69,6 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
           engine,
           config,
           token: token.token,
-          runtimes,
           host: options.host ?? io.env.SESSIOND_HOST ?? DEFAULT_HOST,
           port: options.port ?? envPort ?? DEFAULT_PORT,
           ...(trustProxyHeader ? { trustProxyHeader } : {}),
@@ -86,7 +86,10 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
           : `access token: ${token.generated ? "generated and " : ""}stored in ${token.path} (mode 0600)\n`,
       );
       io.stdout(`store: ${engine.store.backend} in ${engine.dataDir}\n`);
-      for (const [agent, runtime] of runtimes) io.stdout(`agent ${agent}: ${describeRuntime(runtime)}\n`);
+      io.stdout(`${dashboardLine(gateway.url)}\n`);
+      for (const agent of engine.routing.agents) {
+        io.stdout(`agent ${agent}: ${describeRuntime(gateway.deps.runtimeFor(agent))}\n`);
+      }
       for (const warning of await engine.startupWarnings()) io.stderr(`warning: ${warning}\n`);
       const signal = await stopSignal();
       io.stdout(`${signal}: shutting down\n`);

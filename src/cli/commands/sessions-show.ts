@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { exportJson } from "../../export/index.js";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { formatEntry } from "../format/entry.js";
+import { formatRuntimeSessions } from "../format/runtime-sessions.js";
 import { formatFacts, formatGenerationLine } from "../format/session.js";
 import { type KeyHistory, readHistory } from "../history.js";
 import type { CliIo } from "../io.js";
@@ -23,14 +24,16 @@ export function registerShow(sessions: Command, io: CliIo): void {
     .option("--limit <n>", "only the newest <n> entries", intIn(1, Number.MAX_SAFE_INTEGER))
     .action(async (key: string, _options: unknown, command: Command) => {
       const options = command.optsWithGlobals<ShowOptions>();
-      const history = await withEngine(options, io, { readOnly: true }, (engine) =>
-        readHistory(engine, key, options),
-      );
+      const { history, runtimes } = await withEngine(options, io, { readOnly: true }, async (engine) => ({
+        history: await readHistory(engine, key, options),
+        runtimes: await engine.agents.conversation(key),
+      }));
       if (options.json) {
         io.stdout(exportJson(history.sessions, history.entries, { generations: options.all === true }));
         return;
       }
       io.stdout(transcript(history, io.now()));
+      io.stdout(formatRuntimeSessions([history.current.agent], runtimes));
     });
 }
 

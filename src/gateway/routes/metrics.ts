@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Engine } from "../../engine.js";
+import { isCommitObservable } from "../../store/store.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 
 export interface GatewayMetrics {
@@ -40,12 +41,21 @@ export function createMetrics(engine: Engine): GatewayMetrics {
     help: "Compactions stored",
     registers: [registry],
   });
-  const batches = new Histogram({
-    name: "sessiond_store_commit_batch_size",
-    help: "Entries per committed append",
+  const appendSizes = new Histogram({
+    name: "sessiond_append_entries",
+    help: "Entries per stored append",
     buckets: [1, 2, 4, 8, 16, 32, 64, 128],
     registers: [registry],
   });
+  const batches = new Histogram({
+    name: "sessiond_store_commit_batch_size",
+    help: "Write operations (appends, resets, updates) per store transaction",
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048],
+    registers: [registry],
+  });
+  const offCommits = isCommitObservable(engine.store)
+    ? engine.store.observeCommits((operations) => batches.observe(operations))
+    : () => {};
   // Lanes run one turn per key at a time, so a key's start and finish events pair up in order.
   const started = new Map<string, number>();
   const off = engine.events.on((event) => {
@@ -61,14 +71,20 @@ export function createMetrics(engine: Engine): GatewayMetrics {
         break;
       }
       case "appended":
-        batches.observe(event.entries.length);
+        appendSizes.observe(event.entries.length);
         for (const entry of event.entries) if (entry.type === "compaction") compactions.inc();
         break;
       default:
         break;
     }
   });
-  return { registry, stop: off };
+  return {
+    registry,
+    stop: () => {
+      off();
+      offCommits();
+    },
+  };
 }
 
 export function metricsRoutes(_deps: RouteDeps, metrics: GatewayMetrics): Hono<GatewayEnv> {

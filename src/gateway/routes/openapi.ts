@@ -14,6 +14,7 @@ const keyParam = {
   description: "The session key, percent-encoded (it is decoded exactly once)",
   schema: { type: "string" },
 };
+const nameParam = { name: "name", in: "path", required: true, schema: { type: "string" } };
 const ok = (description: string) => ({
   description,
   content: { "application/json": { schema: { type: "object" } } },
@@ -59,11 +60,13 @@ export const OPENAPI_DOCUMENT = {
     "/api/sessions": {
       get: {
         summary: "List sessions",
-        parameters: ["agent", "channel", "active", "sort", "limit", "cursor", "archived"].map((name) => ({
-          name,
-          in: "query",
-          schema: { type: "string" },
-        })),
+        parameters: ["agent", "channel", "active", "sort", "limit", "cursor", "archived", "q"].map(
+          (name) => ({
+            name,
+            in: "query",
+            schema: { type: "string" },
+          }),
+        ),
         responses: { "200": ok("{sessions, nextCursor?}"), ...errors },
       },
     },
@@ -71,7 +74,7 @@ export const OPENAPI_DOCUMENT = {
       get: {
         summary: "One session",
         parameters: [keyParam],
-        responses: { "200": ok("{session, queued}"), ...errors },
+        responses: { "200": ok("{session, queued, runtimeSessions, cost, needsAttention}"), ...errors },
       },
       delete: {
         summary: "Delete every generation of a key",
@@ -101,6 +104,56 @@ export const OPENAPI_DOCUMENT = {
         summary: "Archive and start anew",
         parameters: [keyParam],
         responses: { "200": ok("{archived, current}"), ...errors },
+      },
+    },
+    "/api/agents": {
+      get: {
+        summary: "Agents with their runtime, settings and cost totals, and the default agent",
+        responses: { "200": ok("{agents, defaultAgent}") },
+      },
+    },
+    "/api/agents/{name}": {
+      get: { summary: "One agent", parameters: [nameParam], responses: { "200": ok("{agent}"), ...errors } },
+      patch: {
+        summary: "Edit settings; a new cwd clears the agent's runtime sessions",
+        parameters: [nameParam],
+        requestBody: messageBody([], {
+          runtime: { type: ["string", "null"] },
+          cwd: { type: ["string", "null"] },
+          model: { type: ["string", "null"] },
+          instructions: { type: ["string", "null"] },
+        }),
+        responses: { "200": ok("{agent, cleared, notice?}"), ...errors },
+      },
+      delete: {
+        summary: "Delete an agent and its runtime sessions",
+        parameters: [nameParam],
+        responses: { "200": ok("{deleted}"), ...errors },
+      },
+    },
+    "/api/agents/{name}/duplicate": {
+      post: {
+        summary: "A new agent with the same settings and no runtime sessions",
+        parameters: [nameParam],
+        requestBody: messageBody(["name"], { name: { type: "string" } }),
+        responses: { "201": ok("{agent}"), ...errors },
+      },
+    },
+    "/api/sessions/{key}/export": {
+      get: {
+        summary: "A key's sessions as a document (json, jsonl, md)",
+        parameters: [
+          keyParam,
+          ...["format", "all"].map((name) => ({ name, in: "query", schema: { type: "string" } })),
+        ],
+        responses: { "200": { description: "the export" }, ...errors },
+      },
+    },
+    "/api/stats/overview": {
+      get: {
+        summary: "Activity per hour over a recent window, from bounded reads",
+        parameters: [{ name: "hours", in: "query", schema: { type: "string" } }],
+        responses: { "200": ok("{from, to, hours, totals, truncated}"), ...errors },
       },
     },
     "/api/inspect": {

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { SessionQuery } from "../../store/store.js";
 import { intQuery, keyFromPath } from "../body.js";
 import { badRequest, HttpError } from "../errors.js";
+import { searchSessions } from "../session-search.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 
 const PREFIX = "/api/sessions/";
@@ -28,15 +29,24 @@ export function sessionRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     if (limit !== undefined) query.limit = limit;
     if (cursor) query.cursor = cursor;
     if (c.req.query("archived") === "true") query.includeArchived = true;
+    const text = c.req.query("q")?.trim();
+    if (text) {
+      if (text.length > 200) throw badRequest("q must be at most 200 characters");
+      const found = await searchSessions(engine, query, text);
+      return c.json(found);
+    }
     const page = await engine.sessions.list(query);
-    return c.json({ sessions: page.sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
+    const attention = await engine.agents.store.attentionKeys();
+    const sessions = page.sessions.map((s) => (attention.has(s.key) ? { ...s, needsAttention: true } : s));
+    return c.json({ sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
   });
 
   app.get("/api/sessions/:key", async (c) => {
     const key = keyFromPath(c, PREFIX);
     const session = await engine.sessions.get(key);
     if (!session) throw notFound(key);
-    return c.json({ session, queued: engine.queued().get(key) ?? 0 });
+    const runtimes = await engine.agents.conversation(key);
+    return c.json({ session, queued: engine.queued().get(key) ?? 0, ...runtimes });
   });
 
   app.get("/api/sessions/:key/history", async (c) => {

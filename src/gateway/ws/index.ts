@@ -17,8 +17,11 @@ export interface WebSocketOptions {
 }
 
 export interface AttachedWebSocket {
-  /** Stops accepting upgrades, aborts running chat turns, closes every connection (1001). */
-  close(): Promise<void>;
+  /**
+   * Stops accepting upgrades and requests, lets running requests (chat turns) finish for up to `graceMs`
+   * (default 0), cancels what is left, then closes every connection (1001).
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
@@ -74,6 +77,15 @@ export function attachWebSocket(
         return;
       }
       const request = parsed.frame;
+      if (closing) {
+        connection.send({
+          type: "res",
+          id: request.id,
+          ok: false,
+          error: { code: "SHUTTING_DOWN", message: "the gateway is shutting down" },
+        });
+        return;
+      }
       const handler = handlerFor(request.method);
       if (!handler) {
         connection.send({
@@ -115,12 +127,25 @@ export function attachWebSocket(
   server.on("upgrade", onUpgrade);
 
   return {
-    close() {
+    close(graceMs = 0) {
       closing ??= (async () => {
         server.off("upgrade", onUpgrade);
-        turns.killAll();
-        for (const client of wss.clients) client.close(1001, "server closing");
+        if (pending.size > 0 && graceMs > 0) {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([
+            Promise.allSettled([...pending]),
+            new Promise((resolve) => {
+              timer = setTimeout(resolve, graceMs);
+            }),
+          ]);
+          clearTimeout(timer);
+        }
+        if (pending.size > 0) {
+          deps.logger.warn({ requests: pending.size }, "websocket: cancelling running requests");
+          turns.killAll();
+        }
         await Promise.allSettled([...pending]);
+        for (const client of wss.clients) client.close(1001, "server closing");
         // In noServer mode the callback runs once every tracked client has closed.
         await new Promise<void>((resolve) => wss.close(() => resolve()));
       })();

@@ -29,6 +29,8 @@ export class Journal {
   readonly path: string;
   private fd: number | undefined;
   private bytes = 0;
+  /** Whether bytes were appended since the last fsync. */
+  private dirty = false;
 
   constructor(dir: string) {
     this.path = join(dir, `journal-${process.pid}-${randomBytes(4).toString("hex")}.jsonl`);
@@ -52,18 +54,27 @@ export class Journal {
     const buffer = Buffer.concat(parts);
     writeAll(this.fd, buffer);
     this.bytes += buffer.length;
+    this.dirty = true;
   }
 
   /** Everything appended so far is on disk when this returns. */
   sync(): void {
-    if (this.fd !== undefined) fsyncSync(this.fd);
+    if (this.fd === undefined || !this.dirty) return;
+    this.dirty = false;
+    fsyncSync(this.fd);
   }
 
   /** Resolves once everything appended so far is on disk: the fsync runs off the event loop. */
   syncAsync(): Promise<void> {
     const fd = this.fd;
-    if (fd === undefined) return Promise.resolve();
-    return new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
+    if (fd === undefined || !this.dirty) return Promise.resolve();
+    this.dirty = false;
+    return new Promise((resolve, reject) =>
+      fsync(fd, (error) => {
+        if (error) this.dirty = true;
+        return error ? reject(error) : resolve();
+      }),
+    );
   }
 
   /** Call once the session files are fsync'd: what the journal held is no longer needed. */

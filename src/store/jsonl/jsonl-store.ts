@@ -16,7 +16,7 @@ import { parseEntryInput } from "../../model/entry-schema.js";
 import { SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { checkRange } from "../entry-range.js";
-import { type BatchResults, GroupCommit, messageOf } from "../group-commit.js";
+import { type CommitBatch, GroupCommit, messageOf } from "../group-commit.js";
 import {
   cloneSession,
   currentNotDeletable,
@@ -89,6 +89,8 @@ interface PendingWrites {
   dirChanged: boolean;
 }
 
+type BatchResults = ReturnType<CommitBatch>;
+
 const META_DIR = ".sessiond";
 /** A checkpoint empties the journal once it holds this much. */
 const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
@@ -149,7 +151,7 @@ export class JsonlStore implements Store {
     this.writer = new GroupCommit((ops, durable) => this.commit(ops, durable), {
       intervalMs: options.commitIntervalMs ?? 0,
       maxBatch: options.maxBatch ?? 2000,
-      maxInflight: 2,
+      durableBarrier: () => this.journal.syncAsync(),
     });
   }
 
@@ -389,7 +391,7 @@ export class JsonlStore implements Store {
    * Runs a batch: each operation changes the in-memory state and queues its bytes; then every file
    * touched is written and (for a durable batch) fsync'd, and names are changed, before any resolves.
    */
-  private commit(ops: ReadonlyArray<() => unknown>, durable: boolean): BatchResults | Promise<BatchResults> {
+  private commit(ops: ReadonlyArray<() => unknown>, durable: boolean): BatchResults {
     this.pending = emptyPending();
     const results: BatchResults = ops.map((op) => {
       try {
@@ -405,20 +407,12 @@ export class JsonlStore implements Store {
       this.reindexTouched();
       throw asStoreError(error, this.path);
     }
-    if (!durable && this.durability !== "strict") return results;
-    // A small batch (one writer appending in turn) has nothing to overlap with: fsync here, which
-    // skips the thread pool's round trip.
-    if (ops.length < ASYNC_FSYNC_MIN_BATCH) {
-      this.journal.sync();
-      return results;
-    }
-    // Acknowledged once the journal is on disk; the next batch runs while this fsync is in flight.
-    return this.journal.syncAsync().then(
-      () => results,
-      (error: unknown) => {
-        throw asStoreError(error, this.path);
-      },
-    );
+    // A small durable batch (one writer appending in turn) has nothing to overlap with: fsync here,
+    // which skips the thread pool's round trip; the durable barrier then finds nothing left to sync.
+    // A bigger one is acknowledged by the barrier (the journal's fsync off the event loop) while the
+    // next batch commits.
+    if ((durable || this.durability === "strict") && ops.length < ASYNC_FSYNC_MIN_BATCH) this.journal.sync();
+    return results;
   }
 
   private writePending(): void {

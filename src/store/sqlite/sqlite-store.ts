@@ -5,6 +5,7 @@ import type { Entry, EntryInput, ResetCause } from "../../model/entry.js";
 import { parseEntryInput } from "../../model/entry-schema.js";
 import { SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
+import { ContextCache } from "../context-cache.js";
 import { checkRange } from "../entry-range.js";
 import { GroupCommit, messageOf } from "../group-commit.js";
 import {
@@ -33,6 +34,7 @@ import type {
   SessionScan,
   Store,
 } from "../store.js";
+import { Checkpointer } from "./checkpointer.js";
 import { listSessionsSql, scanSessionsSql } from "./list-sql.js";
 import {
   type EntryRow,
@@ -44,10 +46,14 @@ import {
   sessionUpdateParams,
 } from "./rows.js";
 import { migrate } from "./schema.js";
+import { WalSync } from "./wal-sync.js";
 
 export interface SqliteStoreOptions {
   path: string;
-  /** `strict` (default): synchronous=FULL, an append resolves once it is on disk. `relaxed`: NORMAL. */
+  /**
+   * `strict` (default): an append resolves once it is on disk (the WAL fsync'd after the commit, off the
+   * event loop). `relaxed`: synchronous=NORMAL, no fsync per commit.
+   */
   durability?: Durability;
   /** How long a commit waits to gather appends; 0 (default) commits on the next turn of the event loop. */
   commitIntervalMs?: number;
@@ -66,7 +72,12 @@ export interface SqliteStoreOptions {
   journalMinBatch?: number;
   /** Fold the journal after this long without writes (default 200 ms). */
   idleFoldMs?: number;
+  /** How many kept entries of active sessions to hold in memory for context loads (default 20,000). */
+  contextCacheEntries?: number;
 }
+
+/** The main connection checkpoints only once the WAL is this big (about 40 MB): see Checkpointer. */
+const BACKSTOP_CHECKPOINT_PAGES = 10_000;
 
 interface Current {
   sid: number;
@@ -134,6 +145,7 @@ export class SqliteStore implements Store {
   private readonly sql: Statements;
   private readonly writer: GroupCommit;
   private readonly cache = new Map<string, Current>();
+  private readonly contexts: ContextCache;
   private readonly cacheSize: number;
   private dataVersion = 0;
   private synchronous: "FULL" | "NORMAL";
@@ -148,15 +160,25 @@ export class SqliteStore implements Store {
   private idleFold: NodeJS.Timeout | undefined;
   private lastWriteAt = 0;
   private readonly dataVersionQuery: Database.Statement;
+  /** In WAL mode on a file: makes durable commits durable without blocking the thread. */
+  private readonly walSync: WalSync | undefined;
+  private readonly checkpointer: Checkpointer | undefined;
 
   constructor(options: SqliteStoreOptions) {
     this.path = options.path;
     this.durability = options.durability ?? "strict";
     this.cacheSize = options.sessionCacheSize ?? 10_000;
+    this.contexts = new ContextCache(options.contextCacheEntries ?? 20_000);
     this.db = openDatabase(options.path, this.durability, options.busyTimeoutMs ?? 5000);
+    if (options.path !== ":memory:" && this.db.pragma("journal_mode", { simple: true }) === "wal") {
+      this.walSync = new WalSync(`${options.path}-wal`);
+      this.db.pragma("synchronous = NORMAL");
+      this.checkpointer = new Checkpointer(options.path);
+      this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+    }
     this.sql = new Statements(this.db);
     this.dataVersionQuery = this.db.prepare(SQL.dataVersion).pluck();
-    this.synchronous = this.durability === "strict" ? "FULL" : "NORMAL";
+    this.synchronous = this.durability === "strict" && !this.walSync ? "FULL" : "NORMAL";
     this.foldThreshold = options.foldThreshold ?? 1000;
     this.idleFoldMs = options.idleFoldMs ?? 200;
     this.journalMinBatch = options.journalMinBatch ?? 8;
@@ -185,7 +207,7 @@ export class SqliteStore implements Store {
         try {
           return { ok: true as const, value: savepoint(op) };
         } catch (error) {
-          this.cache.clear();
+          this.forgetAll();
           return { ok: false as const, error: asStoreError(error) };
         }
       });
@@ -198,7 +220,7 @@ export class SqliteStore implements Store {
           return fast.immediate(ops);
         } catch {
           // What this process remembers of sessions includes the rolled-back writes.
-          this.cache.clear();
+          this.forgetAll();
           return careful.immediate(ops);
         }
       },
@@ -206,17 +228,22 @@ export class SqliteStore implements Store {
     this.writer = new GroupCommit(
       (ops, durable) => {
         this.checkOtherWriters();
-        this.setSynchronous(durable || this.durability === "strict" ? "FULL" : "NORMAL");
+        if (!this.walSync) this.setSynchronous(durable || this.durability === "strict" ? "FULL" : "NORMAL");
         try {
           return batch.immediate(ops);
         } catch (error) {
-          this.cache.clear();
+          this.forgetAll();
           throw asStoreError(error);
         } finally {
           this.scheduleIdleFold();
+          this.checkpointer?.request();
         }
       },
-      { intervalMs: options.commitIntervalMs ?? 0, maxBatch: options.maxBatch ?? 2000 },
+      {
+        intervalMs: options.commitIntervalMs ?? 0,
+        maxBatch: options.maxBatch ?? 2000,
+        ...(this.walSync ? { durableBarrier: this.walSync.sync.bind(this.walSync) } : {}),
+      },
     );
   }
 
@@ -247,6 +274,7 @@ export class SqliteStore implements Store {
           if (this.viaJournal) this.journalRows += plan.fresh.length;
           this.sql.get(SQL.updateSession).run(sessionUpdateParams(current.sid, session));
           this.remember(key, { sid: current.sid, session });
+          this.contexts.appended(key, current.sid, session, plan.fresh);
         }
         return { session: cloneSession(session), entries: plan.entries, created: plan.created };
       },
@@ -302,17 +330,25 @@ export class SqliteStore implements Store {
 
   async loadContext(key: string): Promise<StoredContext | undefined> {
     return this.read(() => {
-      const row = this.sql.get(SQL.current).get(key) as SessionRow | undefined;
-      if (!row) return undefined;
-      const session = sessionFromRow(row);
-      const rows = this.sql.get(SQL.kept).all({ sid: row.sid, from: row.context_from_seq }) as EntryRow[];
-      const context: StoredContext = { session, entries: rows.map((e) => entryFromRow(row.id, e)) };
-      if (row.last_compaction_seq !== null) {
-        const at = { sid: row.sid, seq: row.last_compaction_seq };
-        const summary = this.sql.get(SQL.entryAt).get(at) as EntryRow | undefined;
-        const entry = summary && entryFromRow(row.id, summary);
+      this.checkOtherWriters();
+      const current = this.current(key);
+      if (!current) return undefined;
+      const { sid, session } = current;
+      const hit = this.contexts.get(key, sid, session);
+      if (hit) return { session: cloneSession(session), ...hit };
+      const rows = this.sql.get(SQL.kept).all({ sid, from: session.contextFromSeq }) as EntryRow[];
+      const context: StoredContext = {
+        session: cloneSession(session),
+        entries: rows.map((e) => entryFromRow(session.id, e)),
+      };
+      if (session.lastCompactionSeq !== undefined) {
+        const summary = this.sql.get(SQL.entryAt).get({ sid, seq: session.lastCompactionSeq }) as
+          | EntryRow
+          | undefined;
+        const entry = summary && entryFromRow(session.id, summary);
         if (entry?.type === "compaction") context.summary = entry;
       }
+      this.contexts.put(key, sid, session, context);
       return context;
     });
   }
@@ -336,7 +372,7 @@ export class SqliteStore implements Store {
       const { resetEntry, next } = planReset(archived, cause, init, Date.now());
       this.sql.get(SQL.insertEntry).run(entryInsertParams(current.sid, resetEntry));
       this.sql.get(SQL.updateSession).run(sessionUpdateParams(current.sid, archived));
-      this.cache.delete(key);
+      this.forget(key);
       const created = this.insertSession(next);
       return { archived: cloneSession(archived), resetEntry, current: cloneSession(created.session) };
     });
@@ -350,7 +386,7 @@ export class SqliteStore implements Store {
       const resetEntry = planArchive(archived, cause, Date.now());
       this.sql.get(SQL.insertEntry).run(entryInsertParams(current.sid, resetEntry));
       this.sql.get(SQL.updateSession).run(sessionUpdateParams(current.sid, archived));
-      this.cache.delete(key);
+      this.forget(key);
       return { archived: cloneSession(archived), resetEntry };
     });
   }
@@ -385,8 +421,8 @@ export class SqliteStore implements Store {
         this.sql.get(SQL.renumber).run(to, session.generation, sid);
         this.sql.get(SQL.updateSession).run(sessionUpdateParams(sid, session));
       }
-      this.cache.delete(from);
-      this.cache.delete(to);
+      this.forget(from);
+      this.forget(to);
       return { moved: fromRows.length };
     });
   }
@@ -410,7 +446,7 @@ export class SqliteStore implements Store {
       const rows = this.sql.get(SQL.generations).all(key) as SessionRow[];
       let entries = 0;
       for (const row of rows) entries += this.deleteRow(row);
-      this.cache.delete(key);
+      this.forget(key);
       return { sessions: rows.length, entries };
     });
   }
@@ -424,9 +460,16 @@ export class SqliteStore implements Store {
     clearTimeout(this.idleFold);
     await this.writer.submit(() => this.foldJournal()).catch(() => undefined);
     await this.writer.close();
+    await this.walSync?.close();
+    await this.checkpointer?.close();
     clearTimeout(this.idleFold);
     this.closed = true;
     this.db.close();
+  }
+
+  /** Calls `listener` with the operations in each transaction this store commits (for metrics). */
+  observeCommits(listener: (operations: number) => void): () => void {
+    return this.writer.onBatch(listener);
   }
 
   /** Sizes of recent commit batches. */
@@ -498,6 +541,17 @@ export class SqliteStore implements Store {
     return current;
   }
 
+  private forget(key: string): void {
+    this.cache.delete(key);
+    this.contexts.drop(key);
+  }
+
+  /** What this process remembers may include rolled-back writes, or miss another process's. */
+  private forgetAll(): void {
+    this.cache.clear();
+    this.contexts.clear();
+  }
+
   private remember(key: string, current: Current): void {
     this.cache.delete(key);
     this.cache.set(key, current);
@@ -511,7 +565,7 @@ export class SqliteStore implements Store {
   private checkOtherWriters(): void {
     const version = this.dataVersionQuery.get() as number;
     if (version !== this.dataVersion) {
-      this.cache.clear();
+      this.forgetAll();
       this.dataVersion = version;
     }
   }

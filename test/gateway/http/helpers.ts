@@ -71,6 +71,8 @@ export async function startTestGateway(
     port: 0,
     logger: memoryLogger(logs),
     graceMs: 2000,
+    // The dashboard's files only where a test asks for them: elsewhere unknown paths stay 404/401.
+    webDir: false,
     ...options,
   });
   return {

@@ -70,6 +70,13 @@ describe("sessiond serve", () => {
       const token = resolveToken(dir, {}).token;
       expect(output.text).not.toContain(token);
       expect((await fetch(`${url}/health`)).status).toBe(200);
+      // The dashboard built by `npm run build`, at / and at its client routes, without the token.
+      expect(output.text).toContain(`dashboard: ${url}/`);
+      for (const path of ["/", "/sessions"]) {
+        const page = await fetch(`${url}${path}`);
+        expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+        expect(await page.text()).toContain('<div id="app">');
+      }
       const chat = await fetch(`${url}/api/chat`, {
         ...postJson({ message: "persist me" }, { authorization: `Bearer ${token}` }),
       });

@@ -72,3 +72,34 @@ describe("websocket sessions.kill", () => {
     expect(h.engine.queued().size).toBe(0);
   });
 });
+
+describe("websocket shutdown with a grace period", () => {
+  it("lets a running turn finish, refuses new requests, then closes with 1001", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const gated: Runtime = {
+      kind: "gated",
+      async *run(): AsyncGenerator<RuntimeEvent> {
+        yield { type: "text", delta: "started " };
+        await released;
+        yield { type: "text", delta: "and finished" };
+      },
+    };
+    const h = await startHarness({ runtimeFor: () => gated });
+    const client = await Client.open(h.url({ token: TOKEN, channel: "cli", peer: "kim" }));
+    const reply = client.request("chat.send", { text: "finish me" });
+    await client.next((f) => f.event === "chat.delta");
+    const closing = h.gateway.close(60_000);
+    expect(await client.request("sessions.list")).toMatchObject({
+      ok: false,
+      error: { code: "SHUTTING_DOWN" },
+    });
+    release();
+    expect(await reply).toMatchObject({ ok: true, result: { reply: "started and finished" } });
+    await closing;
+    expect(await client.closed).toBe(1001);
+    await h.close();
+  });
+});

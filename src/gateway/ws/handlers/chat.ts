@@ -1,4 +1,4 @@
-import { runnerFor } from "../../../runtimes/index.js";
+import { agentRunner } from "../../turn.js";
 import { envelopeFor, type Handler } from "../connection.js";
 import { optionalString, requiredString } from "../protocol.js";
 
@@ -13,10 +13,8 @@ export const send: Handler = async (params, { deps, turns, connection, request }
     agent: optionalString(params, "agent"),
   });
   const { key, agent } = deps.engine.route(envelope);
-  const runner = runnerFor(deps.runtimeFor(agent), {
-    onEvent: (event) => {
-      if (event.type === "text") connection.event("chat.delta", { id: request.id, key, delta: event.delta });
-    },
+  const runner = agentRunner(deps, agent, (event) => {
+    if (event.type === "text") connection.event("chat.delta", { id: request.id, key, delta: event.delta });
   });
   const { signal, done } = turns.start(key);
   try {

@@ -2,6 +2,7 @@ import type { Handler } from "../connection.js";
 import * as chat from "./chat.js";
 import * as conversations from "./conversations.js";
 import * as sessions from "./sessions.js";
+import * as watch from "./watch.js";
 
 const METHODS: Readonly<Record<string, Handler>> = {
   "sessions.list": sessions.list,
@@ -12,6 +13,8 @@ const METHODS: Readonly<Record<string, Handler>> = {
   "conversations.list": conversations.list,
   "conversations.history": conversations.history,
   "chat.send": chat.send,
+  "sessions.watch": watch.watch,
+  "sessions.unwatch": watch.unwatch,
 };
 
 export function handlerFor(method: string): Handler | undefined {

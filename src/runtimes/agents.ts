@@ -1,0 +1,146 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { z } from "zod";
+import { SessiondError } from "../model/errors.js";
+
+export const RUNTIME_KINDS = ["model", "echo", "claude-code", "codex", "a2a"] as const;
+export type RuntimeKind = (typeof RUNTIME_KINDS)[number];
+
+/** What sets an agent's runtime up. For `model` agents `model` names an endpoint of `models`. */
+export interface AgentRuntimeSettings {
+  runtime?: RuntimeKind;
+  /** The agent's own working directory (Claude Code, Codex): changing it clears its runtime sessions. */
+  cwd?: string;
+  /** For Claude Code and Codex, the runtime's model name; for `model` agents, a name from `models`. */
+  model?: string;
+  instructions?: string;
+  /** Claude Code's or Codex's executable; default the SDK's own. */
+  executable?: string;
+  /** A2A: the remote agent's base URL. */
+  url?: string;
+}
+
+export const agentSettingsSchema = z.strictObject({
+  runtime: z.enum(RUNTIME_KINDS).optional(),
+  cwd: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  instructions: z.string().optional(),
+  executable: z.string().min(1).optional(),
+  url: z.string().url().optional(),
+});
+
+const fileSchema = z.strictObject({
+  agents: z.record(z.string(), agentSettingsSchema).default({}),
+  deleted: z.array(z.string()).default([]),
+});
+type AgentsFile = z.infer<typeof fileSchema>;
+
+export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Runtimes that keep their own session per conversation, and so a working directory. */
+export function keepsRuntimeSessions(runtime: RuntimeKind | undefined): boolean {
+  return runtime === "claude-code" || runtime === "codex" || runtime === "a2a";
+}
+
+/**
+ * Agent settings the CLI and API can edit: `agents.json` in the data directory, layered over the config
+ * file's agents (a value there wins; an agent listed under `deleted` is gone even if the config names it).
+ * Without a path (memory store) the layer lives in memory.
+ */
+export class AgentSettingsFile {
+  private layer: AgentsFile;
+
+  constructor(
+    private readonly path: string | undefined,
+    private readonly base: Record<string, AgentRuntimeSettings>,
+  ) {
+    this.layer = path !== undefined && existsSync(path) ? read(path) : { agents: {}, deleted: [] };
+  }
+
+  /** Every agent, config first, then the ones added here, in order. */
+  names(): string[] {
+    const names = [...Object.keys(this.base), ...Object.keys(this.layer.agents)];
+    return [...new Set(names)].filter((n) => !this.layer.deleted.includes(n));
+  }
+
+  get(name: string): AgentRuntimeSettings | undefined {
+    if (!this.names().includes(name)) return undefined;
+    return { ...this.base[name], ...this.layer.agents[name] };
+  }
+
+  /** Applies a patch (`null` removes a value set here); returns the settings before and after. */
+  update(
+    name: string,
+    patch: Partial<Record<keyof AgentRuntimeSettings, string | null>>,
+  ): { before: AgentRuntimeSettings; after: AgentRuntimeSettings } {
+    const before = this.require(name);
+    const own: Record<string, unknown> = { ...this.layer.agents[name] };
+    for (const [field, value] of Object.entries(patch)) {
+      if (value === null) delete own[field];
+      else if (value !== undefined) own[field] = value;
+    }
+    const parsed = agentSettingsSchema.safeParse(own);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new SessiondError(
+        "INVALID_ARGUMENT",
+        `agent ${name}: ${issue?.path.join(".") || "settings"}: ${issue?.message ?? "invalid"}`,
+      );
+    }
+    this.layer.agents[name] = parsed.data;
+    this.save();
+    return { before, after: this.require(name) };
+  }
+
+  /** A new agent with the same settings as `from` (runtime sessions are not settings: none are copied). */
+  duplicate(from: string, to: string): AgentRuntimeSettings {
+    const settings = this.require(from);
+    if (!AGENT_NAME.test(to)) {
+      throw new SessiondError(
+        "INVALID_ARGUMENT",
+        `agent name ${JSON.stringify(to)}: letters, digits, . _ - (1–64)`,
+      );
+    }
+    if (this.names().includes(to)) throw new SessiondError("INVALID_ARGUMENT", `agent ${to} already exists`);
+    this.layer.deleted = this.layer.deleted.filter((n) => n !== to);
+    this.layer.agents[to] = { ...settings };
+    this.save();
+    return this.require(to);
+  }
+
+  delete(name: string): void {
+    this.require(name);
+    delete this.layer.agents[name];
+    if (name in this.base) this.layer.deleted.push(name);
+    this.save();
+  }
+
+  private require(name: string): AgentRuntimeSettings {
+    const settings = this.get(name);
+    if (!settings) throw new SessiondError("AGENT_NOT_FOUND", `no agent named ${JSON.stringify(name)}`);
+    return settings;
+  }
+
+  private save(): void {
+    if (this.path === undefined) return;
+    mkdirSync(dirname(this.path), { recursive: true });
+    const temp = `${this.path}.${process.pid}.tmp`;
+    writeFileSync(temp, `${JSON.stringify(this.layer, null, 2)}\n`, { mode: 0o600 });
+    renameSync(temp, this.path);
+  }
+}
+
+function read(path: string): AgentsFile {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new SessiondError("CONFIG_INVALID", `${path}: not JSON (${String(error)})`, { cause: error });
+  }
+  const parsed = fileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new SessiondError("CONFIG_INVALID", `${path}: ${issue?.path.join(".")}: ${issue?.message}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,105 @@
+import type { Options, SDKMessage } from "@anthropic-ai/claude-agent-sdk";
+import { SessiondError } from "../model/errors.js";
+import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
+import type { DescribedRuntime } from "./echo.js";
+
+export interface ClaudeCodeRuntimeConfig {
+  /** The agent's working directory: Claude Code reads and writes there. */
+  cwd?: string;
+  /** Claude Code's model name (`sonnet`, `opus`, a full model id). */
+  model?: string;
+  /** Appended to Claude Code's own system prompt. */
+  instructions?: string;
+  /** The `claude` executable (or a script speaking its stream-json protocol); default: the SDK's own. */
+  executable?: string;
+}
+
+/**
+ * Claude Code through its Agent SDK. A run resumes the stored session id (the SDK runs the CLI with
+ * `--resume`), reports the session id from the CLI's `system/init` line at once, its text and tool calls,
+ * its own compaction (`compact_boundary`), and its `total_cost_usd` — a running total for the session.
+ */
+export function claudeCodeRuntime(config: ClaudeCodeRuntimeConfig = {}): DescribedRuntime {
+  return {
+    kind: "claude-code",
+    describe: () =>
+      `claude-code${config.model ? ` (${config.model})` : ""}${config.cwd ? ` in ${config.cwd}` : ""}`,
+    run: (run) => claudeCodeRun(config, run),
+  };
+}
+
+async function* claudeCodeRun(
+  config: ClaudeCodeRuntimeConfig,
+  run: RuntimeRun,
+): AsyncGenerator<RuntimeEvent, void, undefined> {
+  const abortController = new AbortController();
+  const abort = () => abortController.abort();
+  run.signal.addEventListener("abort", abort, { once: true });
+  const options: Options = { abortController };
+  if (config.cwd !== undefined) options.cwd = config.cwd;
+  if (config.model !== undefined) options.model = config.model;
+  if (config.executable !== undefined) options.pathToClaudeCodeExecutable = config.executable;
+  if (config.instructions) {
+    options.systemPrompt = { type: "preset", preset: "claude_code", append: config.instructions };
+  }
+  if (run.runtimeSessionId !== undefined) options.resume = run.runtimeSessionId;
+  let replied = false;
+  // Loaded on first use: the SDK is large, and most gateways never run Claude Code.
+  const { query } = await import("@anthropic-ai/claude-agent-sdk");
+  try {
+    for await (const message of query({ prompt: run.prompt ?? run.input, options })) {
+      for (const event of eventsOf(message)) {
+        if (event.type === "text") replied = true;
+        yield event;
+      }
+      if (message.type === "result") {
+        if (message.subtype !== "success" || message.is_error) {
+          const errors =
+            "errors" in message && Array.isArray(message.errors) ? message.errors.join("; ") : "";
+          throw new SessiondError(
+            "TURN_FAILED",
+            `Claude Code ended with ${message.subtype}${errors ? `: ${errors}` : ""}`,
+          );
+        }
+        if (!replied && message.result) yield { type: "text", delta: message.result };
+      }
+    }
+  } finally {
+    run.signal.removeEventListener("abort", abort);
+  }
+}
+
+function eventsOf(message: SDKMessage): RuntimeEvent[] {
+  switch (message.type) {
+    case "system":
+      if (message.subtype === "init") return [{ type: "runtime_session", id: message.session_id }];
+      if (message.subtype === "compact_boundary") {
+        const { pre_tokens, post_tokens } = message.compact_metadata;
+        return [{ type: "compacted", beforeTokens: pre_tokens, afterTokens: post_tokens ?? 0 }];
+      }
+      return [];
+    case "assistant": {
+      const events: RuntimeEvent[] = [];
+      for (const block of message.message.content) {
+        if (block.type === "text" && block.text) events.push({ type: "text", delta: block.text });
+        else if (block.type === "tool_use")
+          events.push({ type: "tool_call", id: block.id, name: block.name, arguments: block.input });
+      }
+      return events;
+    }
+    case "result": {
+      const events: RuntimeEvent[] = [
+        {
+          type: "usage",
+          inputTokens: message.usage.input_tokens,
+          outputTokens: message.usage.output_tokens,
+        },
+      ];
+      if (typeof message.total_cost_usd === "number")
+        events.push({ type: "cost", totalUsd: message.total_cost_usd });
+      return events;
+    }
+    default:
+      return [];
+  }
+}

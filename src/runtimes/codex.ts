@@ -1,0 +1,91 @@
+import type { Codex, ThreadEvent, ThreadOptions } from "@openai/codex-sdk";
+import { SessiondError } from "../model/errors.js";
+import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
+import type { DescribedRuntime } from "./echo.js";
+
+export interface CodexRuntimeConfig {
+  /** The agent's working directory (`--cd`). */
+  cwd?: string;
+  model?: string;
+  /** Prepended to the first turn of a new thread (Codex has no separate system prompt per thread). */
+  instructions?: string;
+  /** The `codex` executable (or a script speaking `codex exec --experimental-json`); default: the SDK's own. */
+  executable?: string;
+}
+
+/**
+ * Codex through its SDK: a run resumes the stored thread (`resumeThread`) or starts one (`startThread`),
+ * reports the thread id from `thread.started` at once, the agent's messages, its commands and MCP tool
+ * calls, and token usage. Codex reports no cost: its runs are unpriced.
+ */
+export function codexRuntime(config: CodexRuntimeConfig = {}): DescribedRuntime {
+  let codex: Promise<Codex> | undefined;
+  // Loaded on first use, like the Claude Code SDK: most gateways never run Codex.
+  const client = () => {
+    codex ??= import("@openai/codex-sdk").then(
+      ({ Codex }) => new Codex(config.executable ? { codexPathOverride: config.executable } : {}),
+    );
+    return codex;
+  };
+  const threadOptions: ThreadOptions = { skipGitRepoCheck: true };
+  if (config.cwd !== undefined) threadOptions.workingDirectory = config.cwd;
+  if (config.model !== undefined) threadOptions.model = config.model;
+  return {
+    kind: "codex",
+    describe: () =>
+      `codex${config.model ? ` (${config.model})` : ""}${config.cwd ? ` in ${config.cwd}` : ""}`,
+    async *run(run: RuntimeRun): AsyncGenerator<RuntimeEvent, void, undefined> {
+      const resumed = run.runtimeSessionId !== undefined;
+      const codex = await client();
+      const thread = resumed
+        ? codex.resumeThread(run.runtimeSessionId as string, threadOptions)
+        : codex.startThread(threadOptions);
+      const prompt = run.prompt ?? run.input;
+      const input = !resumed && config.instructions ? `${config.instructions}\n\n${prompt}` : prompt;
+      const { events } = await thread.runStreamed(input, { signal: run.signal });
+      for await (const event of events) yield* eventsOf(event);
+    },
+  };
+}
+
+function eventsOf(event: ThreadEvent): RuntimeEvent[] {
+  switch (event.type) {
+    case "thread.started":
+      return [{ type: "runtime_session", id: event.thread_id }];
+    case "item.completed": {
+      const item = event.item;
+      if (item.type === "agent_message") return item.text ? [{ type: "text", delta: item.text }] : [];
+      if (item.type === "command_execution")
+        return [
+          {
+            type: "tool_call",
+            id: item.id,
+            name: "command",
+            arguments: { command: item.command },
+            ...(item.status === "failed" ? { failed: true } : {}),
+          },
+        ];
+      if (item.type === "mcp_tool_call")
+        return [
+          {
+            type: "tool_call",
+            id: item.id,
+            name: `${item.server}.${item.tool}`,
+            arguments: item.arguments,
+            ...(item.status === "failed" ? { failed: true } : {}),
+          },
+        ];
+      return [];
+    }
+    case "turn.completed":
+      return [
+        { type: "usage", inputTokens: event.usage.input_tokens, outputTokens: event.usage.output_tokens },
+      ];
+    case "turn.failed":
+      throw new SessiondError("TURN_FAILED", `Codex turn failed: ${event.error.message}`);
+    case "error":
+      throw new SessiondError("TURN_FAILED", `Codex failed: ${event.message}`);
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,154 @@
+import { SessiondError } from "../../model/errors.js";
+import type { AgentRuntimeSettings, AgentSettingsFile } from "../agents.js";
+import type { CostTotals } from "./cost.js";
+import type { RuntimeSessionStore } from "./store.js";
+
+/** A runtime session as the API and CLI show it. */
+export interface RuntimeSessionView {
+  agent: string;
+  runtime: string;
+  id: string;
+  /** The first 8 characters, for the Details panel and `sessions show`. */
+  shortId: string;
+  savedAt: number;
+}
+
+export interface ConversationRuntimeView {
+  runtimeSessions: RuntimeSessionView[];
+  cost: CostTotals;
+  needsAttention: boolean;
+}
+
+export interface AgentView extends AgentRuntimeSettings {
+  name: string;
+  runtime: NonNullable<AgentRuntimeSettings["runtime"]>;
+  cost: CostTotals;
+}
+
+export interface AgentChange {
+  agent: AgentView;
+  /** Runtime sessions cleared by the change (a new working directory clears all of the agent's). */
+  cleared: number;
+  /** `N saved sessions cleared, so the next run starts fresh.` when any were. */
+  notice?: string;
+}
+
+export const SHORT_ID_LENGTH = 8;
+
+export function clearedNotice(count: number): string {
+  return `${count} saved ${count === 1 ? "session" : "sessions"} cleared, so the next run starts fresh.`;
+}
+
+/** Records a note entry in a conversation (the engine's append). */
+export type NoteWriter = (key: string, text: string) => Promise<void>;
+
+/**
+ * Agents and their runtime sessions: settings edits and the one that clears sessions (a new working
+ * directory), duplicates without sessions, deletion, and what a conversation shows of its runtimes.
+ */
+export class AgentRuntimes {
+  constructor(
+    readonly store: RuntimeSessionStore,
+    readonly settings: AgentSettingsFile,
+    private readonly note: NoteWriter,
+  ) {}
+
+  async list(): Promise<AgentView[]> {
+    return Promise.all(this.settings.names().map((name) => this.view(name)));
+  }
+
+  async get(name: string): Promise<AgentView> {
+    return this.view(name);
+  }
+
+  /** Edits settings. Only a changed `cwd` clears anything: instructions or model edits keep every session. */
+  async update(
+    name: string,
+    patch: Partial<Record<keyof AgentRuntimeSettings, string | null>>,
+  ): Promise<AgentChange> {
+    const { before, after } = this.settings.update(name, patch);
+    const cleared = before.cwd === after.cwd ? 0 : await this.moved(name, after.cwd);
+    return {
+      agent: await this.view(name),
+      cleared,
+      ...(cleared > 0 ? { notice: clearedNotice(cleared) } : {}),
+    };
+  }
+
+  async duplicate(from: string, to: string): Promise<AgentView> {
+    this.settings.duplicate(from, to);
+    // A name used before (and deleted) may have left nothing, but make sure the copy starts with no session.
+    await this.store.deleteAgent(to);
+    await this.store.setLastCwd(to, this.settings.get(to)?.cwd ?? null);
+    return this.view(to);
+  }
+
+  async delete(name: string): Promise<void> {
+    this.settings.delete(name);
+    await this.store.deleteAgent(name);
+  }
+
+  /**
+   * At start-up: an agent whose working directory differs from the one it was last seen with (the config
+   * file was edited) has its runtime sessions cleared. Returns one notice per agent that had any.
+   */
+  async reconcile(): Promise<string[]> {
+    const notices: string[] = [];
+    for (const name of this.settings.names()) {
+      const cwd = this.settings.get(name)?.cwd ?? null;
+      const last = await this.store.lastCwd(name);
+      if (last === undefined) {
+        await this.store.setLastCwd(name, cwd);
+        continue;
+      }
+      if (last === cwd) continue;
+      const cleared = await this.moved(name, cwd ?? undefined);
+      if (cleared > 0)
+        notices.push(`agent ${name} moved to a new working directory: ${clearedNotice(cleared)}`);
+    }
+    return notices;
+  }
+
+  async conversation(key: string): Promise<ConversationRuntimeView> {
+    const [sessions, cost, marks] = await Promise.all([
+      this.store.forKey(key),
+      this.store.totals({ key }),
+      this.store.attention(key),
+    ]);
+    return {
+      runtimeSessions: sessions.map((s) => ({
+        agent: s.agent,
+        runtime: s.runtime,
+        id: s.id,
+        shortId: s.id.slice(0, SHORT_ID_LENGTH),
+        savedAt: s.savedAt,
+      })),
+      cost,
+      needsAttention: marks.length > 0,
+    };
+  }
+
+  /** Deleting a conversation deletes its runtime sessions, costs and marks with it. */
+  forgetConversation(key: string): Promise<void> {
+    return this.store.deleteKey(key);
+  }
+
+  private async moved(name: string, cwd: string | undefined): Promise<number> {
+    const keys = await this.store.clearAgent(name);
+    await this.store.setLastCwd(name, cwd ?? null);
+    const notice = `Agent ${name} moved: new working directory. ${clearedNotice(keys.length)}`;
+    for (const key of keys) await this.note(key, notice);
+    return keys.length;
+  }
+
+  private async view(name: string): Promise<AgentView> {
+    const settings = this.settings.get(name);
+    if (!settings) throw new SessiondError("AGENT_NOT_FOUND", `no agent named ${JSON.stringify(name)}`);
+    return {
+      name,
+      ...settings,
+      runtime: settings.runtime ?? (settings.model ? "model" : "echo"),
+      cost: await this.store.totals({ agent: name }),
+    };
+  }
+}

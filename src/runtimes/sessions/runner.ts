@@ -1,0 +1,94 @@
+import { redactSecrets } from "../../context/index.js";
+import { isSessiondError } from "../../model/errors.js";
+import type { Runtime, RuntimeEvent } from "../../model/runtime.js";
+import type { TurnContext, TurnRunner } from "../../turns/turn.js";
+import { newActivityPrompt } from "../prompt.js";
+import { runnerFor } from "../runner.js";
+import { measureTotal, perRunCost, type RunCost } from "./cost.js";
+import type { RuntimeSessionStore } from "./store.js";
+
+export interface SessionRunnerOptions {
+  /** Every agent's id, to tell another agent's message from a person's in the prompt. */
+  agents: readonly string[];
+  /** Every event, after it was recorded (streaming to clients). */
+  onEvent?: (event: RuntimeEvent, context: TurnContext) => void | Promise<void>;
+  now?: () => number;
+}
+
+/**
+ * A TurnRunner for a runtime that keeps runtime sessions: resumes the stored one of (agent, key), saves the
+ * id the moment the runtime reports it, prices the run (a running total against the baseline, a per-run
+ * figure as given, none as unpriced), and marks the agent "needs attention" in that conversation when the
+ * run fails — keeping the stored id, so the next run tries to resume it again.
+ */
+export function sessionRunner(
+  runtime: Runtime,
+  store: RuntimeSessionStore,
+  options: SessionRunnerOptions,
+): TurnRunner {
+  const now = options.now ?? Date.now;
+  return async (context) => {
+    const { agent, key } = context;
+    const runId = context.input.id;
+    const stored = await store.get(agent, key);
+    let current = stored?.id;
+    let priced = false;
+    const record = async (cost: RunCost) => {
+      priced = true;
+      await store.recordCost({ agent, key, runId, runtime: runtime.kind, at: now(), ...cost });
+    };
+    const runner = runnerFor(runtime, {
+      runtimeSessionId: () => stored?.id,
+      runtimeSessionData: () => stored?.data,
+      prompt: (ctx) =>
+        newActivityPrompt({
+          agent,
+          entries: ctx.entries,
+          ...(ctx.summary ? { summary: ctx.summary } : {}),
+          agents: options.agents,
+        }),
+      onEvent: async (event, ctx) => {
+        if (event.type === "runtime_session") {
+          current = event.id;
+          await store.save({
+            agent,
+            key,
+            runtime: runtime.kind,
+            id: event.id,
+            ...(event.data ? { data: event.data } : {}),
+            savedAt: now(),
+          });
+        } else if (event.type === "cost") {
+          if (event.totalUsd !== undefined && current !== undefined) {
+            const measured = measureTotal(await store.baseline(agent, key), {
+              runId,
+              runtimeSessionId: current,
+              totalUsd: event.totalUsd,
+              resumed: stored?.id === current,
+            });
+            priced = true;
+            await store.recordCost(
+              { agent, key, runId, runtime: runtime.kind, at: now(), ...measured.cost },
+              measured.baseline,
+            );
+          } else if (event.runUsd !== undefined) {
+            await record(perRunCost(event.runUsd));
+          }
+        }
+        await options.onEvent?.(event, ctx);
+      },
+    });
+    try {
+      const reply = await runner(context);
+      if (!priced) await record(perRunCost(undefined));
+      await store.setAttention(agent, key, undefined);
+      return reply;
+    } catch (error) {
+      if (!isSessiondError(error, "TURN_CANCELLED")) {
+        const message = error instanceof Error ? error.message : String(error);
+        await store.setAttention(agent, key, redactSecrets(message), now());
+      }
+      throw error;
+    }
+  };
+}

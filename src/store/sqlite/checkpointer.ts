@@ -1,0 +1,106 @@
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+
+/**
+ * The worker's whole program, kept inline so that it runs the same from TypeScript sources (tests) and
+ * from the build. It checkpoints on request, on its own connection, and answers when done.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.driver);
+const db = new Database(workerData.path);
+db.pragma("busy_timeout = 0");
+parentPort.on("message", (message) => {
+  if (message === "close") {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    db.pragma("wal_checkpoint(PASSIVE)");
+    parentPort.postMessage("done");
+  } catch (error) {
+    parentPort.postMessage("failed");
+  }
+});
+`;
+
+/**
+ * Copies the WAL into the database file on a thread of its own. In WAL mode SQLite checkpoints inside the
+ * commit that crosses `wal_autocheckpoint` pages, writing and fsyncing the database file while every
+ * request waits; here the bulk of that work runs beside the event loop. The main connection keeps a high
+ * autocheckpoint as a backstop, which finishes the small remainder and lets the WAL restart when writes
+ * never pause long enough for this thread's checkpoint to catch up.
+ */
+export class Checkpointer {
+  private worker: Worker | undefined;
+  private running = false;
+  private wanted = false;
+  private broken = false;
+  private timer: NodeJS.Timeout | undefined;
+  private closing: Promise<void> | undefined;
+  private lastAt = Number.NEGATIVE_INFINITY;
+  /** Checkpoints finished, for tests and metrics. */
+  completed = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly minIntervalMs = 200,
+  ) {}
+
+  /** Started on the first request, so that a store that is only read never starts a thread. */
+  private start(): Worker {
+    const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: this.path, driver } });
+    worker.unref();
+    worker.on("message", (message: string) => {
+      this.running = false;
+      if (message === "done") this.completed++;
+      if (this.wanted) {
+        this.wanted = false;
+        this.request();
+      }
+    });
+    // A worker that cannot start, or dies, only means checkpoints fall back to the main connection.
+    worker.on("error", () => {
+      this.broken = true;
+    });
+    return worker;
+  }
+
+  /** Asks for a checkpoint; requests while one runs, or within `minIntervalMs` of the last, coalesce. */
+  request(): void {
+    if (this.closing || this.broken) return;
+    if (this.running) {
+      this.wanted = true;
+      return;
+    }
+    const wait = this.lastAt + this.minIntervalMs - performance.now();
+    if (wait > 0) {
+      this.timer ??= setTimeout(() => {
+        this.timer = undefined;
+        this.request();
+      }, wait).unref();
+      return;
+    }
+    this.worker ??= this.start();
+    this.running = true;
+    this.lastAt = performance.now();
+    this.worker.postMessage("checkpoint");
+  }
+
+  close(): Promise<void> {
+    clearTimeout(this.timer);
+    const worker = this.worker;
+    this.closing ??=
+      this.broken || !worker
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            // Held open until the thread is gone, so that awaiting this keeps the process alive.
+            worker.ref();
+            worker.once("exit", () => resolve());
+            worker.postMessage("close");
+          });
+    return this.closing;
+  }
+}

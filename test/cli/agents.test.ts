@@ -1,0 +1,113 @@
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cli, parseJson, seed, useTempDir } from "./helpers.js";
+
+const tempDir = useTempDir();
+
+/** A data dir with sessiond.yaml naming two agents, and the conversation `telegram:7` where dev has a session. */
+async function setup(): Promise<{ dir: string; cwd: string }> {
+  const dir = tempDir();
+  const cwd = mkdtempSync(join(tmpdir(), "sessiond-agent-"));
+  writeFileSync(
+    join(dir, "sessiond.yaml"),
+    [
+      "data_dir: .",
+      "default_agent: dev",
+      "agents:",
+      "  - id: dev",
+      "    runtime: claude-code",
+      `    cwd: ${cwd}`,
+      "    model: sonnet",
+      "    instructions: Be brief.",
+      "  - id: ops",
+      "    runtime: echo",
+      "",
+    ].join("\n"),
+  );
+  await seed(
+    dir,
+    async (engine) => {
+      await engine.append("telegram:7", [
+        { type: "message", role: "user", content: "hi", sender: { id: "7" } },
+      ]);
+      await engine.agents.store.save({
+        agent: "dev",
+        key: "telegram:7",
+        runtime: "claude-code",
+        id: "3f2a9c1e-0000-4000-8000-000000000001",
+        savedAt: 1,
+      });
+    },
+    {
+      agents: ["dev", "ops"],
+      defaultAgent: "dev",
+      agentOptions: { dev: { runtime: "claude-code", cwd, model: "sonnet" }, ops: { runtime: "echo" } },
+    },
+  );
+  return { dir, cwd };
+}
+
+describe("sessiond agents and runtime sessions in the CLI", () => {
+  it("`sessions show` prints each agent's short runtime session id, or No session here yet", async () => {
+    const { dir } = await setup();
+    const result = await cli(dir, ["sessions", "show", "telegram:7"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^ {2}dev +claude-code +3f2a9c1e$/m);
+    // A conversation of one agent lists just it; ops appears once it has a session here.
+    expect(result.stdout).not.toMatch(/^ {2}ops/m);
+    expect(result.stdout).toMatch(/^cost: \$0\.00 over 0 priced runs$/m);
+  });
+
+  it("lists agents, and a new working directory clears the agent's sessions with the notice", async () => {
+    const { dir, cwd } = await setup();
+    const list = await cli(dir, ["agents", "list", "--json"]);
+    expect(list.code).toBe(0);
+    const agents = parseJson<{ agents: Array<{ name: string; runtime: string; cwd?: string }> }>(
+      list.stdout,
+    ).agents;
+    expect(agents.map((a) => [a.name, a.runtime, a.cwd])).toEqual([
+      ["dev", "claude-code", cwd],
+      ["ops", "echo", undefined],
+    ]);
+
+    const kept = await cli(dir, ["agents", "set", "dev", "instructions=Be thorough.", "model=opus"]);
+    expect(kept.stdout).toBe("agent dev updated\n");
+    const moved = await cli(dir, ["agents", "set", "dev", `cwd=${tempDir()}`]);
+    expect(moved.code).toBe(0);
+    expect(moved.stdout).toContain(
+      "Agent moved: new working directory. 1 saved session cleared, so the next run starts fresh.",
+    );
+    const show = await cli(dir, ["sessions", "show", "telegram:7"]);
+    expect(show.stdout).toMatch(/^ {2}dev +No session here yet$/m);
+    expect(show.stdout).toContain("note [info RUNTIME_SESSIONS_CLEARED]: Agent dev moved");
+    expect(existsSync(join(dir, "agents.json"))).toBe(true);
+  });
+
+  it("duplicates an agent with its settings and no sessions; deleting needs --yes", async () => {
+    const { dir, cwd } = await setup();
+    const dup = await cli(dir, ["agents", "duplicate", "dev", "dev2"]);
+    expect(dup.stdout).toBe("agent dev2 created from dev: same settings, no sessions\n");
+    const shown = parseJson<Record<string, unknown>>(
+      (await cli(dir, ["agents", "show", "dev2", "--json"])).stdout,
+    );
+    expect(shown).toMatchObject({
+      name: "dev2",
+      runtime: "claude-code",
+      cwd,
+      model: "sonnet",
+      instructions: "Be brief.",
+    });
+    expect(shown.cost).toEqual({ usd: 0, pricedRuns: 0, unpricedRuns: 0, ambiguousRuns: 0 });
+
+    const refused = await cli(dir, ["agents", "delete", "dev2"]);
+    expect(refused.code).toBe(2);
+    expect((await cli(dir, ["agents", "delete", "dev2", "--yes"])).code).toBe(0);
+    const gone = await cli(dir, ["agents", "show", "dev2"]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain("AGENT_NOT_FOUND");
+    expect((await cli(dir, ["agents", "set", "dev", "colour=blue"])).code).toBe(2);
+  });
+});

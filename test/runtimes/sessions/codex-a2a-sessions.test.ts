@@ -1,0 +1,89 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { EngineConfig } from "../../../src/config/engine-config.js";
+import { createEngine, type Engine } from "../../../src/engine.js";
+import { runtimeResolver } from "../../../src/gateway/runtimes.js";
+import { sessionRunner } from "../../../src/runtimes/sessions/runner.js";
+import { startA2aAgent } from "../../support/a2a-server.js";
+import { FAKE_CODEX, useFakeCliState } from "../../support/fake-clis.js";
+import { useServer } from "../../support/http-server.js";
+
+const codex = useFakeCliState("FAKE_CODEX_STATE");
+const remote = useServer(startA2aAgent);
+
+let engine: Engine | undefined;
+afterEach(async () => {
+  await engine?.close();
+  engine = undefined;
+});
+
+async function setup(): Promise<{ engine: Engine; config: EngineConfig }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "sessiond-rts-"));
+  const config: EngineConfig = {
+    dataDir,
+    agents: ["coder", "billing"],
+    defaultAgent: "coder",
+    agentOptions: {
+      coder: { runtime: "codex", executable: FAKE_CODEX, cwd: dataDir, instructions: "Review only." },
+      billing: { runtime: "a2a", url: remote.url, instructions: "You answer for billing." },
+    },
+    lifecycle: { sweepIntervalMs: 0 },
+    titles: { enabled: false },
+  };
+  engine = await createEngine(config);
+  return { engine, config };
+}
+
+function say(engine: Engine, config: EngineConfig, agent: string, text: string) {
+  const resolve = runtimeResolver(config, engine);
+  return engine.turn(
+    { agent, channel: "slack", chat: { type: "group", id: "ops" }, sender: { id: "alice" }, text },
+    (context) =>
+      sessionRunner(resolve(context.agent), engine.agents.store, { agents: engine.routing.agents })(context),
+  );
+}
+
+describe("runtime sessions of Codex and A2A agents (engine, SDKs, local CLI and A2A server)", () => {
+  it("saves the Codex thread id and resumes that thread on the next run; its runs are unpriced", async () => {
+    const { engine, config } = await setup();
+    const first = await say(engine, config, "coder", "look at main.ts");
+    const stored = await engine.agents.store.get("coder", first.key);
+    expect(stored).toMatchObject({ runtime: "codex", id: codex.calls<{ threadId: string }>()[0]?.threadId });
+    const second = await say(engine, config, "coder", "and utils.ts?");
+    const calls = codex.calls<{ resume?: string; prompt: string }>();
+    expect(calls[1]?.resume).toBe(stored?.id);
+    expect(calls[0]?.prompt).toMatch(/^Review only\.\n\nNew activity/);
+    expect(calls[1]?.prompt).toMatch(/^New activity in this conversation since your last run \(1 message/);
+    expect(second.reply?.content).toBe(`codex turn 2 of ${stored?.id.slice(0, 8)}`);
+    expect(await engine.agents.store.totals({ agent: "coder" })).toEqual({
+      usd: 0,
+      pricedRuns: 0,
+      unpricedRuns: 2,
+      ambiguousRuns: 0,
+    });
+  });
+
+  it("keeps one A2A context per conversation, with the task id only while the task waits for input", async () => {
+    const { engine, config } = await setup();
+    const first = await say(engine, config, "billing", "[need-input] refund order 7");
+    expect(first.reply?.content).toBe("Which file?");
+    const waiting = await engine.agents.store.get("billing", first.key);
+    expect(waiting?.runtime).toBe("a2a");
+    expect(waiting?.data?.taskId).toMatch(/.+/);
+
+    const second = await say(engine, config, "billing", "the one from May");
+    expect(remote.requests[1]).toMatchObject({
+      contextId: waiting?.id,
+      taskId: waiting?.data?.taskId,
+      continuedTask: true,
+    });
+    expect(second.reply?.content).toContain("done with");
+    const done = await engine.agents.store.get("billing", first.key);
+    expect(done?.id).toBe(waiting?.id);
+    expect(done?.data).toBeUndefined();
+    expect(remote.requests[0]?.text).toContain("You answer for billing.");
+    expect(remote.requests[1]?.text).not.toContain("You answer for billing.");
+  });
+});

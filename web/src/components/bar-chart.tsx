@@ -1,0 +1,84 @@
+import { count, hourLabel } from "../format";
+
+const WIDTH = 600;
+const HEIGHT = 110;
+
+/** One small bar chart per series; a table with the same numbers is one click away for screen readers. */
+export function BarChart({
+  title,
+  points,
+  summed = true,
+}: {
+  title: string;
+  points: Array<{ at: number; value: number }>;
+  /** Whether a total over the hours means something (messages do; active sessions per hour do not). */
+  summed?: boolean;
+}) {
+  const max = Math.max(1, ...points.map((p) => p.value));
+  const total = points.reduce((sum, p) => sum + p.value, 0);
+  const step = points.length > 0 ? WIDTH / points.length : WIDTH;
+  const first = points[0];
+  const last = points.at(-1);
+  return (
+    <figure class="card chart">
+      <figcaption>
+        {title}{" "}
+        <span class="muted">
+          {summed ? `· ${count(total)} in all ` : ""}· peak {count(total === 0 ? 0 : max)}
+        </span>
+      </figcaption>
+      <svg
+        viewBox={`0 0 ${WIDTH} ${HEIGHT + 1}`}
+        role="img"
+        aria-label={`${title}: peak ${count(total === 0 ? 0 : max)}`}
+      >
+        <title>{title}</title>
+        <line x1="0" y1={HEIGHT} x2={WIDTH} y2={HEIGHT} class="axis" />
+        {points.map((p, i) => {
+          const h = (p.value / max) * (HEIGHT - 4);
+          return (
+            <rect
+              key={p.at}
+              x={i * step + 1}
+              y={HEIGHT - h}
+              width={Math.max(1, step - 2)}
+              height={h}
+              class="bar"
+            >
+              <title>
+                {hourLabel(p.at)}: {count(p.value)}
+              </title>
+            </rect>
+          );
+        })}
+      </svg>
+      <div class="ticks muted" aria-hidden="true">
+        <span>{first ? hourLabel(first.at, true) : ""}</span>
+        <span>{last ? hourLabel(last.at) : ""}</span>
+      </div>
+      <details>
+        <summary>As a table</summary>
+        <table class="mini">
+          <thead>
+            <tr>
+              <th scope="col">Hour</th>
+              <th scope="col" class="num">
+                Value
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {points
+              .filter((p) => p.value > 0)
+              .map((p) => (
+                <tr key={p.at}>
+                  <td>{hourLabel(p.at)}</td>
+                  <td class="num">{count(p.value)}</td>
+                </tr>
+              ))}
+          </tbody>
+        </table>
+      </details>
+    </figure>
+  );
+}

@@ -1,0 +1,89 @@
+import { absoluteTime, count, relativeTime, usd } from "../format";
+import type { RuntimeSession, SessionDetail } from "../types";
+
+/** The session's facts: ids, each agent's runtime session, overrides, counts, tokens and cost. */
+export function Details({ detail }: { detail: SessionDetail }) {
+  const { session } = detail;
+  const overrides = Object.entries(session.overrides);
+  const agents = [session.agent, ...(detail.runtimeSessions ?? []).map((r) => r.agent)].filter(
+    (agent, i, all) => all.indexOf(agent) === i,
+  );
+  return (
+    <aside class="card details" aria-labelledby="details-title">
+      <h2 id="details-title">Details</h2>
+      <dl>
+        <dt>Key</dt>
+        <dd class="break">{session.key}</dd>
+        <dt>Agent</dt>
+        <dd>{session.agent}</dd>
+        <dt>Channel</dt>
+        <dd>
+          {session.channel}
+          {session.chatType ? ` (${session.chatType})` : ""}
+        </dd>
+        <dt>Created by</dt>
+        <dd class="break">{session.createdBy}</dd>
+        <dt>Generation</dt>
+        <dd data-testid="generation">{session.generation}</dd>
+        <dt>Created</dt>
+        <dd title={absoluteTime(session.createdAt)}>{relativeTime(session.createdAt)}</dd>
+        <dt>Last activity</dt>
+        <dd title={absoluteTime(session.lastActivityAt)}>{relativeTime(session.lastActivityAt)}</dd>
+        <dt>Entries</dt>
+        <dd>{count(session.entryCount)}</dd>
+        <dt>Messages</dt>
+        <dd data-testid="messages">{count(session.messageCount)}</dd>
+        <dt>Tokens (est.)</dt>
+        <dd>{count(session.approxTokens)}</dd>
+        <dt>Context from</dt>
+        <dd>#{session.contextFromSeq}</dd>
+        <dt>Queued turns</dt>
+        <dd>{detail.queued}</dd>
+        <dt>Cost</dt>
+        <dd>
+          {detail.cost
+            ? `${usd(detail.cost.usd)} (${detail.cost.pricedRuns} priced, ${detail.cost.unpricedRuns} unpriced${
+                detail.cost.ambiguousRuns > 0 ? `, ${detail.cost.ambiguousRuns} ambiguous` : ""
+              })`
+            : "—"}
+        </dd>
+      </dl>
+      <h3>Runtime sessions</h3>
+      <ul class="plain">
+        {agents.map((agent) => (
+          <li key={agent}>
+            <span class="muted">{agent}: </span>
+            <RuntimeId entry={detail.runtimeSessions?.find((r) => r.agent === agent)} />
+          </li>
+        ))}
+      </ul>
+      <h3>Overrides</h3>
+      {overrides.length === 0 ? (
+        <p class="muted">None: everything is inherited.</p>
+      ) : (
+        <dl>
+          {overrides.map(([name, value]) => (
+            <>
+              <dt key={`k-${name}`}>
+                <code>{name}</code>
+              </dt>
+              <dd key={`v-${name}`}>{String(value)}</dd>
+            </>
+          ))}
+        </dl>
+      )}
+    </aside>
+  );
+}
+
+function RuntimeId({ entry }: { entry: RuntimeSession | undefined }) {
+  if (!entry) return <span class="muted">No session here yet</span>;
+  return (
+    <>
+      <code title={`${entry.runtime} ${entry.id} (saved ${absoluteTime(entry.savedAt)})`}>
+        {entry.shortId}
+      </code>
+      <span class="sr-only"> (full id {entry.id})</span>
+    </>
+  );
+}

@@ -1,0 +1,245 @@
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { ApiError, deleteJson, getJson, postJson, request, sessionPath } from "../api";
+import { Confirm } from "../components/confirm";
+import { Details } from "../components/details";
+import { StateBadge } from "../components/state-badge";
+import { Transcript } from "../components/transcript";
+import { live } from "../live";
+import { navigate } from "../router";
+import type { Entry, Session, SessionDetail } from "../types";
+
+const PAGE = 200;
+const ALL_LIMIT = 2000;
+const FORMATS = [
+  { value: "json", label: "JSON" },
+  { value: "jsonl", label: "JSONL (CrabTalk)" },
+  { value: "md", label: "Markdown" },
+];
+
+interface Loaded {
+  detail: SessionDetail;
+  entries: Entry[];
+  /** More entries before the first one shown (current generation only). */
+  more: boolean;
+}
+
+export function SessionPage({ sessionKey }: { sessionKey: string }) {
+  const [loaded, setLoaded] = useState<Loaded>();
+  const [error, setError] = useState("");
+  const [message, setMessage] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [allGenerations, setAllGenerations] = useState(false);
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const [format, setFormat] = useState("json");
+  const [running, setRunning] = useState(false);
+
+  const load = useCallback(async () => {
+    try {
+      const detail = await getJson<SessionDetail>(sessionPath(sessionKey));
+      const limit = allGenerations ? ALL_LIMIT : PAGE;
+      const { entries } = await getJson<{ entries: Entry[] }>(
+        sessionPath(sessionKey, `/history?limit=${limit}${allGenerations ? "&all=true" : ""}`),
+      );
+      const first = entries[0];
+      setLoaded({ detail, entries, more: !allGenerations && first !== undefined && first.seq > 1 });
+      setError("");
+    } catch (caught) {
+      setError(
+        caught instanceof ApiError && caught.code === "SESSION_NOT_FOUND"
+          ? "There is no session with this key (it may have been deleted)."
+          : (caught as Error).message,
+      );
+    }
+  }, [sessionKey, allGenerations]);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  useEffect(() => {
+    const stopOpen = live.onOpen(() => {
+      live.call("sessions.subscribe", { session: sessionKey }).catch(() => {});
+    });
+    const stopAppended = live.on("session.appended", (data) => {
+      const event = data as { key: string; session: Session; entries: Entry[] };
+      if (event.key !== sessionKey) return;
+      setLoaded((current) => {
+        if (!current) return current;
+        const known = new Set(current.entries.map((e) => e.id));
+        const added = event.entries.filter((e) => !known.has(e.id) && e.sessionId === event.session.id);
+        return {
+          ...current,
+          detail: { ...current.detail, session: event.session },
+          entries: [...current.entries, ...added],
+        };
+      });
+    });
+    const ours = (data: unknown) => (data as { key?: string }).key === sessionKey;
+    const reload = (data: unknown) => {
+      if (ours(data)) void load();
+    };
+    const stopReset = live.on("session.reset", reload);
+    const stopUpdated = live.on("session.updated", reload);
+    const stopStarted = live.on("session.turn.started", (data) => ours(data) && setRunning(true));
+    const stopFinished = live.on("session.turn.finished", (data) => ours(data) && setRunning(false));
+    return () => {
+      for (const stop of [stopOpen, stopAppended, stopReset, stopUpdated, stopStarted, stopFinished]) stop();
+      live.call("sessions.unsubscribe", { session: sessionKey }).catch(() => {});
+    };
+  }, [sessionKey, load]);
+
+  const act = async (label: string, action: () => Promise<string>) => {
+    setBusy(true);
+    setMessage(`${label}…`);
+    try {
+      setMessage(await action());
+    } catch (caught) {
+      setMessage(`${label} failed: ${(caught as Error).message}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const compact = () =>
+    act("Compacting", async () => {
+      await postJson(sessionPath(sessionKey, "/compact"));
+      await load();
+      return "Compacted: the earlier part is now one summary (expand it to read what it replaced).";
+    });
+  const reset = () =>
+    act("Resetting", async () => {
+      const result = await postJson<{ current: Session }>(sessionPath(sessionKey, "/reset"));
+      await load();
+      return `Reset: generation ${result.current.generation} started; the previous one is archived.`;
+    });
+  const remove = () => {
+    setConfirmDelete(false);
+    void act("Deleting", async () => {
+      await deleteJson(sessionPath(sessionKey));
+      navigate("/sessions");
+      return "Deleted.";
+    });
+  };
+  const download = () =>
+    act("Exporting", async () => {
+      const response = await request(
+        sessionPath(sessionKey, `/export?format=${format}${allGenerations ? "&all=true" : ""}`),
+      );
+      const url = URL.createObjectURL(await response.blob());
+      const link = document.createElement("a");
+      link.href = url;
+      link.download = `${sessionKey.replace(/[^A-Za-z0-9._-]+/g, "_")}.${format}`;
+      link.click();
+      window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      return `Exported as ${link.download}.`;
+    });
+  const earlier = async () => {
+    const first = loaded?.entries[0];
+    if (!loaded || !first) return;
+    const { entries } = await getJson<{ entries: Entry[] }>(
+      sessionPath(sessionKey, `/history?limit=${PAGE}&before=${first.seq}`),
+    );
+    const head = entries[0];
+    setLoaded({
+      ...loaded,
+      entries: [...entries, ...loaded.entries],
+      more: head !== undefined && head.seq > 1,
+    });
+  };
+
+  if (error) {
+    return (
+      <section class="page">
+        <h1 class="break">{sessionKey}</h1>
+        <p class="error" role="alert">
+          {error}
+        </p>
+        <a href="/sessions">Back to the sessions</a>
+      </section>
+    );
+  }
+  const session = loaded?.detail.session;
+  return (
+    <section class="page session-page" aria-labelledby="session-title">
+      <p class="crumbs">
+        <a href="/sessions">Sessions</a> /
+      </p>
+      <div class="session-head">
+        <h1 id="session-title" class="break">
+          {session?.title || sessionKey}
+        </h1>
+        {session && (
+          <StateBadge
+            state={running ? "running" : session.state}
+            needsAttention={loaded?.detail.needsAttention === true}
+          />
+        )}
+      </div>
+      {session?.title && <p class="muted break">{sessionKey}</p>}
+      <div class="toolbar" role="toolbar" aria-label="Session actions">
+        <button type="button" disabled={busy || !session} onClick={compact}>
+          Compact
+        </button>
+        <button type="button" disabled={busy || !session} onClick={reset}>
+          Reset
+        </button>
+        <button
+          type="button"
+          class="danger"
+          disabled={busy || !session}
+          onClick={() => setConfirmDelete(true)}
+        >
+          Delete…
+        </button>
+        <span class="export">
+          <label for="export-format" class="sr-only">
+            Export format
+          </label>
+          <select id="export-format" value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
+            {FORMATS.map((f) => (
+              <option key={f.value} value={f.value}>
+                {f.label}
+              </option>
+            ))}
+          </select>
+          <button type="button" disabled={busy || !session} onClick={download}>
+            Export
+          </button>
+        </span>
+      </div>
+      <p class="status-line" role="status">
+        {message}
+      </p>
+      <div class="session-body">
+        <div class="card transcript-card">
+          <div class="transcript-head">
+            <h2>Transcript</h2>
+            <label class="check">
+              <input
+                type="checkbox"
+                checked={allGenerations}
+                onChange={(e) => setAllGenerations(e.currentTarget.checked)}
+              />
+              Earlier generations
+            </label>
+          </div>
+          {loaded?.more && (
+            <button type="button" class="ghost" onClick={() => void earlier()}>
+              Load earlier entries
+            </button>
+          )}
+          {loaded ? <Transcript entries={loaded.entries} /> : <p class="muted">Loading…</p>}
+        </div>
+        {loaded && <Details detail={loaded.detail} />}
+      </div>
+      <Confirm
+        open={confirmDelete}
+        title="Delete this session?"
+        body={`Every generation of ${sessionKey} and all their entries are deleted. This cannot be undone.`}
+        confirmLabel="Delete"
+        onConfirm={remove}
+        onCancel={() => setConfirmDelete(false)}
+      />
+    </section>
+  );
+}

@@ -1,0 +1,138 @@
+/** The gateway's JSON, as the dashboard reads it (fields it does not show are left out). */
+
+export type OverrideValue = string | number | boolean;
+
+export interface Session {
+  id: string;
+  key: string;
+  agent: string;
+  channel: string;
+  chatType?: string;
+  createdBy: string;
+  generation: number;
+  state: "active" | "archived";
+  title: string;
+  createdAt: number;
+  lastActivityAt: number;
+  archivedAt?: number;
+  entryCount: number;
+  messageCount: number;
+  approxTokens: number;
+  contextFromSeq: number;
+  lastCompactionSeq?: number;
+  overrides: Record<string, OverrideValue>;
+  /** Set by gateways that track it (issue 6); absent otherwise. */
+  needsAttention?: boolean;
+}
+
+export interface SessionPage {
+  sessions: Session[];
+  nextCursor?: string;
+  /** Text searches only: how many sessions were read, and whether the scan limit stopped it. */
+  scanned?: number;
+  partial?: boolean;
+}
+
+export interface RuntimeSession {
+  agent: string;
+  runtime: string;
+  id: string;
+  shortId: string;
+  savedAt: number;
+}
+
+export interface Cost {
+  usd: number;
+  pricedRuns: number;
+  unpricedRuns: number;
+  ambiguousRuns: number;
+}
+
+export interface SessionDetail {
+  session: Session;
+  queued: number;
+  runtimeSessions?: RuntimeSession[];
+  cost?: Cost;
+  needsAttention?: boolean;
+}
+
+export interface Sender {
+  id: string;
+  name?: string;
+  username?: string;
+}
+
+interface Header {
+  id: string;
+  sessionId: string;
+  seq: number;
+  ts: number;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export type Entry = Header &
+  (
+    | {
+        type: "message";
+        role: "user" | "assistant" | "system" | "tool";
+        content: string;
+        sender?: Sender;
+        toolCalls?: ToolCall[];
+      }
+    | {
+        type: "compaction";
+        summary: string;
+        fromSeq: number;
+        throughSeq: number;
+        firstKeptSeq: number;
+        tokensBefore: number;
+        tokensAfter: number;
+        summarizer: string;
+        model?: string;
+      }
+    | { type: "reset"; cause: string; nextSessionId?: string }
+    | { type: "title"; title: string; by?: string }
+    | { type: "note"; text: string; level?: "info" | "warn" | "error"; code?: string }
+    | { type: "usage"; model?: string; inputTokens?: number; outputTokens?: number; costUsd?: number }
+  );
+
+export interface HourBucket {
+  at: number;
+  activeSessions: number;
+  messages: number;
+  tokens: number;
+  compactions: number;
+}
+
+export interface Overview {
+  from: number;
+  to: number;
+  hours: HourBucket[];
+  totals: { sessions: number; messages: number; tokens: number; compactions: number };
+  truncated: boolean;
+}
+
+export interface AgentInfo {
+  name: string;
+  runtime: string;
+  cwd?: string;
+  model?: string;
+  cost: { usd: number; pricedRuns: number; unpricedRuns: number; ambiguousRuns: number };
+}
+
+export interface Agents {
+  agents: AgentInfo[];
+  defaultAgent: string;
+}
+
+/** What `sessions.changed` events carry. */
+export interface SessionChange {
+  type: "appended" | "updated" | "reset" | "deleted" | "turn.started" | "turn.finished";
+  key: string;
+  session?: Session;
+}
