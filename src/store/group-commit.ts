@@ -14,7 +14,8 @@ export interface GroupCommitOptions {
   maxBatch: number;
   /**
    * Makes a committed batch durable. Without it, a durable batch must be on disk when `commit` returns;
-   * with it, a durable batch's operations resolve only once the barrier has, while later batches commit.
+   * with it, a durable batch's operations resolve only once the barrier has, and the next batch is
+   * committed when it has.
    */
   durableBarrier?: () => Promise<void>;
 }
@@ -86,6 +87,9 @@ export class GroupCommit {
 
   private drain(): void {
     this.scheduled = false;
+    // While a batch waits for the disk, the queue keeps filling: the next transaction takes all of it
+    // once the fsync is back (one commit and one fsync for many appends, instead of one per tick).
+    if (this.settling.size > 0 && this.queue.length > 0) return;
     const batch = this.queue.splice(0, this.options.maxBatch);
     if (batch.length > 0) this.runBatch(batch);
     if (this.queue.length > 0) this.schedule();
@@ -120,7 +124,10 @@ export class GroupCommit {
       },
     );
     this.settling.add(settling);
-    void settling.finally(() => this.settling.delete(settling));
+    void settling.finally(() => {
+      this.settling.delete(settling);
+      if (this.queue.length > 0) this.schedule();
+    });
   }
 }
 
