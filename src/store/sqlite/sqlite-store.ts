@@ -72,7 +72,7 @@ export interface SqliteStoreOptions {
   journalMinBatch?: number;
   /** Fold the journal after this long without writes (default 200 ms). */
   idleFoldMs?: number;
-  /** How many kept entries of active sessions to hold in memory for context loads (default 20,000). */
+  /** How many kept entries of active sessions to hold in memory for context loads (default 5,000). */
   contextCacheEntries?: number;
 }
 
@@ -168,7 +168,7 @@ export class SqliteStore implements Store {
     this.path = options.path;
     this.durability = options.durability ?? "strict";
     this.cacheSize = options.sessionCacheSize ?? 10_000;
-    this.contexts = new ContextCache(options.contextCacheEntries ?? 20_000);
+    this.contexts = new ContextCache(options.contextCacheEntries ?? 5_000);
     this.db = openDatabase(options.path, this.durability, options.busyTimeoutMs ?? 5000);
     if (options.path !== ":memory:" && this.db.pragma("journal_mode", { simple: true }) === "wal") {
       this.walSync = new WalSync(`${options.path}-wal`);
