@@ -1,28 +1,13 @@
 import { describe, expect, it } from "vitest";
-import type { RuntimeEvent, RuntimeRun } from "../../src/model/runtime.js";
+import type { RuntimeEvent } from "../../src/model/runtime.js";
 import { a2aRuntime } from "../../src/runtimes/a2a.js";
 import { startA2aAgent } from "../support/a2a-server.js";
 import { useServer } from "../support/http-server.js";
+import { collect, runsOf } from "../support/runtime-run.js";
 
 const agent = useServer(startA2aAgent);
 
-function runOf(input: string, extra: Partial<RuntimeRun> = {}): RuntimeRun {
-  return {
-    key: "discord:dm:1",
-    agent: "remote",
-    messages: [{ role: "user", content: input }],
-    input,
-    session: { id: "s", entryCount: 1, approxTokens: 3 },
-    signal: new AbortController().signal,
-    ...extra,
-  };
-}
-
-async function collect(events: AsyncIterable<RuntimeEvent>): Promise<RuntimeEvent[]> {
-  const out: RuntimeEvent[] = [];
-  for await (const event of events) out.push(event);
-  return out;
-}
+const runOf = runsOf("discord:dm:1", "remote");
 
 function sessionOf(events: RuntimeEvent[]) {
   return events.filter((e) => e.type === "runtime_session").at(-1) as

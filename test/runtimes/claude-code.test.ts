@@ -2,9 +2,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { RuntimeEvent, RuntimeRun } from "../../src/model/runtime.js";
 import { claudeCodeRuntime } from "../../src/runtimes/claude-code.js";
 import { FAKE_CLAUDE, useFakeCliState } from "../support/fake-clis.js";
+import { collect, runsOf } from "../support/runtime-run.js";
 
 const state = useFakeCliState("FAKE_CLAUDE_STATE");
 
@@ -18,23 +18,7 @@ interface Call {
   sessionId: string;
 }
 
-function runOf(input: string, extra: Partial<RuntimeRun> = {}): RuntimeRun {
-  return {
-    key: "telegram:1",
-    agent: "dev",
-    messages: [{ role: "user", content: input }],
-    input,
-    session: { id: "s", entryCount: 1, approxTokens: 3 },
-    signal: new AbortController().signal,
-    ...extra,
-  };
-}
-
-async function collect(events: AsyncIterable<RuntimeEvent>): Promise<RuntimeEvent[]> {
-  const out: RuntimeEvent[] = [];
-  for await (const event of events) out.push(event);
-  return out;
-}
+const runOf = runsOf("telegram:1", "dev");
 
 describe("claude-code runtime (the Agent SDK driving a local stream-json CLI)", () => {
   it("starts a session in the agent's directory with its model and instructions, and reports id, text, tools, usage and the running total", async () => {

@@ -2,9 +2,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { RuntimeEvent, RuntimeRun } from "../../src/model/runtime.js";
 import { codexRuntime } from "../../src/runtimes/codex.js";
 import { FAKE_CODEX, useFakeCliState } from "../support/fake-clis.js";
+import { collect, runsOf } from "../support/runtime-run.js";
 
 const state = useFakeCliState("FAKE_CODEX_STATE");
 
@@ -17,23 +17,7 @@ interface Call {
   threadId: string;
 }
 
-function runOf(input: string, extra: Partial<RuntimeRun> = {}): RuntimeRun {
-  return {
-    key: "slack:C1",
-    agent: "coder",
-    messages: [{ role: "user", content: input }],
-    input,
-    session: { id: "s", entryCount: 1, approxTokens: 3 },
-    signal: new AbortController().signal,
-    ...extra,
-  };
-}
-
-async function collect(events: AsyncIterable<RuntimeEvent>): Promise<RuntimeEvent[]> {
-  const out: RuntimeEvent[] = [];
-  for await (const event of events) out.push(event);
-  return out;
-}
+const runOf = runsOf("slack:C1", "coder");
 
 describe("codex runtime (the Codex SDK driving a local `codex exec --experimental-json`)", () => {
   it("starts a thread in the agent's directory with its model, the instructions before the first prompt", async () => {
