@@ -8,9 +8,8 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { Hono } from "hono";
-import { pino } from "pino";
 import { createEngine } from "../src/engine.js";
-import { createGatewayLogger } from "../src/gateway/logger.js";
+import { createGatewayLogger, logDestination } from "../src/gateway/logger.js";
 import { startGateway } from "../src/gateway/server.js";
 import { BENCH_TOKEN } from "./gateway-store.js";
 
@@ -49,7 +48,7 @@ async function serveBare(): Promise<{ url: string; close(): Promise<void> }> {
 async function serveGateway(path: string, dataDir: string): Promise<{ url: string; close(): Promise<void> }> {
   const config = { dataDir, store: { backend: "sqlite" as const, path } };
   const engine = await createEngine(config);
-  const logger = createGatewayLogger({ destination: pino.destination({ dest: "/dev/null", sync: false }) });
+  const logger = createGatewayLogger({ destination: logDestination("/dev/null") });
   return startGateway({ engine, config, token: BENCH_TOKEN, port: 0, logger, graceMs: 2000 });
 }
 

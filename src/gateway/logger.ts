@@ -12,7 +12,16 @@ export const REDACT_PATHS = [
   "*.apiKey",
 ];
 
-/** JSON lines on stdout (or `destination`), with credentials redacted. */
+/**
+ * Where log lines go: stdout by default, written in batches (at least 8 KiB, or whatever 100 ms gathered)
+ * rather than a write per line, which cost more than the rest of a request's logging. Buffered lines are
+ * flushed when the process exits.
+ */
+export function logDestination(dest: number | string = 1): DestinationStream {
+  return pino.destination({ dest, sync: false, minLength: 8192, periodicFlush: 100 });
+}
+
+/** JSON lines on `destination` (batched stdout by default), with credentials redacted. */
 export function createGatewayLogger(
   options: { level?: string; destination?: DestinationStream } = {},
 ): Logger {
@@ -22,6 +31,6 @@ export function createGatewayLogger(
       level: options.level ?? "info",
       redact: { paths: REDACT_PATHS, censor: "[redacted]" },
     },
-    options.destination,
+    options.destination ?? logDestination(),
   );
 }

@@ -73,6 +73,11 @@ export interface RuntimeTools {
 export interface Runtime {
   /** `model`, `echo`, `claude-code`, `codex`, `a2a`. */
   readonly kind: string;
+  /**
+   * What its runs leave to keep beside the session; both when absent. A runtime that never resumes a
+   * session of its own and costs nothing (echo) has nothing to look up or record per run.
+   */
+  readonly keeps?: { readonly runtimeSessions: boolean; readonly costs: boolean };
   /** Errors are thrown (the turn records them); events stream until the run ends. */
   run(run: RuntimeRun): AsyncIterable<RuntimeEvent>;
 }

@@ -23,6 +23,7 @@ export function echoReply(run: Pick<RuntimeRun, "key" | "input" | "session">): s
 export function echoRuntime(): DescribedRuntime {
   return {
     kind: "echo",
+    keeps: { runtimeSessions: false, costs: false },
     describe: () => "echo (offline, no model configured: replies with what it received)",
     async *run(run: RuntimeRun): AsyncGenerator<RuntimeEvent, void, undefined> {
       const reply = echoReply(run);

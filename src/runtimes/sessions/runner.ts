@@ -30,7 +30,8 @@ export function sessionRunner(
   return async (context) => {
     const { agent, key } = context;
     const runId = context.input.id;
-    const stored = await store.get(agent, key);
+    const keeps = runtime.keeps ?? { runtimeSessions: true, costs: true };
+    const stored = keeps.runtimeSessions ? await store.get(agent, key) : undefined;
     let current = stored?.id;
     let priced = false;
     const record = async (cost: RunCost) => {
@@ -80,7 +81,7 @@ export function sessionRunner(
     });
     try {
       const reply = await runner(context);
-      if (!priced) await record(perRunCost(undefined));
+      if (!priced && keeps.costs) await record(perRunCost(undefined));
       await store.setAttention(agent, key, undefined);
       return reply;
     } catch (error) {

@@ -253,7 +253,9 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
 
   async setAttention(agent: string, key: string, error: string | undefined, at = Date.now()) {
     if (error === undefined) {
-      this.sql("DELETE FROM runtime_attention WHERE agent = ? AND key = ?").run(agent, key);
+      // Every successful run clears its mark, and almost none has one: a read costs less than a write.
+      const marked = this.sql("SELECT 1 FROM runtime_attention WHERE agent = ? AND key = ?").get(agent, key);
+      if (marked) this.sql("DELETE FROM runtime_attention WHERE agent = ? AND key = ?").run(agent, key);
       return;
     }
     this.sql("INSERT OR REPLACE INTO runtime_attention (agent, key, error, at) VALUES (?, ?, ?, ?)").run(

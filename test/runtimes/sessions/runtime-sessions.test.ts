@@ -6,6 +6,7 @@ import type { EngineConfig } from "../../../src/config/engine-config.js";
 import { createEngine, type Engine } from "../../../src/engine.js";
 import { runtimeResolver } from "../../../src/gateway/runtimes.js";
 import type { Envelope } from "../../../src/model/envelope.js";
+import type { Runtime } from "../../../src/model/runtime.js";
 import { sessionRunner } from "../../../src/runtimes/sessions/runner.js";
 import { FAKE_CLAUDE, useFakeCliState } from "../../support/fake-clis.js";
 
@@ -356,7 +357,16 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
   it("records a run of a runtime without a figure as unpriced, never a verified zero", async () => {
     const { config } = setup();
     const engine = await open(config);
-    const result = await say(engine, config, DM, "hi ops", "42", "ops");
+    // A runtime that may cost something but reports no figure (a model API without prices, say).
+    const silent: Runtime = {
+      kind: "silent",
+      async *run() {
+        yield { type: "text", delta: "done" };
+      },
+    };
+    const result = await engine.turn({ ...DM, agent: "ops", sender: { id: "42" }, text: "hi" }, (context) =>
+      sessionRunner(silent, engine.agents.store, { agents: engine.routing.agents })(context),
+    );
     expect(await engine.agents.store.costOf("ops", result.key, result.input?.id ?? "")).toEqual({
       status: "unpriced",
     });
@@ -364,6 +374,20 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
       usd: 0,
       pricedRuns: 0,
       unpricedRuns: 1,
+      ambiguousRuns: 0,
+    });
+  });
+
+  it("leaves nothing in the ledger for an echo run: it is offline and costs nothing", async () => {
+    const { config } = setup();
+    const engine = await open(config);
+    const result = await say(engine, config, DM, "hi ops", "42", "ops");
+    expect(result.reply?.content).toContain("You said");
+    expect(await engine.agents.store.costOf("ops", result.key, result.input?.id ?? "")).toBeUndefined();
+    expect(await engine.agents.store.totals({ agent: "ops" })).toEqual({
+      usd: 0,
+      pricedRuns: 0,
+      unpricedRuns: 0,
       ambiguousRuns: 0,
     });
   });
