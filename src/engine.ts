@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import { Compactor } from "./compaction/compactor.js";
 import { DEFAULT_COMPACTION, resolveCompactionPolicy } from "./compaction/policy.js";
 import { modelSummarizer } from "./compaction/summarizers/model.js";
-import { offlineSummarizer } from "./compaction/summarizers/offline.js";
+import { offlineThreadSummarizer } from "./compaction/summarizers/offline-worker.js";
 import type { EngineConfig, ModelConfig } from "./config/engine-config.js";
 import type { InjectionHook } from "./context/index.js";
 import {
@@ -164,7 +164,10 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
       : { ...given, agents: [...(given.agents ?? [given.defaultAgent ?? "main"]), ...opened.added] };
   const routing = routingConfigOf(config);
   const models = buildModels(config.models ?? {});
-  const summarizer = config.compaction?.summarizer ?? summarizerOf(config.compaction?.model, models);
+  const configured = config.compaction?.summarizer;
+  const { summarizer, closeSummarizer } = configured
+    ? { summarizer: configured, closeSummarizer: undefined }
+    : summarizerOf(config.compaction?.model, models);
   const titleModel =
     config.titles?.model === undefined ? undefined : modelNamed(config.titles.model, models, "titles.model");
   for (const [agent, options] of Object.entries(config.agentOptions ?? {})) {
@@ -187,6 +190,7 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
     routing,
     dataDir,
     summarizer,
+    ...(closeSummarizer ? { closeSummarizer } : {}),
     models,
     config,
     titles: config.titles?.enabled === false ? undefined : { model: titleModel },
@@ -233,10 +237,15 @@ function modelNamed(name: string, models: Map<string, TextModel>, where: string)
   return model;
 }
 
-function summarizerOf(name: string | undefined, models: Map<string, TextModel>): Summarizer {
-  return name === undefined
-    ? offlineSummarizer()
-    : modelSummarizer(modelNamed(name, models, "compaction.model"));
+/** The summariser named in the config (none: offline, on its own thread), and how to stop it. */
+function summarizerOf(
+  name: string | undefined,
+  models: Map<string, TextModel>,
+): { summarizer: Summarizer; closeSummarizer?: () => Promise<void> } {
+  if (name !== undefined)
+    return { summarizer: modelSummarizer(modelNamed(name, models, "compaction.model")) };
+  const offline = offlineThreadSummarizer();
+  return { summarizer: offline, closeSummarizer: () => offline.close() };
 }
 
 function isStore(value: EngineConfig["store"]): value is Store {
@@ -248,6 +257,8 @@ interface EngineParts {
   routing: RoutingConfig;
   dataDir: string;
   summarizer: Summarizer;
+  /** Stops the summariser the engine made itself (the offline one's thread). */
+  closeSummarizer?: () => Promise<void>;
   models: Map<string, TextModel>;
   config: EngineConfig;
   /** Titles are on unless disabled; `model` undefined means offline titles. */
@@ -472,6 +483,7 @@ class SessionEngine implements Engine {
       await this.titles?.drain();
       await this.store.close();
       await this.agents.store.close();
+      await this.parts.closeSummarizer?.();
     })();
     return this.closing;
   }

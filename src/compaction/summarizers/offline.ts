@@ -466,10 +466,13 @@ export function summarizeOffline(request: SummaryRequest): string {
   return summary.trimStart();
 }
 
-/** An extractive summariser that needs no model and no network. */
+/** The name recorded on compaction entries written by the offline summariser. */
+export const OFFLINE_SUMMARIZER_NAME = "offline";
+
+/** An extractive summariser that needs no model and no network, in the calling thread. */
 export function offlineSummarizer(): Summarizer {
   return {
-    name: "offline",
+    name: OFFLINE_SUMMARIZER_NAME,
     async summarize(request: SummaryRequest): Promise<SummaryResult> {
       if (request.signal?.aborted) throw request.signal.reason ?? new Error("aborted");
       return { summary: summarizeOffline(request) };
