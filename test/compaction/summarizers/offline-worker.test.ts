@@ -2,12 +2,12 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { builtModule } from "../../../src/config/package-root.js";
 import { summarizeOffline } from "../../../src/compaction/summarizers/offline.js";
 import {
   offlineThreadSummarizer,
   type ThreadedSummarizer,
 } from "../../../src/compaction/summarizers/offline-worker.js";
+import { builtModule } from "../../../src/config/package-root.js";
 import type { SummaryRequest } from "../../../src/model/summarizer.js";
 
 const THREAD_SCRIPT = builtModule(
