@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import { Compactor } from "./compaction/compactor.js";
 import { DEFAULT_COMPACTION, resolveCompactionPolicy } from "./compaction/policy.js";
 import { modelSummarizer } from "./compaction/summarizers/model.js";
-import { offlineThreadSummarizer } from "./compaction/summarizers/offline-worker.js";
+import { type CompactionThread, compactionThread } from "./compaction/thread.js";
 import type { EngineConfig, ModelConfig } from "./config/engine-config.js";
 import type { InjectionHook } from "./context/index.js";
 import {
@@ -164,10 +164,8 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
       : { ...given, agents: [...(given.agents ?? [given.defaultAgent ?? "main"]), ...opened.added] };
   const routing = routingConfigOf(config);
   const models = buildModels(config.models ?? {});
-  const configured = config.compaction?.summarizer;
-  const { summarizer, closeSummarizer } = configured
-    ? { summarizer: configured, closeSummarizer: undefined }
-    : summarizerOf(config.compaction?.model, models);
+  const thread = compactionThread();
+  const summarizer = config.compaction?.summarizer ?? summarizerOf(config.compaction?.model, models, thread);
   const titleModel =
     config.titles?.model === undefined ? undefined : modelNamed(config.titles.model, models, "titles.model");
   for (const [agent, options] of Object.entries(config.agentOptions ?? {})) {
@@ -190,7 +188,7 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
     routing,
     dataDir,
     summarizer,
-    ...(closeSummarizer ? { closeSummarizer } : {}),
+    thread,
     models,
     config,
     titles: config.titles?.enabled === false ? undefined : { model: titleModel },
@@ -237,15 +235,13 @@ function modelNamed(name: string, models: Map<string, TextModel>, where: string)
   return model;
 }
 
-/** The summariser named in the config (none: offline, on its own thread), and how to stop it. */
+/** The summariser named in the config; none: the offline one, on the compaction thread. */
 function summarizerOf(
   name: string | undefined,
   models: Map<string, TextModel>,
-): { summarizer: Summarizer; closeSummarizer?: () => Promise<void> } {
-  if (name !== undefined)
-    return { summarizer: modelSummarizer(modelNamed(name, models, "compaction.model")) };
-  const offline = offlineThreadSummarizer();
-  return { summarizer: offline, closeSummarizer: () => offline.close() };
+  thread: CompactionThread,
+): Summarizer {
+  return name === undefined ? thread.offline : modelSummarizer(modelNamed(name, models, "compaction.model"));
 }
 
 function isStore(value: EngineConfig["store"]): value is Store {
@@ -257,8 +253,8 @@ interface EngineParts {
   routing: RoutingConfig;
   dataDir: string;
   summarizer: Summarizer;
-  /** Stops the summariser the engine made itself (the offline one's thread). */
-  closeSummarizer?: () => Promise<void>;
+  /** Where compaction's CPU-heavy steps run, off the event loop. */
+  thread: CompactionThread;
   models: Map<string, TextModel>;
   config: EngineConfig;
   /** Titles are on unless disabled; `model` undefined means offline titles. */
@@ -307,7 +303,12 @@ class SessionEngine implements Engine {
       clock: lifecycle.clock ?? systemClock,
       retention: lifecycle.retention ?? DEFAULT_RETENTION,
     };
-    this.compactor = new Compactor(parts.summarizer, (key, entries) => this.store.append(key, entries));
+    this.compactor = new Compactor(
+      parts.summarizer,
+      (key, entries) => this.store.append(key, entries),
+      Date.now,
+      parts.thread,
+    );
     this.pipeline = new TurnPipeline({
       store: this.store,
       compactor: this.compactor,
@@ -483,7 +484,7 @@ class SessionEngine implements Engine {
       await this.titles?.drain();
       await this.store.close();
       await this.agents.store.close();
-      await this.parts.closeSummarizer?.();
+      await this.parts.thread.close();
     })();
     return this.closing;
   }

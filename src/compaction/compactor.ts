@@ -5,8 +5,8 @@ import type { StoredContext } from "../model/session.js";
 import type { Summarizer } from "../model/summarizer.js";
 import type { AppendResult } from "../store/store.js";
 import { chooseCut } from "./cut.js";
-import { requiredIdentifiers } from "./identifiers.js";
 import type { CompactionPolicy } from "./policy.js";
+import { type CompactionWork, inThreadWork } from "./thread.js";
 import { buildTranscript } from "./transcript.js";
 import { type CompactionReason, dueReason, measureContext } from "./trigger.js";
 
@@ -46,6 +46,7 @@ export class Compactor {
     private readonly summarizer: Summarizer,
     private readonly append: AppendToKey,
     private readonly now: () => number = Date.now,
+    private readonly work: CompactionWork = inThreadWork,
   ) {}
 
   get summarizerName(): string {
@@ -89,7 +90,11 @@ export class Compactor {
       context.summary?.summary ?? "",
       ...cut.summarised.map((e) => (e.type === "message" ? e.content : "")),
     ].join("\n");
-    const identifiers = requiredIdentifiers(sourceText, policy.maxIdentifiers, policy.summaryMaxChars);
+    const identifiers = await this.work.identifiers(
+      sourceText,
+      policy.maxIdentifiers,
+      policy.summaryMaxChars,
+    );
     let summary: string;
     let model: string | undefined;
     try {
