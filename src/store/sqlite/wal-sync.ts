@@ -1,4 +1,4 @@
-import { type FileHandle, open } from "node:fs/promises";
+import { close, fdatasync, openSync } from "node:fs";
 
 /**
  * Makes committed WAL frames durable off the event loop. SQLite's `synchronous=FULL` in WAL mode is
@@ -7,7 +7,7 @@ import { type FileHandle, open } from "node:fs/promises";
  * the descriptor, so a descriptor of our own flushes what SQLite wrote through its own.
  */
 export class WalSync {
-  private handle: Promise<FileHandle> | undefined;
+  private fd: number | undefined;
   private running: Promise<void> | undefined;
   private next: Promise<void> | undefined;
   /** fsyncs completed, for tests and metrics. */
@@ -31,9 +31,9 @@ export class WalSync {
 
   async close(): Promise<void> {
     await Promise.allSettled([this.running, this.next]);
-    const handle = this.handle;
-    this.handle = undefined;
-    if (handle) await handle.then((h) => h.close()).catch(() => undefined);
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd !== undefined) await new Promise<void>((resolve) => close(fd, () => resolve()));
   }
 
   private start(): Promise<void> {
@@ -44,14 +44,25 @@ export class WalSync {
     return run;
   }
 
-  private async fsync(): Promise<void> {
-    this.handle ??= open(this.walPath, "r");
-    try {
-      await (await this.handle).datasync();
-      this.completed++;
-    } catch (error) {
-      this.handle = undefined;
-      throw error;
-    }
+  /** The callback API: its call costs the event loop about half what `FileHandle.datasync()` does. */
+  private fsync(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let fd: number;
+      try {
+        this.fd ??= openSync(this.walPath, "r");
+        fd = this.fd;
+      } catch (error) {
+        return reject(error);
+      }
+      fdatasync(fd, (error) => {
+        if (error) {
+          if (this.fd === fd) this.fd = undefined;
+          close(fd, () => undefined);
+          return reject(error);
+        }
+        this.completed++;
+        resolve();
+      });
+    });
   }
 }
