@@ -303,9 +303,11 @@ class SessionEngine implements Engine {
       clock: lifecycle.clock ?? systemClock,
       retention: lifecycle.retention ?? DEFAULT_RETENTION,
     };
+    // A compaction entry is derived from the archive, so it needs no fsync of its own: a crash before the
+    // next durable commit only means compacting again (later commits are ordered after it).
     this.compactor = new Compactor(
       parts.summarizer,
-      (key, entries) => this.store.append(key, entries),
+      (key, entries) => this.store.append(key, entries, undefined, { durability: "relaxed" }),
       Date.now,
       parts.thread,
     );
