@@ -84,6 +84,8 @@ describe("sessiond serve", () => {
       const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
       child.kill("SIGTERM");
       expect(await exited).toBe(0);
+      // Log lines are written in batches; the last ones are flushed on the way out.
+      expect(output.text).toContain('"method":"POST","path":"/api/chat","status":200');
       expect(output.text).not.toContain(token);
       expect(statSync(join(dir, "sessiond.db")).size).toBeGreaterThan(0);
     } finally {
