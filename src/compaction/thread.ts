@@ -27,6 +27,12 @@ interface Waiting {
 /** A thread that died this many times is not started again: the work goes on in the calling thread. */
 const MAX_DEATHS = 3;
 
+/**
+ * A small heap: the work holds one transcript at a time, and the gateway's peak RSS counts the thread's.
+ * Work that outgrows it ends the thread, and is then done in the calling thread.
+ */
+const THREAD_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 };
+
 /** The same steps in the calling thread. */
 export const inThreadWork: CompactionWork = {
   identifiers: async (text, max, summaryMaxChars) =>
@@ -69,7 +75,7 @@ export function compactionThread(
   };
 
   const start = (path: string): Worker => {
-    const thread = new Worker(path);
+    const thread = new Worker(path, { resourceLimits: THREAD_LIMITS });
     thread.unref();
     thread.on("message", (answer: ThreadAnswer) => {
       const w = waiting.get(answer.id);
