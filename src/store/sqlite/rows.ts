@@ -75,6 +75,21 @@ export function sessionUpdateParams(sid: number, s: Session): unknown[] {
   ];
 }
 
+/** The parameters of `updateAfterAppend`: the fields `foldEntry` changes. */
+export function sessionAfterAppendParams(sid: number, s: Session): unknown[] {
+  return [
+    s.title,
+    s.createdAt,
+    s.lastActivityAt,
+    s.entryCount,
+    s.messageCount,
+    s.approxTokens,
+    s.contextFromSeq,
+    s.lastCompactionSeq ?? null,
+    sid,
+  ];
+}
+
 export function sessionInsertParams(s: Session): unknown[] {
   return [
     s.id,

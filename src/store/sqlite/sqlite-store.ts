@@ -43,6 +43,7 @@ import {
   type SessionRow,
   sessionFromRow,
   sessionInsertParams,
+  sessionAfterAppendParams,
   sessionUpdateParams,
 } from "./rows.js";
 import { migrate } from "./schema.js";
@@ -113,6 +114,10 @@ export const SQL = {
   updateSession: `UPDATE sessions SET state = ?, title = ?, created_at = ?, last_activity_at = ?, archived_at = ?,
     entry_count = ?, message_count = ?, approx_tokens = ?, context_from_seq = ?, last_compaction_seq = ?, overrides = ?
     WHERE sid = ?`,
+  // What an append changes, and only that: an UPDATE naming `state` would also rewrite the entry of the
+  // partial index on (key) WHERE state = 'active', a page write per append for nothing.
+  updateAfterAppend: `UPDATE sessions SET title = ?, created_at = ?, last_activity_at = ?, entry_count = ?,
+    message_count = ?, approx_tokens = ?, context_from_seq = ?, last_compaction_seq = ? WHERE sid = ?`,
   idempotent: bothTables("sid = @sid AND idem_key = @key"),
   insertEntry: "INSERT INTO entries (sid, seq, id, ts, type, idem_key, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
   insertJournal: "INSERT INTO journal (sid, seq, id, ts, type, idem_key, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -272,7 +277,7 @@ export class SqliteStore implements Store {
           const insert = this.sql.get(this.viaJournal ? SQL.insertJournal : SQL.insertEntry);
           for (const entry of plan.fresh) insert.run(entryInsertParams(current.sid, entry));
           if (this.viaJournal) this.journalRows += plan.fresh.length;
-          this.sql.get(SQL.updateSession).run(sessionUpdateParams(current.sid, session));
+          this.sql.get(SQL.updateAfterAppend).run(sessionAfterAppendParams(current.sid, session));
           this.remember(key, { sid: current.sid, session });
           this.contexts.appended(key, current.sid, session, plan.fresh);
         }
