@@ -41,9 +41,9 @@ import {
   entryFromRow,
   entryInsertParams,
   type SessionRow,
+  sessionAfterAppendParams,
   sessionFromRow,
   sessionInsertParams,
-  sessionAfterAppendParams,
   sessionUpdateParams,
 } from "./rows.js";
 import { migrate } from "./schema.js";
