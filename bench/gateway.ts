@@ -6,6 +6,7 @@ import { BENCH_TOKEN, prefillWebhookSessions, webhookPeer } from "./gateway-stor
 import type { Bench, BenchContext, Row } from "./report.js";
 import { atLeast, below, fixed, int, ratioText } from "./report.js";
 import { nowMs, percentile } from "./support.js";
+import { cpuBetween, cpuOf } from "./thread-cpu.js";
 
 export interface GatewayResult {
   clients: number;
@@ -29,6 +30,9 @@ export interface GatewayResult {
   spreadTurnsPerSec: number;
   spreadP50Ms: number;
   spreadP99Ms: number;
+  /** The gateway's CPU per turn of the 50-client pass, µs: its main thread, and all its threads (Linux). */
+  hotMainCpuUs?: number;
+  hotAllCpuUs?: number;
   /** The gateway process's peak RSS over the whole run (start, both passes, close). */
   gatewayMaxRssMb: number;
   gatewayReadyRssMb: number;
@@ -116,6 +120,7 @@ async function drive(
 
 interface Child {
   url: string;
+  pid: number;
   readyRssKb: number;
   stop(): Promise<{ maxRssKb: number }>;
 }
@@ -134,6 +139,7 @@ function startServer(args: string[]): Promise<Child> {
       child.off("exit", onExit);
       resolve({
         url: message.url,
+        pid: child.pid ?? 0,
         readyRssKb: message.rssKb,
         stop: () =>
           new Promise((done, fail) => {
@@ -173,7 +179,9 @@ async function run(ctx: BenchContext): Promise<GatewayResult> {
   const gateway = await startServer(["gateway", path, ctx.dir]);
   // Warm-up on sessions the passes below do not use, so every measured session starts from the store.
   await drive(gateway.url, warmup, (c, j) => webhookPeer(STORED - 1 - ((c + CLIENTS * j) % (STORED / 2))));
+  const cpuBefore = cpuOf(gateway.pid);
   const hot = await drive(gateway.url, requests, (c) => webhookPeer(c));
+  const hotCpu = cpuBetween(cpuBefore, cpuOf(gateway.pid));
   const gatewaySolo = await drive(gateway.url, solo, () => webhookPeer(0), 1);
   ctx.log(
     `  one client: gateway p99 ${fixed(gatewaySolo.p99Ms, 2)} ms, bare p99 ${fixed(bareSolo.p99Ms, 2)} ms`,
@@ -211,6 +219,9 @@ async function run(ctx: BenchContext): Promise<GatewayResult> {
     spreadTurnsPerSec: spread.rps,
     spreadP50Ms: spread.p50Ms,
     spreadP99Ms: spread.p99Ms,
+    ...(hotCpu
+      ? { hotMainCpuUs: (hotCpu.mainMs * 1000) / requests, hotAllCpuUs: (hotCpu.allMs * 1000) / requests }
+      : {}),
     gatewayMaxRssMb: mb(gatewayEnd.maxRssKb),
     gatewayReadyRssMb: mb(gateway.readyRssKb),
     errors: bareBefore.errors + bareAfter.errors + hot.errors + spread.errors,
@@ -245,6 +256,18 @@ function rows(r: GatewayResult): Row[] {
       ratio: ratioText(r.soloP99Ms / r.bareSoloP99Ms),
       checks: [],
     },
+    ...(r.hotMainCpuUs !== undefined && r.hotAllCpuUs !== undefined
+      ? [
+          {
+            // Steadier than turns/s on a busy machine: what one turn costs the gateway's event loop.
+            figure: "gateway CPU µs per turn of those: main thread (all threads)",
+            value: `${fixed(r.hotMainCpuUs, 0)} (${fixed(r.hotAllCpuUs, 0)})`,
+            baseline: "",
+            ratio: "",
+            checks: [],
+          },
+        ]
+      : []),
     {
       figure: `turns/s, each on another stored session (p99 ${fixed(r.spreadP99Ms, 2)} ms)`,
       value: int(r.spreadTurnsPerSec),
