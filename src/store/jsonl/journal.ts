@@ -42,19 +42,28 @@ export class Journal {
 
   /**
    * Appends the batch's records, each a header line `{"f","o","n"}` followed by its `n` bytes as they
-   * go to the session file. `syncAsync` makes them durable.
+   * go to the session file, in one write; returns each record's bytes (views of what was written).
+   * `syncAsync` makes them durable.
    */
-  append(records: ReadonlyArray<{ file: string; offset: number; bytes: Buffer }>): void {
-    if (records.length === 0) return;
+  append(records: ReadonlyArray<{ file: string; offset: number; text: string }>): Buffer[] {
+    if (records.length === 0) return [];
     this.fd ??= openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND);
-    const parts: Buffer[] = [];
+    let all = "";
+    const spans: Array<{ start: number; length: number }> = [];
+    let at = 0;
     for (const r of records) {
-      parts.push(Buffer.from(`${JSON.stringify({ f: r.file, o: r.offset, n: r.bytes.length })}\n`), r.bytes);
+      const length = Buffer.byteLength(r.text, "utf8");
+      const header = `{"f":${JSON.stringify(r.file)},"o":${r.offset},"n":${length}}\n`;
+      at += Buffer.byteLength(header, "utf8");
+      spans.push({ start: at, length });
+      at += length;
+      all += header + r.text;
     }
-    const buffer = Buffer.concat(parts);
+    const buffer = Buffer.from(all, "utf8");
     writeAll(this.fd, buffer);
     this.bytes += buffer.length;
     this.dirty = true;
+    return spans.map((s) => buffer.subarray(s.start, s.start + s.length));
   }
 
   /** Everything appended so far is on disk when this returns. */

@@ -82,7 +82,7 @@ interface Loaded {
 
 /** What a batch will write once its operations have run. */
 interface PendingWrites {
-  chunks: Map<string, { tracked: Tracked; text: string[] }>;
+  chunks: Map<string, { tracked: Tracked; text: string }>;
   renames: Array<{ tracked: Tracked; to: string }>;
   sidecars: Map<string, Session>;
   removals: Array<{ file: string; sessionId: string }>;
@@ -125,6 +125,8 @@ export class JsonlStore implements Store {
   private readonly cacheSize: number;
   private readonly onProblem: (problem: LineProblem) => void;
   private pending: PendingWrites = emptyPending();
+  /** Bytes in the journal not yet written to their session files: written once the journal's fsync is under way. */
+  private unwritten: Array<{ tracked: Tracked; bytes: Buffer }> = [];
   private closed = false;
   private stats = { filesRead: 0, filesFromIndex: 0 };
   readonly problems: LineProblem[] = [];
@@ -151,7 +153,16 @@ export class JsonlStore implements Store {
     this.writer = new GroupCommit((ops, durable) => this.commit(ops, durable), {
       intervalMs: options.commitIntervalMs ?? 0,
       maxBatch: options.maxBatch ?? 2000,
-      durableBarrier: () => this.journal.syncAsync(),
+      durableBarrier: () => {
+        const synced = this.journal.syncAsync();
+        try {
+          this.writeSessionFiles();
+        } catch (error) {
+          synced.catch(() => undefined);
+          return Promise.reject(asStoreError(error, this.path));
+        }
+        return synced;
+      },
     });
   }
 
@@ -392,6 +403,7 @@ export class JsonlStore implements Store {
    * touched is written and (for a durable batch) fsync'd, and names are changed, before any resolves.
    */
   private commit(ops: ReadonlyArray<() => unknown>, durable: boolean): BatchResults {
+    this.guard(() => this.writeSessionFiles());
     this.pending = emptyPending();
     const results: BatchResults = ops.map((op) => {
       try {
@@ -411,26 +423,26 @@ export class JsonlStore implements Store {
     // which skips the thread pool's round trip; the durable barrier then finds nothing left to sync.
     // A bigger one is acknowledged by the barrier (the journal's fsync off the event loop) while the
     // next batch commits.
-    if ((durable || this.durability === "strict") && ops.length < ASYNC_FSYNC_MIN_BATCH) this.journal.sync();
+    if (durable && ops.length >= ASYNC_FSYNC_MIN_BATCH) return results;
+    if (durable || this.durability === "strict") this.journal.sync();
+    this.guard(() => this.writeSessionFiles());
     return results;
   }
 
   private writePending(): void {
     const { chunks, renames, sidecars, removals } = this.pending;
-    const writes: Array<{ tracked: Tracked; buffer: Buffer }> = [];
-    for (const { tracked, text } of chunks.values()) {
-      writes.push({ tracked, buffer: Buffer.from(text.join(""), "utf8") });
-    }
-    // One fsync of the journal (in commit) acknowledges the whole batch; the session files follow without one.
-    this.journal.append(
-      writes.map((w) => ({ file: w.tracked.file, offset: w.tracked.size, bytes: w.buffer })),
+    const writes = [...chunks.values()];
+    // One fsync of the journal acknowledges the whole batch; the session files follow without one.
+    const bytes = this.journal.append(
+      writes.map(({ tracked, text }) => ({ file: tracked.file, offset: tracked.size, text })),
     );
-    for (const { tracked, buffer } of writes) {
-      writeAll(this.fdFor(tracked), buffer);
-      tracked.size += buffer.length;
+    writes.forEach(({ tracked }, i) => {
+      const written = bytes[i]!;
+      this.unwritten.push({ tracked, bytes: written });
+      tracked.size += written.length;
       this.unsynced.add(tracked.session.id);
       this.touched.add(tracked);
-    }
+    });
     for (const { tracked, to } of renames) {
       if (tracked.file === to || !this.byId.has(tracked.session.id)) continue;
       renameSync(join(this.path, tracked.file), join(this.path, to));
@@ -450,8 +462,27 @@ export class JsonlStore implements Store {
     this.trimCaches();
   }
 
+  /** Writes what the journal holds for the session files to them (no fsync: the journal is the one). */
+  private writeSessionFiles(): void {
+    if (this.unwritten.length === 0) return;
+    const writes = this.unwritten;
+    this.unwritten = [];
+    for (let i = 0; i < writes.length; i++) {
+      const { tracked, bytes } = writes[i]!;
+      if (!this.byId.has(tracked.session.id)) continue;
+      try {
+        writeAll(this.fdFor(tracked), bytes);
+      } catch (error) {
+        // What this process holds in memory now runs ahead of the files: read them again.
+        this.reindex(writes.slice(i).map((w) => w.tracked));
+        throw error;
+      }
+    }
+  }
+
   /** Every session file written since the last checkpoint is fsync'd; then the journal is emptied. */
   private checkpoint(): void {
+    this.writeSessionFiles();
     for (const id of this.unsynced) {
       const fd = this.fds.get(id);
       if (fd !== undefined) fsyncSync(fd);
@@ -463,9 +494,8 @@ export class JsonlStore implements Store {
   /** Appends entries to a session's file (queued) and to what memory holds of it. */
   private record(tracked: Tracked, loaded: Loaded, fresh: Entry[], session: Session): void {
     const titleBefore = tracked.session.title;
-    const text = this.chunksOf(tracked);
     for (const entry of fresh) {
-      text.push(...entryLines(entry, loaded.entries));
+      for (const line of entryLines(entry, loaded.entries)) this.queue(tracked, line);
       loaded.entries.push(entry);
       if (entry.idempotencyKey !== undefined) loaded.byIdempotencyKey.set(entry.idempotencyKey, entry);
     }
@@ -482,13 +512,11 @@ export class JsonlStore implements Store {
     }
   }
 
-  private chunksOf(tracked: Tracked): string[] {
-    let pending = this.pending.chunks.get(tracked.session.id);
-    if (!pending) {
-      pending = { tracked, text: [] };
-      this.pending.chunks.set(tracked.session.id, pending);
-    }
-    return pending.text;
+  /** Queues `text` for the session's file in this batch. */
+  private queue(tracked: Tracked, text: string): void {
+    const pending = this.pending.chunks.get(tracked.session.id);
+    if (pending) pending.text += text;
+    else this.pending.chunks.set(tracked.session.id, { tracked, text });
   }
 
   /**
@@ -519,7 +547,7 @@ export class JsonlStore implements Store {
     const tracked: Tracked = { session, file, foreign: false, size: 0, mtimeMs: 0 };
     this.track(tracked);
     this.loaded.set(session.id, loaded);
-    this.chunksOf(tracked).push(encodeLine(metadataLine({ ...session, title: "" })));
+    this.queue(tracked, encodeLine(metadataLine({ ...session, title: "" })));
     this.pending.dirChanged = true;
     return tracked;
   }
@@ -574,13 +602,20 @@ export class JsonlStore implements Store {
   }
 
   private reindexTouched(): void {
-    for (const { tracked } of this.pending.chunks.values()) {
+    this.reindex([...this.pending.chunks.values()].map((c) => c.tracked));
+  }
+
+  private reindex(touched: Iterable<Tracked>): void {
+    for (const tracked of touched) {
       this.loaded.delete(tracked.session.id);
       const fd = this.fds.get(tracked.session.id);
       if (fd !== undefined) closeSync(fd);
       this.fds.delete(tracked.session.id);
       const indexed = readTrackedFile(this.path, tracked.file, this.sidecars, (p) => this.report(p));
-      if (indexed) tracked.session = indexed.session;
+      if (indexed) {
+        tracked.session = indexed.session;
+        tracked.size = indexed.size;
+      }
     }
   }
 
@@ -627,6 +662,7 @@ export class JsonlStore implements Store {
       this.loaded.set(id, cached);
       return cached;
     }
+    this.writeSessionFiles();
     const bytes = readFileSync(join(this.path, tracked.file));
     const { parsed } = parseSessionFile(tracked.file, bytes);
     const entries = parsed?.entries ?? [];
