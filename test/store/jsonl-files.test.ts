@@ -317,6 +317,23 @@ describe("JSONL store files", () => {
     expect(problems).toEqual([]);
   });
 
+  it("reads its file again when the file is shorter than this process wrote it", async () => {
+    const store = open();
+    const { session } = await store.append("k:cut", [msg("a")], init());
+    await store.append("k:cut", [msg("b")]);
+    const path = join(dir, jsonlFiles(dir)[0]!);
+    // Another process cut the last line off (as a repair of a torn tail would).
+    const lines = readFileSync(path, "utf8").split("\n");
+    writeFileSync(path, `${lines.slice(0, -2).join("\n")}\n`);
+    const after = await store.append("k:cut", [msg("c")]);
+    expect(after.entries[0]!.seq).toBe(2);
+    expect((await store.readEntries(session.id)).map((e) => (e.type === "message" ? e.content : ""))).toEqual(
+      ["a", "c"],
+    );
+    await store.close();
+    expect(problems).toEqual([]);
+  });
+
   it("names no file outside the directory, whatever the agent, sender, key or id", async () => {
     const outside = join(dir, "outside");
     const inside = join(dir, "store");

@@ -59,6 +59,7 @@ import { type IndexedFile, saveSnapshot } from "./index-snapshot.js";
 import { Journal, replayJournals } from "./journal.js";
 import { type LineProblem, parseSessionFile } from "./session-file.js";
 import { applySidecar, Sidecars } from "./sidecar.js";
+import { hasSize } from "./size-probe.js";
 
 export interface JsonlStoreOptions {
   /** The directory of session files. */
@@ -535,7 +536,7 @@ export class JsonlStore implements Store {
       try {
         fd = openSync(
           join(this.path, file),
-          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND,
+          constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND,
         );
         break;
       } catch (error) {
@@ -582,7 +583,7 @@ export class JsonlStore implements Store {
   private fdFor(tracked: Tracked): number {
     let fd = this.fds.get(tracked.session.id);
     if (fd === undefined) {
-      fd = openSync(join(this.path, tracked.file), constants.O_WRONLY | constants.O_APPEND);
+      fd = openSync(join(this.path, tracked.file), constants.O_RDWR | constants.O_APPEND);
       this.fds.set(tracked.session.id, fd);
     }
     return fd;
@@ -633,8 +634,9 @@ export class JsonlStore implements Store {
   private currentForWrite(key: string): Tracked | undefined {
     const tracked = this.current(key);
     if (!tracked || this.pending.chunks.has(tracked.session.id)) return tracked;
-    const size = fstatSync(this.fdFor(tracked)).size;
-    if (size === tracked.size) return tracked;
+    const fd = this.fdFor(tracked);
+    if (hasSize(fd, tracked.size)) return tracked;
+    const size = fstatSync(fd).size;
     const { parsed, problems } = parseSessionFile(tracked.file, readFileSync(join(this.path, tracked.file)));
     for (const problem of problems) this.report(problem);
     if (!parsed) return tracked;
