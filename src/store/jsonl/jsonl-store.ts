@@ -9,6 +9,8 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeSync,
+  writevSync,
 } from "node:fs";
 import { join } from "node:path";
 import type { Entry, EntryInput, ResetCause } from "../../model/entry.js";
@@ -53,13 +55,14 @@ import type {
 } from "../store.js";
 import { encodeLine, entryLines, metadataLine } from "./crabtalk-format.js";
 import { readTrackedFile, scanDirectory, settleKey, type Tracked } from "./directory-scan.js";
-import { fsyncDir, writeAll } from "./durable-fs.js";
+import { fsyncDir } from "./durable-fs.js";
 import { pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
 import { type IndexedFile, saveSnapshot } from "./index-snapshot.js";
 import { Journal, replayJournals } from "./journal.js";
 import { type LineProblem, parseSessionFile } from "./session-file.js";
 import { applySidecar, Sidecars } from "./sidecar.js";
 import { hasSize } from "./size-probe.js";
+import { type Unwritten, UnwrittenBytes } from "./unwritten-bytes.js";
 
 export interface JsonlStoreOptions {
   /** The directory of session files. */
@@ -99,6 +102,12 @@ const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 const MAX_UNSYNCED_FILES = 500;
 /** Batches at least this big fsync the journal off the event loop, so the next batch can run meanwhile. */
 const ASYNC_FSYNC_MIN_BATCH = 8;
+/**
+ * While batches follow one another, a session's bytes wait this many batches (or until they are this big)
+ * before they go to its file, in one write for all of them.
+ */
+const UNWRITTEN_MAX_BATCHES = 16;
+const UNWRITTEN_MAX_BYTES = 64 * 1024;
 
 /**
  * Sessions as a directory of CrabTalk session files (behaviours.md §2), one file per session.
@@ -126,8 +135,15 @@ export class JsonlStore implements Store {
   private readonly cacheSize: number;
   private readonly onProblem: (problem: LineProblem) => void;
   private pending: PendingWrites = emptyPending();
-  /** Bytes in the journal not yet written to their session files: written once the journal's fsync is under way. */
-  private unwritten: Array<{ tracked: Tracked; bytes: Buffer }> = [];
+  /**
+   * Bytes in the journal not yet written to their session files. A busy batch's go to the files in the
+   * shadow of a later batch's fsync, or as soon as the store has nothing left to commit; this process
+   * writes a session's before reading its file.
+   */
+  private readonly unwritten = new UnwrittenBytes(UNWRITTEN_MAX_BYTES);
+  /** Operations submitted and not yet committed. */
+  private queuedOps = 0;
+  private idleWriteScheduled = false;
   private closed = false;
   private stats = { filesRead: 0, filesFromIndex: 0 };
   readonly problems: LineProblem[] = [];
@@ -156,13 +172,10 @@ export class JsonlStore implements Store {
       maxBatch: options.maxBatch ?? 2000,
       durableBarrier: () => {
         const synced = this.journal.syncAsync();
-        try {
-          this.writeSessionFiles();
-        } catch (error) {
-          synced.catch(() => undefined);
-          return Promise.reject(asStoreError(error, this.path));
-        }
-        return synced;
+        // While the fsync runs: bytes of earlier batches that have waited long enough. A failed write
+        // keeps them queued (the journal holds them); reads and checkpoints report it.
+        this.writeQueued(this.unwritten.takeDue(UNWRITTEN_MAX_BATCHES), false);
+        return synced.then(() => this.writeWhenIdle());
       },
     });
   }
@@ -188,7 +201,7 @@ export class JsonlStore implements Store {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.writer.submit(
+    return this.submit(
       () => {
         const now = Date.now();
         const existing = this.currentForWrite(key);
@@ -270,7 +283,7 @@ export class JsonlStore implements Store {
   }
 
   updateSession(key: string, patch: SessionPatch): Promise<Session> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       const tracked = this.currentForWrite(key);
       if (!tracked) throw sessionNotFound(key);
       tracked.session = applyPatch(tracked.session, patch);
@@ -280,7 +293,7 @@ export class JsonlStore implements Store {
   }
 
   reset(key: string, cause: ResetCause, init?: SessionInit): Promise<ResetResult> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       const tracked = this.currentForWrite(key);
       if (!tracked) throw sessionNotFound(key);
       const loaded = this.load(tracked);
@@ -294,7 +307,7 @@ export class JsonlStore implements Store {
   }
 
   archive(key: string, cause: ResetCause): Promise<ArchiveResult> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       const tracked = this.currentForWrite(key);
       if (!tracked) throw sessionNotFound(key);
       const loaded = this.load(tracked);
@@ -306,7 +319,7 @@ export class JsonlStore implements Store {
   }
 
   delete(key: string): Promise<DeleteResult> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       const all = [...(this.byKey.get(key) ?? [])];
       let entries = 0;
       for (const tracked of all) entries += this.forget(tracked);
@@ -315,7 +328,7 @@ export class JsonlStore implements Store {
   }
 
   deleteGeneration(sessionId: string): Promise<DeleteResult> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       const tracked = this.byId.get(sessionId);
       if (!tracked) return { sessions: 0, entries: 0 };
       if (tracked.session.state === "active") throw currentNotDeletable(sessionId);
@@ -324,7 +337,7 @@ export class JsonlStore implements Store {
   }
 
   rekey(from: string, to: string): Promise<{ moved: number }> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       if (from === to) return { moved: 0 };
       const fromTracked = this.byKey.get(from) ?? [];
       const toTracked = this.byKey.get(to) ?? [];
@@ -360,8 +373,10 @@ export class JsonlStore implements Store {
     return matching.sort(compareScan).slice(0, s.limit).map(cloneSession);
   }
 
-  flush(): Promise<void> {
-    return this.writer.flush();
+  /** Resolves once everything submitted so far is committed and in its session file. */
+  async flush(): Promise<void> {
+    await this.writer.flush();
+    if (!this.closed) this.guard(() => this.writeSessionFiles());
   }
 
   async sync(): Promise<void> {
@@ -404,7 +419,8 @@ export class JsonlStore implements Store {
    * touched is written and (for a durable batch) fsync'd, and names are changed, before any resolves.
    */
   private commit(ops: ReadonlyArray<() => unknown>, durable: boolean): BatchResults {
-    this.guard(() => this.writeSessionFiles());
+    this.queuedOps -= ops.length;
+    this.unwritten.nextBatch();
     this.pending = emptyPending();
     const results: BatchResults = ops.map((op) => {
       try {
@@ -439,7 +455,7 @@ export class JsonlStore implements Store {
     );
     writes.forEach(({ tracked }, i) => {
       const written = bytes[i]!;
-      this.unwritten.push({ tracked, bytes: written });
+      this.unwritten.add(tracked, written);
       tracked.size += written.length;
       this.unsynced.add(tracked.session.id);
       this.touched.add(tracked);
@@ -463,20 +479,53 @@ export class JsonlStore implements Store {
     this.trimCaches();
   }
 
-  /** Writes what the journal holds for the session files to them (no fsync: the journal is the one). */
+  private submit<T>(run: () => T, durable?: boolean): Promise<T> {
+    this.queuedOps++;
+    return this.writer.submit(run, durable);
+  }
+
+  /** Writes every session's queued bytes to its file (no fsync: the journal is the one). */
   private writeSessionFiles(): void {
-    if (this.unwritten.length === 0) return;
-    const writes = this.unwritten;
-    this.unwritten = [];
-    for (let i = 0; i < writes.length; i++) {
-      const { tracked, bytes } = writes[i]!;
+    this.writeQueued(this.unwritten.takeAll(), true);
+  }
+
+  private writeQueuedOf(sessionId: string): void {
+    const queued = this.unwritten.take(sessionId);
+    if (queued) this.writeQueued([queued], true);
+  }
+
+  /** Once nothing is left to commit, the files catch up with the journal. */
+  private writeWhenIdle(): void {
+    if (this.idleWriteScheduled || this.unwritten.size === 0) return;
+    this.idleWriteScheduled = true;
+    setImmediate(() => {
+      this.idleWriteScheduled = false;
+      if (this.queuedOps === 0 && !this.closed) this.writeQueued(this.unwritten.takeAll(), false);
+    });
+  }
+
+  /** A failed write puts what is left back in the queue; `rethrow` then reports it. */
+  private writeQueued(queued: Unwritten[], rethrow: boolean): void {
+    for (let i = 0; i < queued.length; i++) {
+      const { tracked, chunks, bytes } = queued[i]!;
       if (!this.byId.has(tracked.session.id)) continue;
+      let done = 0;
       try {
-        writeAll(this.fdFor(tracked), bytes);
+        const fd = this.fdFor(tracked);
+        done = writevSync(fd, chunks);
+        if (done < bytes) {
+          const rest = Buffer.concat(chunks).subarray(done);
+          for (let at = 0; at < rest.length; ) {
+            const n = writeSync(fd, rest, at);
+            at += n;
+            done += n;
+          }
+        }
       } catch (error) {
-        // What this process holds in memory now runs ahead of the files: read them again.
-        this.reindex(writes.slice(i).map((w) => w.tracked));
-        throw error;
+        this.unwritten.putBack(queued[i]!, done);
+        for (const rest of queued.slice(i + 1)) this.unwritten.putBack(rest, 0);
+        if (rethrow) throw error;
+        return;
       }
     }
   }
@@ -575,6 +624,7 @@ export class JsonlStore implements Store {
     if (fd !== undefined) closeSync(fd);
     this.fds.delete(session.id);
     this.unsynced.delete(session.id);
+    this.unwritten.take(session.id);
     this.pending.chunks.delete(session.id);
     this.pending.removals.push({ file: tracked.file, sessionId: session.id });
     return session.entryCount;
@@ -608,6 +658,12 @@ export class JsonlStore implements Store {
 
   private reindex(touched: Iterable<Tracked>): void {
     for (const tracked of touched) {
+      try {
+        // What earlier batches acknowledged must be in the file before it is read.
+        this.writeQueuedOf(tracked.session.id);
+      } catch {
+        continue; // still queued: memory stays as it is
+      }
       this.loaded.delete(tracked.session.id);
       const fd = this.fds.get(tracked.session.id);
       if (fd !== undefined) closeSync(fd);
@@ -635,7 +691,10 @@ export class JsonlStore implements Store {
     const tracked = this.current(key);
     if (!tracked || this.pending.chunks.has(tracked.session.id)) return tracked;
     const fd = this.fdFor(tracked);
-    if (hasSize(fd, tracked.size)) return tracked;
+    if (hasSize(fd, tracked.size - this.unwritten.bytesOf(tracked.session.id))) return tracked;
+    // If this process still held bytes for the file, the other one wrote while both were writing to the
+    // session, which nothing serialises: this process's bytes go after theirs.
+    this.writeQueuedOf(tracked.session.id);
     const size = fstatSync(fd).size;
     const { parsed, problems } = parseSessionFile(tracked.file, readFileSync(join(this.path, tracked.file)));
     for (const problem of problems) this.report(problem);
@@ -664,7 +723,7 @@ export class JsonlStore implements Store {
       this.loaded.set(id, cached);
       return cached;
     }
-    this.writeSessionFiles();
+    this.writeQueuedOf(id);
     const bytes = readFileSync(join(this.path, tracked.file));
     const { parsed } = parseSessionFile(tracked.file, bytes);
     const entries = parsed?.entries ?? [];
