@@ -58,7 +58,8 @@ import { readTrackedFile, scanDirectory, settleKey, type Tracked } from "./direc
 import { fsyncDir } from "./durable-fs.js";
 import { pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
 import { type IndexedFile, saveSnapshot } from "./index-snapshot.js";
-import { Journal, replayJournals } from "./journal.js";
+import { Journal } from "./journal.js";
+import { replayJournals } from "./journal-replay.js";
 import { type LineProblem, parseSessionFile } from "./session-file.js";
 import { applySidecar, Sidecars } from "./sidecar.js";
 import { hasSize } from "./size-probe.js";
