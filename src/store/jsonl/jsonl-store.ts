@@ -206,9 +206,13 @@ export class JsonlStore implements Store {
       () => {
         const now = Date.now();
         const existing = this.currentForWrite(key);
-        const session = existing
-          ? cloneSession(existing.session)
-          : newSession(key, requireInit(key, init), this.nextGeneration(key), now);
+        // Only a compaction can fail a plan half way, and only a title renames the file: for messages the
+        // session in memory (no one else holds it) is updated in place instead of through a copy.
+        const session = !existing
+          ? newSession(key, requireInit(key, init), this.nextGeneration(key), now)
+          : parsed.every((input) => input.type === "message")
+            ? existing.session
+            : cloneSession(existing.session);
         const loaded = existing ? this.load(existing) : emptyLoaded();
         const plan = planAppend(
           session,
