@@ -57,6 +57,7 @@ import { encodeLine, entryLines, metadataLine } from "./crabtalk-format.js";
 import { readTrackedFile, scanDirectory, settleKey, type Tracked } from "./directory-scan.js";
 import { fsyncDir } from "./durable-fs.js";
 import { pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
+import { FsyncPlacement } from "./fsync-placement.js";
 import { type IndexedFile, saveSnapshot } from "./index-snapshot.js";
 import { Journal } from "./journal.js";
 import { replayJournals } from "./journal-replay.js";
@@ -101,8 +102,10 @@ const META_DIR = ".sessiond";
 const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 /** …or once this many session files wait for their fsync (each holds a file descriptor). */
 const MAX_UNSYNCED_FILES = 500;
-/** Batches at least this big fsync the journal off the event loop, so the next batch can run meanwhile. */
+/** Batches at least this big may fsync the journal off the event loop, so the next batch gathers meanwhile. */
 const ASYNC_FSYNC_MIN_BATCH = 8;
+/** How often an fsync goes off the loop again after waits that took no appends (fsync-placement.ts). */
+const FSYNC_PROBE_EVERY = 32;
 /**
  * While batches follow one another, a session's bytes wait this many batches (or until they are this big)
  * before they go to its file, in one write for all of them.
@@ -112,8 +115,10 @@ const UNWRITTEN_MAX_BYTES = 64 * 1024;
 
 /**
  * Sessions as a directory of CrabTalk session files (behaviours.md §2), one file per session.
- * Appends are group-committed: every file a batch touched is fsync'd before any of its appends resolve.
- * An index of the directory (written at close) makes opening 100,000 sessions a matter of stat calls.
+ * Appends are group-committed through a write-ahead journal: one fsync of it acknowledges a batch spread
+ * over many files, which are written after it (a busy store's a few batches later) and fsync'd at
+ * checkpoints. An index of the directory (written at close) makes opening 100,000 sessions a matter of
+ * stat calls.
  */
 export class JsonlStore implements Store {
   readonly backend = "jsonl";
@@ -145,6 +150,9 @@ export class JsonlStore implements Store {
   /** Operations submitted and not yet committed. */
   private queuedOps = 0;
   private idleWriteScheduled = false;
+  private readonly fsyncPlacement = new FsyncPlacement(FSYNC_PROBE_EVERY);
+  /** Whether the last committed batch left its fsync to the barrier (off the event loop). */
+  private fsyncOffLoop = false;
   private closed = false;
   private stats = { filesRead: 0, filesFromIndex: 0 };
   readonly problems: LineProblem[] = [];
@@ -176,7 +184,11 @@ export class JsonlStore implements Store {
         // While the fsync runs: bytes of earlier batches that have waited long enough. A failed write
         // keeps them queued (the journal holds them); reads and checkpoints report it.
         this.writeQueued(this.unwritten.takeDue(UNWRITTEN_MAX_BATCHES), false);
-        return synced.then(() => this.writeWhenIdle());
+        const offLoop = this.fsyncOffLoop;
+        return synced.then(() => {
+          if (offLoop) this.fsyncPlacement.waited(this.queuedOps > 0);
+          this.writeWhenIdle();
+        });
       },
     });
   }
@@ -444,8 +456,13 @@ export class JsonlStore implements Store {
     // A small durable batch (one writer appending in turn) has nothing to overlap with: fsync here,
     // which skips the thread pool's round trip; the durable barrier then finds nothing left to sync.
     // A bigger one is acknowledged by the barrier (the journal's fsync off the event loop) while the
-    // next batch commits.
-    if (durable && ops.length >= ASYNC_FSYNC_MIN_BATCH) return results;
+    // next batch gathers, unless such waits have been taking nothing.
+    this.fsyncOffLoop = false;
+    if (durable && ops.length >= ASYNC_FSYNC_MIN_BATCH) {
+      if (!this.fsyncPlacement.next()) this.fsyncOffLoop = true;
+      else this.journal.sync();
+      return results;
+    }
     if (durable || this.durability === "strict") this.journal.sync();
     this.guard(() => this.writeSessionFiles());
     return results;
