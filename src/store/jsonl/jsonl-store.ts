@@ -637,6 +637,10 @@ export class JsonlStore implements Store {
   /** Removes a session's file, sidecar and memory; returns its entry count. */
   private forget(tracked: Tracked): number {
     const { session } = tracked;
+    // The removal empties the journal first: what it holds of this session goes to the file, on disk, so
+    // that a process that dies before the file is gone leaves the session whole.
+    this.writeQueuedOf(session.id);
+    if (this.unsynced.has(session.id)) fsyncSync(this.fdFor(tracked));
     this.byId.delete(session.id);
     const rest = (this.byKey.get(session.key) ?? []).filter((t) => t !== tracked);
     if (rest.length > 0) this.byKey.set(session.key, rest);
@@ -646,7 +650,6 @@ export class JsonlStore implements Store {
     if (fd !== undefined) closeSync(fd);
     this.fds.delete(session.id);
     this.unsynced.delete(session.id);
-    this.unwritten.take(session.id);
     this.pending.chunks.delete(session.id);
     this.pending.removals.push({ file: tracked.file, sessionId: session.id });
     return session.entryCount;
