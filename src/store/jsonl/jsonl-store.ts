@@ -181,8 +181,9 @@ export class JsonlStore implements Store {
       maxBatch: options.maxBatch ?? 2000,
       durableBarrier: () => {
         const synced = this.journal.syncAsync();
-        // While the fsync runs: bytes of earlier batches that have waited long enough. A failed write
-        // keeps them queued (the journal holds them); reads and checkpoints report it.
+        // Bytes of earlier batches that have waited long enough (in the fsync's shadow when it runs off
+        // the loop). A failed write keeps them queued (the journal holds them); reads and checkpoints
+        // report it.
         this.writeQueued(this.unwritten.takeDue(UNWRITTEN_MAX_BATCHES), false);
         const offLoop = this.fsyncOffLoop;
         return synced.then(() => {
