@@ -317,6 +317,46 @@ describe("JSONL store files", () => {
     expect(problems).toEqual([]);
   });
 
+  it("reads its file again when the file is shorter than this process wrote it", async () => {
+    const store = open();
+    const { session } = await store.append("k:cut", [msg("a")], init());
+    await store.append("k:cut", [msg("b")]);
+    const path = join(dir, jsonlFiles(dir)[0]!);
+    // Another process cut the last line off (as a repair of a torn tail would).
+    const lines = readFileSync(path, "utf8").split("\n");
+    writeFileSync(path, `${lines.slice(0, -2).join("\n")}\n`);
+    const after = await store.append("k:cut", [msg("c")]);
+    expect(after.entries[0]!.seq).toBe(2);
+    expect((await store.readEntries(session.id)).map((e) => (e.type === "message" ? e.content : ""))).toEqual(
+      ["a", "c"],
+    );
+    await store.close();
+    expect(problems).toEqual([]);
+  });
+
+  it("reads what a busy store acknowledged even before its files hold it, and the files catch up once it is idle", async () => {
+    const store = new JsonlStore({ path: dir, cacheSize: 1, onProblem: (p) => problems.push(p) });
+    const keys = Array.from({ length: 20 }, (_, i) => `k:busy:${i}`);
+    await Promise.all(keys.map((key, i) => store.append(key, [msg(`${key} 0`)], init(`u${i}`))));
+    for (let round = 1; round <= 5; round++)
+      await Promise.all(keys.map((key) => store.append(key, [msg(`${key} ${round}`)])));
+    // Right away, in this turn: each session is read from its file (a cache of one session).
+    for (const key of keys) {
+      const context = (await store.loadContext(key))!;
+      expect(context.entries.map((e) => (e.type === "message" ? e.content : ""))).toEqual(
+        [0, 1, 2, 3, 4, 5].map((round) => `${key} ${round}`),
+      );
+    }
+    await Promise.all(keys.map((key) => store.append(key, [msg(`${key} 6`)])));
+    await new Promise((resolve) => setImmediate(resolve));
+    // Idle now: another reader of the directory sees every acknowledged entry in the files.
+    const reader = open();
+    for (const key of keys) expect((await reader.getSession(key))!.entryCount).toBe(7);
+    await reader.close();
+    await store.close();
+    expect(problems).toEqual([]);
+  });
+
   it("names no file outside the directory, whatever the agent, sender, key or id", async () => {
     const outside = join(dir, "outside");
     const inside = join(dir, "store");

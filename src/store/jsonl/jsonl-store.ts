@@ -9,6 +9,8 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeSync,
+  writevSync,
 } from "node:fs";
 import { join } from "node:path";
 import type { Entry, EntryInput, ResetCause } from "../../model/entry.js";
@@ -53,12 +55,16 @@ import type {
 } from "../store.js";
 import { encodeLine, entryLines, metadataLine } from "./crabtalk-format.js";
 import { readTrackedFile, scanDirectory, settleKey, type Tracked } from "./directory-scan.js";
-import { fsyncDir, writeAll } from "./durable-fs.js";
+import { fsyncDir } from "./durable-fs.js";
 import { pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
+import { FsyncPlacement } from "./fsync-placement.js";
 import { type IndexedFile, saveSnapshot } from "./index-snapshot.js";
-import { Journal, replayJournals } from "./journal.js";
+import { Journal } from "./journal.js";
+import { replayJournals } from "./journal-replay.js";
 import { type LineProblem, parseSessionFile } from "./session-file.js";
 import { applySidecar, Sidecars } from "./sidecar.js";
+import { hasSize } from "./size-probe.js";
+import { type Unwritten, UnwrittenBytes } from "./unwritten-bytes.js";
 
 export interface JsonlStoreOptions {
   /** The directory of session files. */
@@ -82,7 +88,7 @@ interface Loaded {
 
 /** What a batch will write once its operations have run. */
 interface PendingWrites {
-  chunks: Map<string, { tracked: Tracked; text: string[] }>;
+  chunks: Map<string, { tracked: Tracked; text: string }>;
   renames: Array<{ tracked: Tracked; to: string }>;
   sidecars: Map<string, Session>;
   removals: Array<{ file: string; sessionId: string }>;
@@ -96,13 +102,23 @@ const META_DIR = ".sessiond";
 const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 /** …or once this many session files wait for their fsync (each holds a file descriptor). */
 const MAX_UNSYNCED_FILES = 500;
-/** Batches at least this big fsync the journal off the event loop, so the next batch can run meanwhile. */
+/** Batches at least this big may fsync the journal off the event loop, so the next batch gathers meanwhile. */
 const ASYNC_FSYNC_MIN_BATCH = 8;
+/** How often an fsync goes off the loop again after waits that took no appends (fsync-placement.ts). */
+const FSYNC_PROBE_EVERY = 32;
+/**
+ * While batches follow one another, a session's bytes wait this many batches (or until they are this big)
+ * before they go to its file, in one write for all of them.
+ */
+const UNWRITTEN_MAX_BATCHES = 16;
+const UNWRITTEN_MAX_BYTES = 64 * 1024;
 
 /**
  * Sessions as a directory of CrabTalk session files (behaviours.md §2), one file per session.
- * Appends are group-committed: every file a batch touched is fsync'd before any of its appends resolve.
- * An index of the directory (written at close) makes opening 100,000 sessions a matter of stat calls.
+ * Appends are group-committed through a write-ahead journal: one fsync of it acknowledges a batch spread
+ * over many files, which are written after it (a busy store's a few batches later) and fsync'd at
+ * checkpoints. An index of the directory (written at close) makes opening 100,000 sessions a matter of
+ * stat calls.
  */
 export class JsonlStore implements Store {
   readonly backend = "jsonl";
@@ -125,6 +141,18 @@ export class JsonlStore implements Store {
   private readonly cacheSize: number;
   private readonly onProblem: (problem: LineProblem) => void;
   private pending: PendingWrites = emptyPending();
+  /**
+   * Bytes in the journal not yet written to their session files. A busy batch's go to the files in the
+   * shadow of a later batch's fsync, or as soon as the store has nothing left to commit; this process
+   * writes a session's before reading its file.
+   */
+  private readonly unwritten = new UnwrittenBytes(UNWRITTEN_MAX_BYTES);
+  /** Operations submitted and not yet committed. */
+  private queuedOps = 0;
+  private idleWriteScheduled = false;
+  private readonly fsyncPlacement = new FsyncPlacement(FSYNC_PROBE_EVERY);
+  /** Whether the last committed batch left its fsync to the barrier (off the event loop). */
+  private fsyncOffLoop = false;
   private closed = false;
   private stats = { filesRead: 0, filesFromIndex: 0 };
   readonly problems: LineProblem[] = [];
@@ -151,7 +179,18 @@ export class JsonlStore implements Store {
     this.writer = new GroupCommit((ops, durable) => this.commit(ops, durable), {
       intervalMs: options.commitIntervalMs ?? 0,
       maxBatch: options.maxBatch ?? 2000,
-      durableBarrier: () => this.journal.syncAsync(),
+      durableBarrier: () => {
+        const synced = this.journal.syncAsync();
+        // Bytes of earlier batches that have waited long enough (in the fsync's shadow when it runs off
+        // the loop). A failed write keeps them queued (the journal holds them); reads and checkpoints
+        // report it.
+        this.writeQueued(this.unwritten.takeDue(UNWRITTEN_MAX_BATCHES), false);
+        const offLoop = this.fsyncOffLoop;
+        return synced.then(() => {
+          if (offLoop) this.fsyncPlacement.waited(this.queuedOps > 0);
+          this.writeWhenIdle();
+        });
+      },
     });
   }
 
@@ -176,13 +215,17 @@ export class JsonlStore implements Store {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.writer.submit(
+    return this.submit(
       () => {
         const now = Date.now();
         const existing = this.currentForWrite(key);
-        const session = existing
-          ? cloneSession(existing.session)
-          : newSession(key, requireInit(key, init), this.nextGeneration(key), now);
+        // Only a compaction can fail a plan half way, and only a title renames the file: for messages the
+        // session in memory (no one else holds it) is updated in place instead of through a copy.
+        const session = !existing
+          ? newSession(key, requireInit(key, init), this.nextGeneration(key), now)
+          : parsed.every((input) => input.type === "message")
+            ? existing.session
+            : cloneSession(existing.session);
         const loaded = existing ? this.load(existing) : emptyLoaded();
         const plan = planAppend(
           session,
@@ -258,7 +301,7 @@ export class JsonlStore implements Store {
   }
 
   updateSession(key: string, patch: SessionPatch): Promise<Session> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       const tracked = this.currentForWrite(key);
       if (!tracked) throw sessionNotFound(key);
       tracked.session = applyPatch(tracked.session, patch);
@@ -268,7 +311,7 @@ export class JsonlStore implements Store {
   }
 
   reset(key: string, cause: ResetCause, init?: SessionInit): Promise<ResetResult> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       const tracked = this.currentForWrite(key);
       if (!tracked) throw sessionNotFound(key);
       const loaded = this.load(tracked);
@@ -282,7 +325,7 @@ export class JsonlStore implements Store {
   }
 
   archive(key: string, cause: ResetCause): Promise<ArchiveResult> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       const tracked = this.currentForWrite(key);
       if (!tracked) throw sessionNotFound(key);
       const loaded = this.load(tracked);
@@ -294,7 +337,7 @@ export class JsonlStore implements Store {
   }
 
   delete(key: string): Promise<DeleteResult> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       const all = [...(this.byKey.get(key) ?? [])];
       let entries = 0;
       for (const tracked of all) entries += this.forget(tracked);
@@ -303,7 +346,7 @@ export class JsonlStore implements Store {
   }
 
   deleteGeneration(sessionId: string): Promise<DeleteResult> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       const tracked = this.byId.get(sessionId);
       if (!tracked) return { sessions: 0, entries: 0 };
       if (tracked.session.state === "active") throw currentNotDeletable(sessionId);
@@ -312,7 +355,7 @@ export class JsonlStore implements Store {
   }
 
   rekey(from: string, to: string): Promise<{ moved: number }> {
-    return this.writer.submit(() => {
+    return this.submit(() => {
       if (from === to) return { moved: 0 };
       const fromTracked = this.byKey.get(from) ?? [];
       const toTracked = this.byKey.get(to) ?? [];
@@ -348,8 +391,10 @@ export class JsonlStore implements Store {
     return matching.sort(compareScan).slice(0, s.limit).map(cloneSession);
   }
 
-  flush(): Promise<void> {
-    return this.writer.flush();
+  /** Resolves once everything submitted so far is committed and in its session file. */
+  async flush(): Promise<void> {
+    await this.writer.flush();
+    if (!this.closed) this.guard(() => this.writeSessionFiles());
   }
 
   async sync(): Promise<void> {
@@ -392,6 +437,8 @@ export class JsonlStore implements Store {
    * touched is written and (for a durable batch) fsync'd, and names are changed, before any resolves.
    */
   private commit(ops: ReadonlyArray<() => unknown>, durable: boolean): BatchResults {
+    this.queuedOps -= ops.length;
+    this.unwritten.nextBatch();
     this.pending = emptyPending();
     const results: BatchResults = ops.map((op) => {
       try {
@@ -410,27 +457,32 @@ export class JsonlStore implements Store {
     // A small durable batch (one writer appending in turn) has nothing to overlap with: fsync here,
     // which skips the thread pool's round trip; the durable barrier then finds nothing left to sync.
     // A bigger one is acknowledged by the barrier (the journal's fsync off the event loop) while the
-    // next batch commits.
-    if ((durable || this.durability === "strict") && ops.length < ASYNC_FSYNC_MIN_BATCH) this.journal.sync();
+    // next batch gathers, unless such waits have been taking nothing.
+    this.fsyncOffLoop = false;
+    if (durable && ops.length >= ASYNC_FSYNC_MIN_BATCH) {
+      if (!this.fsyncPlacement.next()) this.fsyncOffLoop = true;
+      else this.journal.sync();
+      return results;
+    }
+    if (durable || this.durability === "strict") this.journal.sync();
+    this.guard(() => this.writeSessionFiles());
     return results;
   }
 
   private writePending(): void {
     const { chunks, renames, sidecars, removals } = this.pending;
-    const writes: Array<{ tracked: Tracked; buffer: Buffer }> = [];
-    for (const { tracked, text } of chunks.values()) {
-      writes.push({ tracked, buffer: Buffer.from(text.join(""), "utf8") });
-    }
-    // One fsync of the journal (in commit) acknowledges the whole batch; the session files follow without one.
-    this.journal.append(
-      writes.map((w) => ({ file: w.tracked.file, offset: w.tracked.size, bytes: w.buffer })),
+    const writes = [...chunks.values()];
+    // One fsync of the journal acknowledges the whole batch; the session files follow without one.
+    const bytes = this.journal.append(
+      writes.map(({ tracked, text }) => ({ file: tracked.file, offset: tracked.size, text })),
     );
-    for (const { tracked, buffer } of writes) {
-      writeAll(this.fdFor(tracked), buffer);
-      tracked.size += buffer.length;
+    writes.forEach(({ tracked }, i) => {
+      const written = bytes[i]!;
+      this.unwritten.add(tracked, written);
+      tracked.size += written.length;
       this.unsynced.add(tracked.session.id);
       this.touched.add(tracked);
-    }
+    });
     for (const { tracked, to } of renames) {
       if (tracked.file === to || !this.byId.has(tracked.session.id)) continue;
       renameSync(join(this.path, tracked.file), join(this.path, to));
@@ -450,8 +502,60 @@ export class JsonlStore implements Store {
     this.trimCaches();
   }
 
+  private submit<T>(run: () => T, durable?: boolean): Promise<T> {
+    this.queuedOps++;
+    return this.writer.submit(run, durable);
+  }
+
+  /** Writes every session's queued bytes to its file (no fsync: the journal is the one). */
+  private writeSessionFiles(): void {
+    this.writeQueued(this.unwritten.takeAll(), true);
+  }
+
+  private writeQueuedOf(sessionId: string): void {
+    const queued = this.unwritten.take(sessionId);
+    if (queued) this.writeQueued([queued], true);
+  }
+
+  /** Once nothing is left to commit, the files catch up with the journal. */
+  private writeWhenIdle(): void {
+    if (this.idleWriteScheduled || this.unwritten.size === 0) return;
+    this.idleWriteScheduled = true;
+    setImmediate(() => {
+      this.idleWriteScheduled = false;
+      if (this.queuedOps === 0 && !this.closed) this.writeQueued(this.unwritten.takeAll(), false);
+    });
+  }
+
+  /** A failed write puts what is left back in the queue; `rethrow` then reports it. */
+  private writeQueued(queued: Unwritten[], rethrow: boolean): void {
+    for (let i = 0; i < queued.length; i++) {
+      const { tracked, chunks, bytes } = queued[i]!;
+      if (!this.byId.has(tracked.session.id)) continue;
+      let done = 0;
+      try {
+        const fd = this.fdFor(tracked);
+        done = writevSync(fd, chunks);
+        if (done < bytes) {
+          const rest = Buffer.concat(chunks).subarray(done);
+          for (let at = 0; at < rest.length; ) {
+            const n = writeSync(fd, rest, at);
+            at += n;
+            done += n;
+          }
+        }
+      } catch (error) {
+        this.unwritten.putBack(queued[i]!, done);
+        for (const rest of queued.slice(i + 1)) this.unwritten.putBack(rest, 0);
+        if (rethrow) throw error;
+        return;
+      }
+    }
+  }
+
   /** Every session file written since the last checkpoint is fsync'd; then the journal is emptied. */
   private checkpoint(): void {
+    this.writeSessionFiles();
     for (const id of this.unsynced) {
       const fd = this.fds.get(id);
       if (fd !== undefined) fsyncSync(fd);
@@ -463,9 +567,8 @@ export class JsonlStore implements Store {
   /** Appends entries to a session's file (queued) and to what memory holds of it. */
   private record(tracked: Tracked, loaded: Loaded, fresh: Entry[], session: Session): void {
     const titleBefore = tracked.session.title;
-    const text = this.chunksOf(tracked);
     for (const entry of fresh) {
-      text.push(...entryLines(entry, loaded.entries));
+      for (const line of entryLines(entry, loaded.entries)) this.queue(tracked, line);
       loaded.entries.push(entry);
       if (entry.idempotencyKey !== undefined) loaded.byIdempotencyKey.set(entry.idempotencyKey, entry);
     }
@@ -482,13 +585,11 @@ export class JsonlStore implements Store {
     }
   }
 
-  private chunksOf(tracked: Tracked): string[] {
-    let pending = this.pending.chunks.get(tracked.session.id);
-    if (!pending) {
-      pending = { tracked, text: [] };
-      this.pending.chunks.set(tracked.session.id, pending);
-    }
-    return pending.text;
+  /** Queues `text` for the session's file in this batch. */
+  private queue(tracked: Tracked, text: string): void {
+    const pending = this.pending.chunks.get(tracked.session.id);
+    if (pending) pending.text += text;
+    else this.pending.chunks.set(tracked.session.id, { tracked, text });
   }
 
   /**
@@ -507,7 +608,7 @@ export class JsonlStore implements Store {
       try {
         fd = openSync(
           join(this.path, file),
-          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND,
+          constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND,
         );
         break;
       } catch (error) {
@@ -519,7 +620,7 @@ export class JsonlStore implements Store {
     const tracked: Tracked = { session, file, foreign: false, size: 0, mtimeMs: 0 };
     this.track(tracked);
     this.loaded.set(session.id, loaded);
-    this.chunksOf(tracked).push(encodeLine(metadataLine({ ...session, title: "" })));
+    this.queue(tracked, encodeLine(metadataLine({ ...session, title: "" })));
     this.pending.dirChanged = true;
     return tracked;
   }
@@ -537,6 +638,10 @@ export class JsonlStore implements Store {
   /** Removes a session's file, sidecar and memory; returns its entry count. */
   private forget(tracked: Tracked): number {
     const { session } = tracked;
+    // The removal empties the journal first: what it holds of this session goes to the file, on disk, so
+    // that a process that dies before the file is gone leaves the session whole.
+    this.writeQueuedOf(session.id);
+    if (this.unsynced.has(session.id)) fsyncSync(this.fdFor(tracked));
     this.byId.delete(session.id);
     const rest = (this.byKey.get(session.key) ?? []).filter((t) => t !== tracked);
     if (rest.length > 0) this.byKey.set(session.key, rest);
@@ -554,7 +659,7 @@ export class JsonlStore implements Store {
   private fdFor(tracked: Tracked): number {
     let fd = this.fds.get(tracked.session.id);
     if (fd === undefined) {
-      fd = openSync(join(this.path, tracked.file), constants.O_WRONLY | constants.O_APPEND);
+      fd = openSync(join(this.path, tracked.file), constants.O_RDWR | constants.O_APPEND);
       this.fds.set(tracked.session.id, fd);
     }
     return fd;
@@ -574,13 +679,26 @@ export class JsonlStore implements Store {
   }
 
   private reindexTouched(): void {
-    for (const { tracked } of this.pending.chunks.values()) {
+    this.reindex([...this.pending.chunks.values()].map((c) => c.tracked));
+  }
+
+  private reindex(touched: Iterable<Tracked>): void {
+    for (const tracked of touched) {
+      try {
+        // What earlier batches acknowledged must be in the file before it is read.
+        this.writeQueuedOf(tracked.session.id);
+      } catch {
+        continue; // still queued: memory stays as it is
+      }
       this.loaded.delete(tracked.session.id);
       const fd = this.fds.get(tracked.session.id);
       if (fd !== undefined) closeSync(fd);
       this.fds.delete(tracked.session.id);
       const indexed = readTrackedFile(this.path, tracked.file, this.sidecars, (p) => this.report(p));
-      if (indexed) tracked.session = indexed.session;
+      if (indexed) {
+        tracked.session = indexed.session;
+        tracked.size = indexed.size;
+      }
     }
   }
 
@@ -598,8 +716,12 @@ export class JsonlStore implements Store {
   private currentForWrite(key: string): Tracked | undefined {
     const tracked = this.current(key);
     if (!tracked || this.pending.chunks.has(tracked.session.id)) return tracked;
-    const size = fstatSync(this.fdFor(tracked)).size;
-    if (size === tracked.size) return tracked;
+    const fd = this.fdFor(tracked);
+    if (hasSize(fd, tracked.size - this.unwritten.bytesOf(tracked.session.id))) return tracked;
+    // If this process still held bytes for the file, the other one wrote while both were writing to the
+    // session, which nothing serialises: this process's bytes go after theirs.
+    this.writeQueuedOf(tracked.session.id);
+    const size = fstatSync(fd).size;
     const { parsed, problems } = parseSessionFile(tracked.file, readFileSync(join(this.path, tracked.file)));
     for (const problem of problems) this.report(problem);
     if (!parsed) return tracked;
@@ -627,6 +749,7 @@ export class JsonlStore implements Store {
       this.loaded.set(id, cached);
       return cached;
     }
+    this.writeQueuedOf(id);
     const bytes = readFileSync(join(this.path, tracked.file));
     const { parsed } = parseSessionFile(tracked.file, bytes);
     const entries = parsed?.entries ?? [];
