@@ -122,6 +122,10 @@ export const live = new Live();
 
 export function useLiveStatus(): LiveStatus {
   const [status, setStatus] = useState(live.status);
-  useEffect(() => live.onStatus(setStatus), []);
+  useEffect(() => {
+    // The socket may have opened between the first render and this effect: a change then had no listener.
+    setStatus(live.status);
+    return live.onStatus(setStatus);
+  }, []);
   return status;
 }
