@@ -75,7 +75,8 @@ export function compactionThread(
   };
 
   const start = (path: string): Worker => {
-    const thread = new Worker(path, { resourceLimits: THREAD_LIMITS });
+    // None of the parent's flags (`--input-type`, a loader, a profiler): the program is plain built JS.
+    const thread = new Worker(path, { resourceLimits: THREAD_LIMITS, execArgv: [] });
     thread.unref();
     thread.on("message", (answer: ThreadAnswer) => {
       const w = waiting.get(answer.id);

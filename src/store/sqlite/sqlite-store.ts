@@ -75,6 +75,12 @@ export interface SqliteStoreOptions {
   idleFoldMs?: number;
   /** How many kept entries of active sessions to hold in memory for context loads (default 5,000). */
   contextCacheEntries?: number;
+  /**
+   * SQLite's page cache, KiB (default 4,096; better-sqlite3's own default is 16,000). The kernel caches the
+   * file too, and the session and context caches above hold what is read most, so a bigger one mostly
+   * duplicates memory.
+   */
+  pageCacheKb?: number;
 }
 
 /** The main connection checkpoints only once the WAL is this big (about 40 MB): see Checkpointer. */
@@ -174,7 +180,10 @@ export class SqliteStore implements Store {
     this.durability = options.durability ?? "strict";
     this.cacheSize = options.sessionCacheSize ?? 10_000;
     this.contexts = new ContextCache(options.contextCacheEntries ?? 5_000);
-    this.db = openDatabase(options.path, this.durability, options.busyTimeoutMs ?? 5000);
+    this.db = openDatabase(options.path, this.durability, {
+      busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+      pageCacheKb: options.pageCacheKb ?? 4096,
+    });
     if (options.path !== ":memory:" && this.db.pragma("journal_mode", { simple: true }) === "wal") {
       this.walSync = new WalSync(`${options.path}-wal`);
       this.db.pragma("synchronous = NORMAL");
@@ -585,7 +594,11 @@ export class SqliteStore implements Store {
   }
 }
 
-function openDatabase(path: string, durability: Durability, busyTimeoutMs: number): Database.Database {
+function openDatabase(
+  path: string,
+  durability: Durability,
+  { busyTimeoutMs, pageCacheKb }: { busyTimeoutMs: number; pageCacheKb: number },
+): Database.Database {
   try {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     const db = new Database(path);
@@ -594,6 +607,8 @@ function openDatabase(path: string, durability: Durability, busyTimeoutMs: numbe
     db.pragma("temp_store = MEMORY");
     db.pragma(`synchronous = ${durability === "strict" ? "FULL" : "NORMAL"}`);
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    // Negative: a size in KiB rather than in pages.
+    db.pragma(`cache_size = ${-Math.max(64, Math.floor(pageCacheKb))}`);
     migrate(db);
     return db;
   } catch (error) {
