@@ -83,6 +83,12 @@ export interface SqliteStoreOptions {
   pageCacheKb?: number;
 }
 
+/**
+ * A durable batch smaller than this (one writer appending in turn) fsyncs the WAL on the event loop: there is
+ * nothing to overlap with, and the thread pool's round trip would cost more than the fsync.
+ */
+const INLINE_FSYNC_MAX_BATCH = 8;
+
 /** The main connection checkpoints only once the WAL is this big (about 40 MB): see Checkpointer. */
 const BACKSTOP_CHECKPOINT_PAGES = 10_000;
 
@@ -244,7 +250,10 @@ export class SqliteStore implements Store {
         this.checkOtherWriters();
         if (!this.walSync) this.setSynchronous(durable || this.durability === "strict" ? "FULL" : "NORMAL");
         try {
-          return batch.immediate(ops);
+          const results = batch.immediate(ops);
+          this.walSync?.committed();
+          if (durable && ops.length < INLINE_FSYNC_MAX_BATCH) this.walSync?.syncNow();
+          return results;
         } catch (error) {
           this.forgetAll();
           throw asStoreError(error);
