@@ -28,8 +28,8 @@ interface Waiting {
 const MAX_DEATHS = 3;
 
 /**
- * A small heap: the work holds one transcript at a time, and the gateway's peak RSS counts the thread's.
- * Work that outgrows it ends the thread, and is then done in the calling thread.
+ * A cap on the thread's heap: the work holds one transcript at a time. Work that outgrows it ends the
+ * thread, and is then done in the calling thread. (The thread itself costs about 16 MB of RSS either way.)
  */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 };
 
@@ -104,6 +104,8 @@ export function compactionThread(
       if (signal?.aborted) return reject(signal.reason ?? new Error("aborted"));
       const onAbort = () => {
         waiting.delete(id);
+        // Its answer will find no one waiting; an idle thread must not keep the process alive.
+        if (waiting.size === 0) worker?.unref();
         reject(signal?.reason ?? new Error("aborted"));
       };
       const done =

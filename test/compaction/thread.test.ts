@@ -72,6 +72,16 @@ describe("the compaction thread", () => {
     );
   });
 
+  it("rejects work aborted while on the thread, and goes on with the next", async () => {
+    const thread = open(PROGRAM);
+    const controller = new AbortController();
+    const aborted = thread.offline.summarize({ ...request(200), signal: controller.signal });
+    controller.abort(new Error("shutting down"));
+    await expect(aborted).rejects.toThrow("shutting down");
+    const r = request(4);
+    expect((await thread.offline.summarize(r)).summary).toBe(summarizeOffline(r));
+  });
+
   it("does in the calling thread what a dying thread took with it", async () => {
     // A program that exits on the first piece of work it gets, every time it is started.
     const dir = mkdtempSync(join(tmpdir(), "sessiond-thread-"));
