@@ -7,6 +7,13 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/**
+ * A durable batch smaller than this (one writer appending in turn, say) is made durable on the event loop
+ * by the store's commit: there is nothing to overlap with, and a hand-off to the thread pool and back would
+ * cost more than the fsync. Bigger batches are acknowledged by the durable barrier while the next gathers.
+ */
+export const INLINE_SYNC_MAX_BATCH = 8;
+
 export interface GroupCommitOptions {
   /** 0: commit on the next turn of the event loop; otherwise wait this long to gather more. */
   intervalMs: number;

@@ -18,7 +18,7 @@ import { parseEntryInput } from "../../model/entry-schema.js";
 import { SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { checkRange } from "../entry-range.js";
-import { type CommitBatch, GroupCommit, messageOf } from "../group-commit.js";
+import { type CommitBatch, GroupCommit, INLINE_SYNC_MAX_BATCH, messageOf } from "../group-commit.js";
 import {
   cloneSession,
   currentNotDeletable,
@@ -102,8 +102,6 @@ const META_DIR = ".sessiond";
 const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 /** …or once this many session files wait for their fsync (each holds a file descriptor). */
 const MAX_UNSYNCED_FILES = 500;
-/** Batches at least this big may fsync the journal off the event loop, so the next batch gathers meanwhile. */
-const ASYNC_FSYNC_MIN_BATCH = 8;
 /** How often an fsync goes off the loop again after waits that took no appends (fsync-placement.ts). */
 const FSYNC_PROBE_EVERY = 32;
 /**
@@ -459,7 +457,7 @@ export class JsonlStore implements Store {
     // A bigger one is acknowledged by the barrier (the journal's fsync off the event loop) while the
     // next batch gathers, unless such waits have been taking nothing.
     this.fsyncOffLoop = false;
-    if (durable && ops.length >= ASYNC_FSYNC_MIN_BATCH) {
+    if (durable && ops.length >= INLINE_SYNC_MAX_BATCH) {
       if (!this.fsyncPlacement.next()) this.fsyncOffLoop = true;
       else this.journal.sync();
       return results;

@@ -7,7 +7,7 @@ import { SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { ContextCache } from "../context-cache.js";
 import { checkRange } from "../entry-range.js";
-import { GroupCommit, messageOf } from "../group-commit.js";
+import { GroupCommit, INLINE_SYNC_MAX_BATCH, messageOf } from "../group-commit.js";
 import {
   cloneSession,
   currentNotDeletable,
@@ -82,12 +82,6 @@ export interface SqliteStoreOptions {
    */
   pageCacheKb?: number;
 }
-
-/**
- * A durable batch smaller than this (one writer appending in turn) fsyncs the WAL on the event loop: there is
- * nothing to overlap with, and the thread pool's round trip would cost more than the fsync.
- */
-const INLINE_FSYNC_MAX_BATCH = 8;
 
 /** The main connection checkpoints only once the WAL is this big (about 40 MB): see Checkpointer. */
 const BACKSTOP_CHECKPOINT_PAGES = 10_000;
@@ -252,7 +246,7 @@ export class SqliteStore implements Store {
         try {
           const results = batch.immediate(ops);
           this.walSync?.committed();
-          if (durable && ops.length < INLINE_FSYNC_MAX_BATCH) this.walSync?.syncNow();
+          if (durable && ops.length < INLINE_SYNC_MAX_BATCH) this.walSync?.syncNow();
           return results;
         } catch (error) {
           this.forgetAll();
