@@ -34,8 +34,15 @@ export function writeFileAtomic(path: string, data: string | Buffer, durable = t
   if (durable) fsyncDir(dirname(path));
 }
 
-/** Writes all of `buffer` (writeSync may write less than asked). */
-export function writeAll(fd: number, buffer: Buffer): void {
+/**
+ * Writes all of `buffer` (writeSync may write less than asked): at `position`, or where the descriptor is.
+ * Returns the bytes written.
+ */
+export function writeAll(fd: number, buffer: Buffer, position?: number): number {
   let done = 0;
-  while (done < buffer.length) done += writeSync(fd, buffer, done, buffer.length - done);
+  while (done < buffer.length) {
+    const at = position === undefined ? null : position + done;
+    done += writeSync(fd, buffer, done, buffer.length - done, at);
+  }
+  return done;
 }

@@ -1,16 +1,7 @@
 import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  constants,
-  fdatasync,
-  fdatasyncSync,
-  openSync,
-  rmSync,
-  writeSync,
-  writevSync,
-} from "node:fs";
+import { closeSync, constants, fdatasync, fdatasyncSync, openSync, rmSync, writevSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fsyncDir } from "./durable-fs.js";
+import { fsyncDir, writeAll } from "./durable-fs.js";
 import { frameHeader, recordHeader } from "./journal-format.js";
 
 /** The first stretch of a journal written ahead of its frames. */
@@ -139,10 +130,4 @@ export class Journal {
       this.capacity += writeAll(this.fd!, ZEROS.subarray(0, length), this.capacity);
     }
   }
-}
-
-function writeAll(fd: number, bytes: Buffer, position: number): number {
-  let done = 0;
-  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
-  return done;
 }
