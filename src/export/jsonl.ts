@@ -1,6 +1,7 @@
 import type { Entry } from "../model/entry.js";
 import type { Session } from "../model/session.js";
-import { encodeLine, entryLines, metadataLine } from "../store/jsonl/crabtalk-format.js";
+import { entryLines, metadataLine } from "../store/jsonl/crabtalk-format.js";
+import { encodeLine } from "../store/jsonl/json-line.js";
 import { orderSessions } from "./sessions.js";
 
 /**

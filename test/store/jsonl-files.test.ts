@@ -317,6 +317,35 @@ describe("JSONL store files", () => {
     expect(problems).toEqual([]);
   });
 
+  it("notices a line another program appended between two of its own appends, once it had checked the file", async () => {
+    const store = open();
+    const { session } = await store.append("k:watched", [msg("a")], init());
+    // This append compares the file with what the store wrote (they match); later ones rely on the
+    // directory's change events until another program writes.
+    await store.append("k:watched", [msg("b")]);
+    await store.append("k:watched", [msg("c")]);
+    const path = join(dir, jsonlFiles(dir)[0]!);
+    const crabtalk = spawnSync(process.execPath, [
+      "-e",
+      `require("node:fs").appendFileSync(${JSON.stringify(path)}, ${JSON.stringify(line({ role: "user", content: "from crabtalk" }))})`,
+    ]);
+    expect(crabtalk.status).toBe(0);
+    const after = await store.append("k:watched", [msg("d")]);
+    expect(after.entries[0]!.seq).toBe(5);
+    expect((await store.readEntries(session.id)).map((e) => (e.type === "message" ? e.content : ""))).toEqual(
+      ["a", "b", "c", "from crabtalk", "d"],
+    );
+    await store.close();
+    expect(crabtalkContext(readFileSync(path, "utf8")).map((m) => m.content)).toEqual([
+      "a",
+      "b",
+      "c",
+      "from crabtalk",
+      "d",
+    ]);
+    expect(problems).toEqual([]);
+  });
+
   it("reads its file again when the file is shorter than this process wrote it", async () => {
     const store = open();
     const { session } = await store.append("k:cut", [msg("a")], init());

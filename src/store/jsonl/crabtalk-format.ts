@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Entry, EntryBody, Role } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
+import { encodeLine } from "./json-line.js";
 
 /**
  * CrabTalk's session file, one JSON object per line (behaviours.md §2): a metadata line, then
@@ -79,10 +80,6 @@ export function entryLines(entry: Entry, earlier: readonly Entry[], withSessionI
     lines.push(encodeLine({ role: kept.role, content: kept.content, kept: kept.seq }));
   }
   return lines;
-}
-
-export function encodeLine(line: object): string {
-  return `${JSON.stringify(line)}\n`;
 }
 
 /** What one line of a session file holds once decoded. */

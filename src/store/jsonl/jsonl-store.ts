@@ -53,7 +53,8 @@ import type {
   SessionScan,
   Store,
 } from "../store.js";
-import { encodeLine, entryLines, metadataLine } from "./crabtalk-format.js";
+import { ChangeWatch } from "./change-watch.js";
+import { entryLines, metadataLine } from "./crabtalk-format.js";
 import { readTrackedFile, scanDirectory, settleKey, type Tracked } from "./directory-scan.js";
 import { fsyncDir } from "./durable-fs.js";
 import { pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
@@ -61,6 +62,7 @@ import { FsyncPlacement } from "./fsync-placement.js";
 import { type IndexedFile, saveSnapshot } from "./index-snapshot.js";
 import { Journal } from "./journal.js";
 import { replayJournals } from "./journal-replay.js";
+import { encodeLine } from "./json-line.js";
 import { type LineProblem, parseSessionFile } from "./session-file.js";
 import { applySidecar, Sidecars } from "./sidecar.js";
 import { hasSize } from "./size-probe.js";
@@ -149,6 +151,7 @@ export class JsonlStore implements Store {
   private queuedOps = 0;
   private idleWriteScheduled = false;
   private readonly fsyncPlacement = new FsyncPlacement(FSYNC_PROBE_EVERY);
+  private readonly changes: ChangeWatch;
   /** Whether the last committed batch left its fsync to the barrier (off the event loop). */
   private fsyncOffLoop = false;
   private closed = false;
@@ -174,6 +177,7 @@ export class JsonlStore implements Store {
     } catch (error) {
       throw asStoreError(error, this.path);
     }
+    this.changes = new ChangeWatch(this.path);
     this.writer = new GroupCommit((ops, durable) => this.commit(ops, durable), {
       intervalMs: options.commitIntervalMs ?? 0,
       maxBatch: options.maxBatch ?? 2000,
@@ -407,6 +411,7 @@ export class JsonlStore implements Store {
     this.closed = true;
     this.checkpoint();
     this.journal.close();
+    this.changes.close();
     for (const fd of this.fds.values()) closeSync(fd);
     this.fds.clear();
     for (const tracked of this.touched) {
@@ -713,9 +718,13 @@ export class JsonlStore implements Store {
    */
   private currentForWrite(key: string): Tracked | undefined {
     const tracked = this.current(key);
-    if (!tracked || this.pending.chunks.has(tracked.session.id)) return tracked;
+    if (!tracked || this.pending.chunks.has(tracked.session.id) || !this.changes.needsCheck(tracked.file))
+      return tracked;
     const fd = this.fdFor(tracked);
-    if (hasSize(fd, tracked.size - this.unwritten.bytesOf(tracked.session.id))) return tracked;
+    if (hasSize(fd, tracked.size - this.unwritten.bytesOf(tracked.session.id))) {
+      this.changes.checked(tracked.file);
+      return tracked;
+    }
     // If this process still held bytes for the file, the other one wrote while both were writing to the
     // session, which nothing serialises: this process's bytes go after theirs.
     this.writeQueuedOf(tracked.session.id);

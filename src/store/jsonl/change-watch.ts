@@ -1,0 +1,55 @@
+import { type FSWatcher, watch } from "node:fs";
+
+/** Every file is compared again this often, whatever the events say (the kernel drops events on overflow). */
+const RECHECK_MS = 1000;
+
+/**
+ * Which session files may have been written by another program since this store last compared them with
+ * what it wrote itself. The directory's change events (inotify) name every file written, by anyone; a
+ * file with no event since its last comparison, within the last second, needs none. Comparing costs a
+ * read per append, about a third of a busy store's time. Events are read by the event loop before a
+ * batch runs, so a write another program finished before then is seen; a write made while this store
+ * is appending to the same session is simultaneous writing, which nothing serialises either way.
+ * Where the watch is unavailable (not Linux, or it failed), every file needs comparing every time.
+ */
+export class ChangeWatch {
+  private readonly unchanged = new Set<string>();
+  private watcher: FSWatcher | undefined;
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(dir: string) {
+    if (process.platform !== "linux") return;
+    try {
+      this.watcher = watch(dir, { persistent: false }, (_event, file) => {
+        if (typeof file === "string") this.unchanged.delete(file);
+        else this.unchanged.clear();
+      });
+      this.watcher.on("error", () => this.stopWatching());
+    } catch {
+      return;
+    }
+    this.timer = setInterval(() => this.unchanged.clear(), RECHECK_MS);
+    this.timer.unref();
+  }
+
+  /** Whether `file` must be compared with what this store wrote before it appends to it. */
+  needsCheck(file: string): boolean {
+    return !this.unchanged.has(file);
+  }
+
+  /** `file` was just compared and matched. */
+  checked(file: string): void {
+    if (this.watcher) this.unchanged.add(file);
+  }
+
+  close(): void {
+    this.stopWatching();
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private stopWatching(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    this.unchanged.clear();
+  }
+}
