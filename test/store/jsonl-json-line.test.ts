@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import type { Entry } from "../../src/model/entry.js";
+import { encodeEntry } from "../../src/store/jsonl/crabtalk-format.js";
 import { encodeLine, jsonString } from "../../src/store/jsonl/json-line.js";
 
 const texts = [
@@ -50,5 +52,64 @@ describe("JSON lines written without JSON.stringify for the common fields", () =
     line.z = 1;
     line.a = "x";
     expect(encodeLine(line)).toBe('{"z":1,"a":"x"}\n');
+  });
+});
+
+/** The line object of every kind of entry, as the format describes it (crabtalk-format.ts). */
+function lineObject(entry: Entry, withSessionId: boolean): Record<string, unknown> {
+  const { id, sessionId, seq, ts, idempotencyKey, ...body } = entry;
+  const header = {
+    seq,
+    id,
+    ts,
+    ...(withSessionId ? { sessionId } : {}),
+    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+  };
+  switch (body.type) {
+    case "message": {
+      const { type: _type, role, content, ...rest } = body;
+      return { role, content, ...header, ...rest };
+    }
+    case "compaction": {
+      const { type: _type, summary, ...rest } = body;
+      return { compact: summary, ...header, ...rest };
+    }
+    default:
+      return { ...body, ...header };
+  }
+}
+
+describe("an entry's line", () => {
+  const header = (seq: number, extra: Partial<Entry> = {}) => ({
+    id: `01HX${seq}`,
+    sessionId: "s-1",
+    seq,
+    ts: 1_796_000_000_000 + seq,
+    ...extra,
+  });
+  const entries: Entry[] = [
+    { ...header(1), type: "message", role: "user", content: texts[1]! },
+    { ...header(2, { idempotencyKey: 'tg:"42"' }), type: "message", role: "assistant", content: texts[4]! },
+    {
+      ...header(3),
+      type: "message",
+      role: "assistant",
+      content: "",
+      toolCalls: [{ id: "c1", name: "search", arguments: '{"q":"crab"}' }],
+      replyTo: "01HX2",
+      sender: { id: "u1", name: "Ann 🦀" },
+    },
+    { ...header(4), type: "message", role: "tool", content: texts[6]!, toolCallId: "c1" },
+    { ...header(5), type: "compaction", summary: texts[2]!, fromSeq: 1, throughSeq: 3, firstKeptSeq: 4 },
+    { ...header(6), type: "title", title: "Crab talk", by: "model" },
+    { ...header(7), type: "note", text: "a\nnote", level: "warn" },
+    { ...header(8), type: "usage", model: "m", inputTokens: 10, outputTokens: 2, costUsd: 0.0001 },
+    { ...header(9), type: "reset", cause: "daily", nextSessionId: "s-2" },
+  ] as Entry[];
+
+  it("is the bytes JSON.stringify writes for the format's line object, for every kind of entry", () => {
+    for (const withSessionId of [false, true])
+      for (const entry of entries)
+        expect(encodeEntry(entry, withSessionId)).toBe(`${JSON.stringify(lineObject(entry, withSessionId))}\n`);
   });
 });

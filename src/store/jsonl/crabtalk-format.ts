@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Entry, EntryBody, Role } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
-import { encodeLine } from "./json-line.js";
+import { encodeLine, jsonFields, jsonString } from "./json-line.js";
 
 /**
  * CrabTalk's session file, one JSON object per line (behaviours.md §2): a metadata line, then
@@ -42,27 +42,31 @@ export function metadataLine(session: Session, extra: Record<string, unknown> = 
   };
 }
 
-/** One entry as a line object; `withSessionId` for files that hold several sessions (exports). */
-export function entryLine(entry: Entry, withSessionId = false): Record<string, unknown> {
-  const { id, sessionId, seq, ts, idempotencyKey, ...body } = entry;
-  const header = {
-    seq,
-    id,
-    ts,
-    ...(withSessionId ? { sessionId } : {}),
-    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-  };
-  switch (body.type) {
-    case "message": {
-      const { type: _type, role, content, ...rest } = body;
-      return { role, content, ...header, ...rest };
-    }
-    case "compaction": {
-      const { type: _type, summary, ...rest } = body;
-      return { compact: summary, ...header, ...rest };
-    }
+const HEADER_FIELDS = ["id", "sessionId", "seq", "ts", "idempotencyKey"];
+/** The fields a line writes before its header, under CrabTalk's names, or leaves out (`type`). */
+const WRITTEN_FIRST = {
+  message: new Set([...HEADER_FIELDS, "type", "role", "content"]),
+  compaction: new Set([...HEADER_FIELDS, "type", "summary"]),
+  other: new Set(HEADER_FIELDS),
+};
+
+/**
+ * One entry's line: `{"role","content"}` or `{"compact"}` first for CrabTalk, then sessiond's header
+ * (seq, id, ts, and the idempotency key), then the entry's other fields; other kinds of entry keep their
+ * fields (`type` first) and the header follows. `withSessionId` for files that hold several sessions
+ * (exports). Written field by field: a line is built for every append.
+ */
+export function encodeEntry(entry: Entry, withSessionId = false): string {
+  let header = `,"seq":${entry.seq},"id":${jsonString(entry.id)},"ts":${entry.ts}`;
+  if (withSessionId) header += `,"sessionId":${jsonString(entry.sessionId)}`;
+  if (entry.idempotencyKey !== undefined) header += `,"idempotencyKey":${jsonString(entry.idempotencyKey)}`;
+  switch (entry.type) {
+    case "message":
+      return `{"role":${jsonString(entry.role)},"content":${jsonString(entry.content)}${header}${jsonFields(entry, WRITTEN_FIRST.message)}}\n`;
+    case "compaction":
+      return `{"compact":${jsonString(entry.summary)}${header}${jsonFields(entry, WRITTEN_FIRST.compaction)}}\n`;
     default:
-      return { ...body, ...header };
+      return `{${`${jsonFields(entry, WRITTEN_FIRST.other)}${header}`.slice(1)}}\n`;
   }
 }
 
@@ -72,7 +76,7 @@ export function entryLine(entry: Entry, withSessionId = false): Record<string, u
  * (which loads from the last marker) sees the context sessiond does; sessiond skips those copies.
  */
 export function entryLines(entry: Entry, earlier: readonly Entry[], withSessionId = false): string[] {
-  const lines = [encodeLine(entryLine(entry, withSessionId))];
+  const lines = [encodeEntry(entry, withSessionId)];
   if (entry.type !== "compaction") return lines;
   for (const kept of earlier) {
     if (kept.sessionId !== entry.sessionId || kept.type !== "message") continue;
