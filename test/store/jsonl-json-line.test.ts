@@ -110,6 +110,8 @@ describe("an entry's line", () => {
   it("is the bytes JSON.stringify writes for the format's line object, for every kind of entry", () => {
     for (const withSessionId of [false, true])
       for (const entry of entries)
-        expect(encodeEntry(entry, withSessionId)).toBe(`${JSON.stringify(lineObject(entry, withSessionId))}\n`);
+        expect(encodeEntry(entry, withSessionId)).toBe(
+          `${JSON.stringify(lineObject(entry, withSessionId))}\n`,
+        );
   });
 });
