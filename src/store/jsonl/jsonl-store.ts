@@ -110,8 +110,10 @@ const FSYNC_PROBE_EVERY = 32;
  * While batches follow one another, a session's bytes wait this many batches (or until they are this big)
  * before they go to its file, in one write for all of them.
  */
-const UNWRITTEN_MAX_BATCHES = 16;
+const UNWRITTEN_MAX_BATCHES = 64;
 const UNWRITTEN_MAX_BYTES = 64 * 1024;
+/** …and all sessions' are written once they hold this much together. */
+const UNWRITTEN_MAX_TOTAL_BYTES = 16 * 1024 * 1024;
 
 /**
  * Sessions as a directory of CrabTalk session files (behaviours.md §2), one file per session.
@@ -146,7 +148,7 @@ export class JsonlStore implements Store {
    * shadow of a later batch's fsync, or as soon as the store has nothing left to commit; this process
    * writes a session's before reading its file.
    */
-  private readonly unwritten = new UnwrittenBytes(UNWRITTEN_MAX_BYTES);
+  private readonly unwritten = new UnwrittenBytes(UNWRITTEN_MAX_BYTES, UNWRITTEN_MAX_TOTAL_BYTES);
   /** Operations submitted and not yet committed. */
   private queuedOps = 0;
   private idleWriteScheduled = false;
@@ -228,14 +230,20 @@ export class JsonlStore implements Store {
           : parsed.every((input) => input.type === "message")
             ? existing.session
             : cloneSession(existing.session);
-        const loaded = existing ? this.load(existing) : emptyLoaded();
+        // The session's entries are read only where the append needs them (an idempotency key to look
+        // up, messages a compaction keeps); otherwise they are kept up to date only if already cached.
+        const loaded = !existing
+          ? undefined
+          : parsed.some((input) => input.idempotencyKey !== undefined || input.type === "compaction")
+            ? this.load(existing)
+            : this.cached(existing.session.id);
         const plan = planAppend(
           session,
           parsed,
-          { findIdempotent: (_s, k) => loaded.byIdempotencyKey.get(k) },
+          { findIdempotent: (_s, k) => loaded?.byIdempotencyKey.get(k) },
           now,
         );
-        const tracked = existing ?? this.createFile(session, loaded);
+        const tracked = existing ?? this.createFile(session);
         if (plan.fresh.length > 0) this.record(tracked, loaded, plan.fresh, session);
         return { session: cloneSession(session), entries: plan.entries, created: plan.created };
       },
@@ -321,7 +329,7 @@ export class JsonlStore implements Store {
       const { resetEntry, next } = planReset(archived, cause, init, Date.now());
       next.generation = this.nextGeneration(key);
       this.record(tracked, loaded, [resetEntry], archived);
-      const created = this.createFile(next, emptyLoaded());
+      const created = this.createFile(next);
       return { archived: cloneSession(archived), resetEntry, current: cloneSession(created.session) };
     });
   }
@@ -568,10 +576,12 @@ export class JsonlStore implements Store {
   }
 
   /** Appends entries to a session's file (queued) and to what memory holds of it. */
-  private record(tracked: Tracked, loaded: Loaded, fresh: Entry[], session: Session): void {
+  /** Queues the entries' lines and adds them to the cached entries, if any (needed for a compaction). */
+  private record(tracked: Tracked, loaded: Loaded | undefined, fresh: Entry[], session: Session): void {
     const titleBefore = tracked.session.title;
     for (const entry of fresh) {
-      for (const line of entryLines(entry, loaded.entries)) this.queue(tracked, line);
+      for (const line of entryLines(entry, loaded?.entries ?? [])) this.queue(tracked, line);
+      if (!loaded) continue;
       loaded.entries.push(entry);
       if (entry.idempotencyKey !== undefined) loaded.byIdempotencyKey.set(entry.idempotencyKey, entry);
     }
@@ -600,7 +610,7 @@ export class JsonlStore implements Store {
    * `.sessiond/claims/{prefix}_{seq}` with O_EXCL (kept after titles rename the file, so a titled
    * file's seq is never handed out again), then the file itself is created with O_EXCL too.
    */
-  private createFile(session: Session, loaded: Loaded): Tracked {
+  private createFile(session: Session): Tracked {
     const prefix = pairPrefix(session.agent, session.createdBy);
     let seq = (this.maxSeq.get(prefix) ?? 0) + 1;
     let fd: number;
@@ -622,7 +632,6 @@ export class JsonlStore implements Store {
     this.fds.set(session.id, fd);
     const tracked: Tracked = { session, file, foreign: false, size: 0, mtimeMs: 0 };
     this.track(tracked);
-    this.loaded.set(session.id, loaded);
     this.queue(tracked, encodeLine(metadataLine({ ...session, title: "" })));
     this.pending.dirChanged = true;
     return tracked;
@@ -749,13 +758,8 @@ export class JsonlStore implements Store {
   /** The session's entries, read from its file the first time (torn tail cut back). */
   private load(tracked: Tracked): Loaded {
     const id = tracked.session.id;
-    const cached = this.loaded.get(id);
-    if (cached) {
-      // Most recently used last.
-      this.loaded.delete(id);
-      this.loaded.set(id, cached);
-      return cached;
-    }
+    const cached = this.cached(id);
+    if (cached) return cached;
     this.writeQueuedOf(id);
     const bytes = readFileSync(join(this.path, tracked.file));
     const { parsed } = parseSessionFile(tracked.file, bytes);
@@ -765,6 +769,16 @@ export class JsonlStore implements Store {
       if (e.idempotencyKey !== undefined) loaded.byIdempotencyKey.set(e.idempotencyKey, e);
     this.loaded.set(id, loaded);
     return loaded;
+  }
+
+  /** The session's entries if cached, marked most recently used. */
+  private cached(id: string): Loaded | undefined {
+    const cached = this.loaded.get(id);
+    if (cached) {
+      this.loaded.delete(id);
+      this.loaded.set(id, cached);
+    }
+    return cached;
   }
 
   private openIndex(): void {
@@ -805,10 +819,6 @@ export class JsonlStore implements Store {
 
 function emptyPending(): PendingWrites {
   return { chunks: new Map(), renames: [], sidecars: new Map(), removals: [], dirChanged: false };
-}
-
-function emptyLoaded(): Loaded {
-  return { entries: [], byIdempotencyKey: new Map() };
 }
 
 function asStoreError(error: unknown, path: string): SessiondError {

@@ -17,8 +17,17 @@ export class UnwrittenBytes {
   /** Sessions that hold `fullBytes` or more. */
   private readonly full = new Set<Unwritten>();
   private batch = 0;
+  /** Bytes queued over all sessions. */
+  private total = 0;
 
-  constructor(private readonly fullBytes: number) {}
+  /**
+   * `fullBytes`: a session holding this many is written at the next chance; `totalBytes`: all are, once
+   * the sessions together hold this many.
+   */
+  constructor(
+    private readonly fullBytes: number,
+    private readonly totalBytes: number,
+  ) {}
 
   get size(): number {
     return this.bySession.size;
@@ -30,6 +39,7 @@ export class UnwrittenBytes {
   }
 
   add(tracked: Tracked, bytes: Buffer): void {
+    this.total += bytes.length;
     let queued = this.bySession.get(tracked.session.id);
     if (queued) {
       queued.chunks.push(bytes);
@@ -52,8 +62,9 @@ export class UnwrittenBytes {
     return queued;
   }
 
-  /** The sessions whose oldest bytes were queued `batches` or more batches ago, and those that are full. */
+  /** The sessions whose oldest bytes were queued `batches` or more batches ago, and those that are full; all when too much is queued. */
   takeDue(batches: number): Unwritten[] {
+    if (this.total >= this.totalBytes) return this.takeAll();
     const due = [...this.full];
     for (const queued of this.bySession.values()) {
       if (this.batch - queued.since < batches) break;
@@ -77,6 +88,7 @@ export class UnwrittenBytes {
       since: queued.since,
     };
     this.bySession.set(id, again);
+    this.total += again.bytes;
     if (again.bytes >= this.fullBytes) this.full.add(again);
   }
 
@@ -84,10 +96,12 @@ export class UnwrittenBytes {
     const all = [...this.bySession.values()];
     this.bySession.clear();
     this.full.clear();
+    this.total = 0;
     return all;
   }
 
   private remove(queued: Unwritten): void {
+    this.total -= queued.bytes;
     this.bySession.delete(queued.tracked.session.id);
     this.full.delete(queued);
   }
