@@ -88,6 +88,10 @@ async function measure(ctx: BenchContext, name: string, sessions: number, append
   const batches: number[] = [];
   const store: Timed = { count: 0, ms: 0 };
   const base: Timed = { count: 0, ms: 0 };
+  // A round of each, not counted, so that neither is measured while its code is still being compiled.
+  const warmup = Math.max(1, Math.round(perSession / 4));
+  rawRound(join(ctx.dir, `${name}-raw-warmup.jsonl`), sessions * warmup, perWrite);
+  await storeRound(join(ctx.dir, `${name}-store-warmup`), sessions, warmup, [], []);
   for (let r = 0; r < rounds; r++) {
     const b = rawRound(join(ctx.dir, `${name}-raw-${r}.jsonl`), sessions * perSession, perWrite);
     base.count += b.count;
