@@ -82,7 +82,7 @@ function rawRound(path: string, total: number, perWrite: number): Timed {
 }
 
 async function measure(ctx: BenchContext, name: string, sessions: number, appends: number, perWrite: number) {
-  const rounds = ctx.quick ? 2 : 3;
+  const rounds = ctx.quick ? 2 : 5;
   const perSession = Math.max(1, Math.round(appends / rounds / sessions));
   const latencies: number[] = [];
   const batches: number[] = [];
@@ -146,7 +146,7 @@ function appendRows(r: JsonlAppendResult, baseline: string, target: number): Row
 
 export const jsonlConcurrentAppends: Bench<JsonlAppendResult> = {
   name: "JSONL store: concurrent durable appends (100 sessions, strict)",
-  run: (ctx) => measure(ctx, "jsonl-concurrent", 100, ctx.quick ? 10_000 : 60_000, 100),
+  run: (ctx) => measure(ctx, "jsonl-concurrent", 100, ctx.quick ? 10_000 : 200_000, 100),
   rows: (r) => appendRows(r, "one file, 100 lines per fsync", 0.7),
 };
 
