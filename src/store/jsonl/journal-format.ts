@@ -1,5 +1,6 @@
 import { crc32 } from "./checksum.js";
 import { isSessionFileName } from "./file-names.js";
+import { jsonString } from "./json-line.js";
 
 /**
  * The journal's bytes. A batch is one frame: `{"b":epoch,"n":length,"c":crc32}\n` and `length` bytes of
@@ -15,7 +16,7 @@ const FRAME_START = Buffer.from('{"b":');
 const MAX_FRAME_HEADER = 128;
 
 export function recordHeader(file: string, offset: number, length: number): string {
-  return `{"f":${JSON.stringify(file)},"o":${offset},"n":${length}}\n`;
+  return `{"f":${jsonString(file)},"o":${offset},"n":${length}}\n`;
 }
 
 export function frameHeader(epoch: number, payload: Uint8Array): Buffer {

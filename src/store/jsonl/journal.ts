@@ -9,6 +9,15 @@ const FIRST_PREALLOCATION = 1024 * 1024;
 /** The most a journal grows by at once. */
 const MAX_GROWTH = 16 * 1024 * 1024;
 const ZEROS = Buffer.alloc(1024 * 1024);
+/** The most bytes UTF-8 takes for one UTF-16 code unit. */
+const MAX_UTF8_PER_UNIT = 3;
+
+const HEADER_WITHOUT_NAME = recordHeader("", Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER).length;
+
+/** The most bytes a record header for `file` takes (journal-format.ts): each character of the name escaped. */
+function headerRoom(file: string): number {
+  return HEADER_WITHOUT_NAME + 6 * file.length;
+}
 
 /**
  * The write-ahead journal that lets one fsync acknowledge a batch spread over many session files: each
@@ -32,6 +41,8 @@ export class Journal {
   private epoch = 1;
   /** Whether bytes were written since the last fdatasync. */
   private dirty = false;
+  /** Where a frame's records are encoded before they are copied out as the frame's payload. */
+  private scratch = Buffer.allocUnsafeSlow(64 * 1024);
 
   constructor(dir: string) {
     this.path = join(dir, `journal-${process.pid}-${randomBytes(4).toString("hex")}.jsonl`);
@@ -47,20 +58,29 @@ export class Journal {
    */
   append(records: ReadonlyArray<{ file: string; offset: number; text: string }>): Buffer[] {
     if (records.length === 0) return [];
-    let all = "";
-    const spans: Array<{ start: number; length: number }> = [];
+    let bound = 0;
+    for (const r of records) bound += headerRoom(r.file) + r.text.length * MAX_UTF8_PER_UNIT;
+    if (this.scratch.length < bound)
+      this.scratch = Buffer.allocUnsafeSlow(Math.max(bound, 2 * this.scratch.length));
+    const scratch = this.scratch;
+    const spans: number[] = [];
     let at = 0;
     for (const r of records) {
-      const length = Buffer.byteLength(r.text, "utf8");
-      const header = recordHeader(r.file, r.offset, length);
-      at += Buffer.byteLength(header, "utf8");
-      spans.push({ start: at, length });
-      at += length;
-      all += header + r.text;
+      // Each text is encoded once, after room for its header, whose length field is only known then.
+      const room = headerRoom(r.file);
+      const length = scratch.write(r.text, at + room);
+      const headerLength = scratch.write(recordHeader(r.file, r.offset, length), at);
+      scratch.copyWithin(at + headerLength, at + room, at + room + length);
+      spans.push(at + headerLength, length);
+      at += headerLength + length;
     }
-    const payload = Buffer.from(all, "utf8");
+    const payload = Buffer.allocUnsafeSlow(at);
+    scratch.copy(payload, 0, 0, at);
     this.writeFrame(frameHeader(this.epoch, payload), payload);
-    return spans.map((s) => payload.subarray(s.start, s.start + s.length));
+    const bytes: Buffer[] = [];
+    for (let i = 0; i < spans.length; i += 2)
+      bytes.push(payload.subarray(spans[i]!, spans[i]! + spans[i + 1]!));
+    return bytes;
   }
 
   /** Everything written so far is on disk when this returns. */
