@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { EntryInput } from "./entry.js";
+import type { EntryInput, Role } from "./entry.js";
 import { SessiondError } from "./errors.js";
 
 const sender = z.object({ id: z.string().min(1), name: z.string().optional() });
@@ -21,11 +21,14 @@ const header = {
   idempotencyKey: z.string().min(1).max(512).optional(),
 };
 
+const role = z.enum(["user", "assistant", "system", "tool"]);
+const roles: ReadonlySet<string> = new Set(role.options);
+
 const entryInput = z.discriminatedUnion("type", [
   z.object({
     ...header,
     type: z.literal("message"),
-    role: z.enum(["user", "assistant", "system", "tool"]),
+    role,
     content: z.string(),
     sender: sender.optional(),
     parts: z.array(part).optional(),
@@ -70,8 +73,26 @@ const entryInput = z.discriminatedUnion("type", [
   }),
 ]);
 
+/**
+ * The most common input, a message of only a type, a role and a content, checked without the schema (whose
+ * parse allocates about a kilobyte): the same entry the schema gives it, or undefined for the schema to check.
+ */
+function plainMessage(input: unknown): EntryInput | undefined {
+  if (typeof input !== "object" || input === null || Object.getPrototypeOf(input) !== Object.prototype)
+    return undefined;
+  const { type, role, content } = input as Record<string, unknown>;
+  if (type !== "message" || typeof role !== "string" || !roles.has(role) || typeof content !== "string")
+    return undefined;
+  let keys = 0;
+  for (const _ in input) keys++;
+  if (keys !== 3) return undefined;
+  return { type, role: role as Role, content };
+}
+
 /** Checks an entry a caller wants to append; throws INVALID_ENTRY naming the field. Unknown fields are dropped. */
 export function parseEntryInput(input: unknown): EntryInput {
+  const plain = plainMessage(input);
+  if (plain) return plain;
   const result = entryInput.safeParse(input);
   if (!result.success) {
     const issue = result.error.issues[0];

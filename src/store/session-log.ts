@@ -74,6 +74,7 @@ export interface PlannedAppend {
 /**
  * Numbers the inputs after the session's last entry and folds them into `session` (mutated).
  * An input whose idempotency key is already stored, or repeated within the inputs, yields the earlier entry.
+ * The inputs are the store's own (parseEntryInput's copies): each becomes its entry, in place.
  */
 export function planAppend(
   session: Session,
@@ -84,11 +85,11 @@ export function planAppend(
   const entries: Entry[] = [];
   const created: boolean[] = [];
   const fresh: Entry[] = [];
-  const batchKeys = new Map<string, Entry>();
+  let batchKeys: Map<string, Entry> | undefined;
   for (const input of inputs) {
-    const { ts, idempotencyKey, ...body } = input;
+    const { ts, idempotencyKey } = input;
     if (idempotencyKey !== undefined) {
-      const earlier = batchKeys.get(idempotencyKey) ?? log.findIdempotent(session, idempotencyKey);
+      const earlier = batchKeys?.get(idempotencyKey) ?? log.findIdempotent(session, idempotencyKey);
       if (earlier) {
         entries.push(earlier);
         created.push(false);
@@ -96,16 +97,16 @@ export function planAppend(
       }
     }
     const seq = session.entryCount + 1;
-    if (body.type === "compaction" && (body.throughSeq >= seq || body.firstKeptSeq > seq)) {
+    if (input.type === "compaction" && (input.throughSeq >= seq || input.firstKeptSeq > seq)) {
       throw new SessiondError(
         "INVALID_ENTRY",
         `invalid compaction: it would be entry ${seq}, so it must summarise entries before it (throughSeq < ${seq}) and keep from at most ${seq}`,
       );
     }
     const header = { id: newId(now), sessionId: session.id, seq, ts: ts ?? now, idempotencyKey };
-    const entry = makeEntry(header, body);
+    const entry = makeEntry(header, input);
     foldEntry(session, entry);
-    if (idempotencyKey !== undefined) batchKeys.set(idempotencyKey, entry);
+    if (idempotencyKey !== undefined) (batchKeys ??= new Map()).set(idempotencyKey, entry);
     entries.push(entry);
     created.push(true);
     fresh.push(entry);
