@@ -106,7 +106,10 @@ export function planAppend(
     const header = { id: newId(now), sessionId: session.id, seq, ts: ts ?? now, idempotencyKey };
     const entry = makeEntry(header, input);
     foldEntry(session, entry);
-    if (idempotencyKey !== undefined) (batchKeys ??= new Map()).set(idempotencyKey, entry);
+    if (idempotencyKey !== undefined) {
+      batchKeys ??= new Map();
+      batchKeys.set(idempotencyKey, entry);
+    }
     entries.push(entry);
     created.push(true);
     fresh.push(entry);
