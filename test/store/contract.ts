@@ -154,6 +154,19 @@ export function runStoreContract(factory: StoreFactory): void {
       });
     });
 
+    describe("the caller's inputs", () => {
+      it("are left as they were, and one object given twice is two entries", async () => {
+        const plain = msg("plain");
+        const withKey = { ...msg("keyed"), idempotencyKey: "in-1", sender: { id: "u1" } };
+        const copies = [structuredClone(plain), structuredClone(withKey)];
+        const { entries } = await store.append("k:inputs", [plain, withKey, plain], init());
+        expect([plain, withKey]).toEqual(copies);
+        expect(entries.map((e) => e.seq)).toEqual([1, 2, 3]);
+        expect(new Set(entries.map((e) => e.id)).size).toBe(3);
+        expect(entries[0]).not.toBe(plain);
+      });
+    });
+
     describe("failures inside a batch", () => {
       it("fails only the operation that failed; the others commit once", async () => {
         await store.append("k:b1", [msg("a")], init());
