@@ -346,6 +346,34 @@ describe("JSONL store files", () => {
     expect(problems).toEqual([]);
   });
 
+  it("reads the entries an earlier operation of the same batch queued when an append needs the session's entries", async () => {
+    const store = open();
+    await store.append("k:old", [msg("a")], init());
+    const keyed = (content: string, idempotencyKey: string): EntryInput => ({ ...msg(content), idempotencyKey });
+    // One batch: plain appends (which read no entries) before appends whose keys must be looked up, to a
+    // session made in an earlier batch and to one made in this one.
+    const [, c, , y, yAgain] = await Promise.all([
+      store.append("k:old", [msg("b")]),
+      store.append("k:old", [keyed("c", "c-1")]),
+      store.append("k:new", [msg("x")], init("u2")),
+      store.append("k:new", [keyed("y", "y-1")]),
+      store.append("k:new", [keyed("y again", "y-1")]),
+    ]);
+    expect(c.entries[0]!.seq).toBe(3);
+    expect(y.entries[0]!.seq).toBe(2);
+    expect(yAgain.created).toEqual([false]);
+    expect(yAgain.entries[0]!.id).toBe(y.entries[0]!.id);
+    const contents = async (key: string) =>
+      (await store.loadContext(key))!.entries.map((e) => (e.type === "message" ? e.content : ""));
+    expect(await contents("k:old")).toEqual(["a", "b", "c"]);
+    expect(await contents("k:new")).toEqual(["x", "y"]);
+    await store.close();
+    const reader = open();
+    expect((await reader.getSession("k:new"))!.entryCount).toBe(2);
+    await reader.close();
+    expect(problems).toEqual([]);
+  });
+
   it("reads its file again when the file is shorter than this process wrote it", async () => {
     const store = open();
     const { session } = await store.append("k:cut", [msg("a")], init());

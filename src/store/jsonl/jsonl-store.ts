@@ -142,6 +142,7 @@ export class JsonlStore implements Store {
   private readonly touched = new Set<Tracked>();
   private readonly cacheSize: number;
   private readonly onProblem: (problem: LineProblem) => void;
+  /** What the batch being committed queued; empty between batches. */
   private pending: PendingWrites = emptyPending();
   /**
    * Bytes in the journal not yet written to their session files. A busy batch's go to the files in the
@@ -450,7 +451,6 @@ export class JsonlStore implements Store {
   private commit(ops: ReadonlyArray<() => unknown>, durable: boolean): BatchResults {
     this.queuedOps -= ops.length;
     this.unwritten.nextBatch();
-    this.pending = emptyPending();
     const results: BatchResults = ops.map((op) => {
       try {
         return { ok: true as const, value: op() };
@@ -464,6 +464,8 @@ export class JsonlStore implements Store {
       // What this process holds in memory now runs ahead of the files: read them again.
       this.reindexTouched();
       throw asStoreError(error, this.path);
+    } finally {
+      this.pending = emptyPending();
     }
     // A small durable batch (one writer appending in turn) has nothing to overlap with: fsync here,
     // which skips the thread pool's round trip; the durable barrier then finds nothing left to sync.
@@ -761,7 +763,10 @@ export class JsonlStore implements Store {
     const cached = this.cached(id);
     if (cached) return cached;
     this.writeQueuedOf(id);
-    const bytes = readFileSync(join(this.path, tracked.file));
+    const written = readFileSync(join(this.path, tracked.file));
+    // Inside a batch, what its earlier operations queued for the file is not written yet: read it as if it were.
+    const queued = this.pending.chunks.get(id)?.text;
+    const bytes = queued === undefined ? written : Buffer.concat([written, Buffer.from(queued)]);
     const { parsed } = parseSessionFile(tracked.file, bytes);
     const entries = parsed?.entries ?? [];
     const loaded: Loaded = { entries, byIdempotencyKey: new Map() };
