@@ -349,7 +349,10 @@ describe("JSONL store files", () => {
   it("reads the entries an earlier operation of the same batch queued when an append needs the session's entries", async () => {
     const store = open();
     await store.append("k:old", [msg("a")], init());
-    const keyed = (content: string, idempotencyKey: string): EntryInput => ({ ...msg(content), idempotencyKey });
+    const keyed = (content: string, idempotencyKey: string): EntryInput => ({
+      ...msg(content),
+      idempotencyKey,
+    });
     // One batch: plain appends (which read no entries) before appends whose keys must be looked up, to a
     // session made in an earlier batch and to one made in this one.
     const [, c, , y, yAgain] = await Promise.all([
