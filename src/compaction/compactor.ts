@@ -2,7 +2,7 @@ import type { CompactionEntry, EntryInput } from "../model/entry.js";
 import { estimateTokens } from "../model/entry.js";
 import { SessiondError } from "../model/errors.js";
 import type { StoredContext } from "../model/session.js";
-import type { Summarizer } from "../model/summarizer.js";
+import type { Summarizer, SummaryResult } from "../model/summarizer.js";
 import type { AppendResult } from "../store/store.js";
 import { chooseCut } from "./cut.js";
 import type { CompactionPolicy } from "./policy.js";
@@ -90,22 +90,27 @@ export class Compactor {
       context.summary?.summary ?? "",
       ...cut.summarised.map((e) => (e.type === "message" ? e.content : "")),
     ].join("\n");
-    const identifiers = await this.work.identifiers(
-      sourceText,
-      policy.maxIdentifiers,
-      policy.summaryMaxChars,
-    );
+    const source = { text: sourceText, max: policy.maxIdentifiers };
+    const keeping = this.summarizer.summarizeKeeping?.bind(this.summarizer);
+    let identifiers = keeping
+      ? []
+      : await this.work.identifiers(source.text, source.max, policy.summaryMaxChars);
     let summary: string;
     let model: string | undefined;
     try {
       const signal = anySignal(request.signal, AbortSignal.timeout(policy.timeoutMs));
-      const result = await this.summarizer.summarize({
+      const asked = {
         transcript,
         maxChars: policy.summaryMaxChars,
-        identifiers,
         ...(context.summary ? { previousSummary: context.summary.summary } : {}),
         signal,
-      });
+      };
+      let result: SummaryResult;
+      if (keeping) {
+        const kept = await keeping(asked, source);
+        identifiers = kept.identifiers;
+        result = kept;
+      } else result = await this.summarizer.summarize({ ...asked, identifiers });
       summary = result.summary.trim();
       model = result.model;
       checkSummary(summary, policy.summaryMaxChars, identifiers);

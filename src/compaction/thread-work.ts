@@ -1,21 +1,36 @@
-import type { SummaryRequest } from "../model/summarizer.js";
+import type { IdentifierSource, SummaryRequest } from "../model/summarizer.js";
 import { requiredIdentifiers } from "./identifiers.js";
 import { summarizeOffline } from "./summarizers/offline.js";
 
 /** The pure, CPU-heavy steps of a compaction that the compaction thread takes off the event loop. */
 export type ThreadWork =
   | { op: "summary"; request: Omit<SummaryRequest, "signal"> }
-  | { op: "identifiers"; text: string; max: number; summaryMaxChars: number };
+  | { op: "identifiers"; text: string; max: number; summaryMaxChars: number }
+  | {
+      op: "summary-keeping";
+      request: Omit<SummaryRequest, "signal" | "identifiers">;
+      source: IdentifierSource;
+    };
+
+/** What a piece of work answers: a summary, identifiers, or both. */
+export type WorkValue = string | string[] | { summary: string; identifiers: string[] };
 
 export type ThreadRequest = ThreadWork & { id: number };
 
 export type ThreadAnswer =
-  | { id: number; value: string | string[] }
+  | { id: number; value: WorkValue }
   | { id: number; error: { code?: string; message: string } };
 
 /** The work itself, the same on the thread and in the calling thread. */
-export function doWork(work: ThreadWork): string | string[] {
-  return work.op === "summary"
-    ? summarizeOffline(work.request)
-    : requiredIdentifiers(work.text, work.max, work.summaryMaxChars);
+export function doWork(work: ThreadWork): WorkValue {
+  switch (work.op) {
+    case "summary":
+      return summarizeOffline(work.request);
+    case "identifiers":
+      return requiredIdentifiers(work.text, work.max, work.summaryMaxChars);
+    case "summary-keeping": {
+      const identifiers = requiredIdentifiers(work.source.text, work.source.max, work.request.maxChars);
+      return { summary: summarizeOffline({ ...work.request, identifiers }), identifiers };
+    }
+  }
 }

@@ -17,9 +17,23 @@ export interface SummaryResult {
   model?: string;
 }
 
+/** Where the identifiers a summary must keep are found: the text summarised, and how many at most. */
+export interface IdentifierSource {
+  text: string;
+  max: number;
+}
+
 export interface Summarizer {
   /** `offline`, `openai`, `anthropic`: recorded on the compaction entry. */
   readonly name: string;
   readonly model?: string;
   summarize(request: SummaryRequest): Promise<SummaryResult>;
+  /**
+   * Finds the identifiers and writes the summary that keeps them in one step, where that saves a hand-off
+   * (the offline summariser on the compaction thread); the compactor otherwise finds them itself first.
+   */
+  summarizeKeeping?(
+    request: Omit<SummaryRequest, "identifiers">,
+    source: IdentifierSource,
+  ): Promise<SummaryResult & { identifiers: string[] }>;
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Compactor } from "../../src/compaction/compactor.js";
 import { DEFAULT_COMPACTION } from "../../src/compaction/policy.js";
+import { compactionThread } from "../../src/compaction/thread.js";
 import type { EntryInput } from "../../src/model/entry.js";
 import type { Summarizer, SummaryRequest } from "../../src/model/summarizer.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -172,5 +173,25 @@ describe("Compactor", () => {
     await expect(c.compact({ key: "x", context: await context("x"), policy })).rejects.toMatchObject({
       code: "NOTHING_TO_COMPACT",
     });
+  });
+
+  it("with the compaction thread's offline summariser, hands the thread one piece of work per compaction", async () => {
+    await exchange("k", 6);
+    const thread = compactionThread();
+    try {
+      const c = new Compactor(
+        thread.offline,
+        (key, entries) => store.append(key, entries),
+        () => clock,
+        thread,
+      );
+      const outcome = (await c.maybeCompact({ key: "k", context: await context("k"), policy }))!;
+      expect(thread.threaded).toBe(1);
+      expect(outcome.entry).toMatchObject({ type: "compaction", summarizer: "offline", firstKeptSeq: 9 });
+      // The ticket numbers of what was summarised are kept verbatim, as the identifier step requires.
+      for (const ticket of ["ABC-100", "ABC-103"]) expect(outcome.entry.summary).toContain(ticket);
+    } finally {
+      await thread.close();
+    }
   });
 });

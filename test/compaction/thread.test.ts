@@ -56,6 +56,19 @@ describe("the compaction thread", () => {
     expect(thread.threaded).toBe(2);
   });
 
+  it("finds the identifiers and writes the summary keeping them in one piece of work, as the two steps do", async () => {
+    for (const script of [PROGRAM, undefined]) {
+      const thread = open(script);
+      const { transcript, maxChars } = request(40);
+      const source = { text: transcript, max: 16 };
+      const kept = await thread.offline.summarizeKeeping!({ transcript, maxChars }, source);
+      const identifiers = requiredIdentifiers(source.text, source.max, maxChars);
+      expect(kept.identifiers).toEqual(identifiers);
+      expect(kept.summary).toBe(summarizeOffline({ transcript, maxChars, identifiers }));
+      expect(thread.threaded).toBe(script ? 1 : 0);
+    }
+  });
+
   it("passes a refusal back with its code", async () => {
     const thread = open(PROGRAM);
     await expect(thread.offline.summarize({ ...request(3), maxChars: 0 })).rejects.toMatchObject({
