@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { EntryInput } from "../../src/model/entry.js";
+import type { Entry, EntryInput } from "../../src/model/entry.js";
 import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import type { LineProblem } from "../../src/store/jsonl/session-file.js";
 
@@ -23,6 +23,8 @@ const msg = (content: string, role: "user" | "assistant" = "user"): EntryInput =
   content,
 });
 const line = (value: object) => `${JSON.stringify(value)}\n`;
+/** A message entry's content; "" for other entries. */
+const textOf = (e: Entry) => (e.type === "message" ? e.content : "");
 const crabMeta = (agent: string, createdBy: string, title = "") =>
   line({ agent, created_by: createdBy, created_at: "2026-03-01T10:00:00Z", title, uptime_secs: 42 });
 const jsonlFiles = (dir: string) =>
@@ -158,9 +160,7 @@ describe("JSONL store files", () => {
     await store.append("k:t", [msg("c")]);
     await store.close();
     store = open();
-    expect((await store.readEntries(session.id)).map((e) => (e.type === "message" ? e.content : ""))).toEqual(
-      ["a", "b", "c"],
-    );
+    expect((await store.readEntries(session.id)).map(textOf)).toEqual(["a", "b", "c"]);
     await store.close();
     expect(problems).toEqual([]);
   });
@@ -291,7 +291,7 @@ describe("JSONL store files", () => {
     for (const tag of ["a", "b"]) {
       for (let i = 0; i < count; i++) {
         const context = (await store.loadContext(`race:${tag}:${i}`))!;
-        expect(context.entries.map((e) => (e.type === "message" ? e.content : ""))).toEqual([`${tag} ${i}`]);
+        expect(context.entries.map(textOf)).toEqual([`${tag} ${i}`]);
       }
     }
     await store.close();
@@ -310,9 +310,7 @@ describe("JSONL store files", () => {
     expect(after.session.entryCount).toBe(3);
     await gateway.close();
     const reader = open();
-    expect(
-      (await reader.readEntries(session.id)).map((e) => (e.type === "message" ? e.content : "")),
-    ).toEqual(["a", "b", "c"]);
+    expect((await reader.readEntries(session.id)).map(textOf)).toEqual(["a", "b", "c"]);
     await reader.close();
     expect(problems).toEqual([]);
   });
@@ -332,9 +330,7 @@ describe("JSONL store files", () => {
     expect(crabtalk.status).toBe(0);
     const after = await store.append("k:watched", [msg("d")]);
     expect(after.entries[0]!.seq).toBe(5);
-    expect((await store.readEntries(session.id)).map((e) => (e.type === "message" ? e.content : ""))).toEqual(
-      ["a", "b", "c", "from crabtalk", "d"],
-    );
+    expect((await store.readEntries(session.id)).map(textOf)).toEqual(["a", "b", "c", "from crabtalk", "d"]);
     await store.close();
     expect(crabtalkContext(readFileSync(path, "utf8")).map((m) => m.content)).toEqual([
       "a",
@@ -366,8 +362,7 @@ describe("JSONL store files", () => {
     expect(y.entries[0]!.seq).toBe(2);
     expect(yAgain.created).toEqual([false]);
     expect(yAgain.entries[0]!.id).toBe(y.entries[0]!.id);
-    const contents = async (key: string) =>
-      (await store.loadContext(key))!.entries.map((e) => (e.type === "message" ? e.content : ""));
+    const contents = async (key: string) => (await store.loadContext(key))!.entries.map(textOf);
     expect(await contents("k:old")).toEqual(["a", "b", "c"]);
     expect(await contents("k:new")).toEqual(["x", "y"]);
     await store.close();
@@ -387,9 +382,7 @@ describe("JSONL store files", () => {
     writeFileSync(path, `${lines.slice(0, -2).join("\n")}\n`);
     const after = await store.append("k:cut", [msg("c")]);
     expect(after.entries[0]!.seq).toBe(2);
-    expect((await store.readEntries(session.id)).map((e) => (e.type === "message" ? e.content : ""))).toEqual(
-      ["a", "c"],
-    );
+    expect((await store.readEntries(session.id)).map(textOf)).toEqual(["a", "c"]);
     await store.close();
     expect(problems).toEqual([]);
   });
@@ -403,9 +396,7 @@ describe("JSONL store files", () => {
     // Right away, in this turn: each session is read from its file (a cache of one session).
     for (const key of keys) {
       const context = (await store.loadContext(key))!;
-      expect(context.entries.map((e) => (e.type === "message" ? e.content : ""))).toEqual(
-        [0, 1, 2, 3, 4, 5].map((round) => `${key} ${round}`),
-      );
+      expect(context.entries.map(textOf)).toEqual([0, 1, 2, 3, 4, 5].map((round) => `${key} ${round}`));
     }
     await Promise.all(keys.map((key) => store.append(key, [msg(`${key} 6`)])));
     await new Promise((resolve) => setImmediate(resolve));
