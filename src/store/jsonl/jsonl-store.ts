@@ -577,8 +577,10 @@ export class JsonlStore implements Store {
     this.journal.reset();
   }
 
-  /** Appends entries to a session's file (queued) and to what memory holds of it. */
-  /** Queues the entries' lines and adds them to the cached entries, if any (needed for a compaction). */
+  /**
+   * Appends entries to a session's file (queued) and to what memory holds of it, if it holds its entries
+   * (`loaded`, which a compaction needs: the messages it keeps are written again after its marker).
+   */
   private record(tracked: Tracked, loaded: Loaded | undefined, fresh: Entry[], session: Session): void {
     const titleBefore = tracked.session.title;
     for (const entry of fresh) {

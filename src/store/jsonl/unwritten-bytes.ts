@@ -62,7 +62,10 @@ export class UnwrittenBytes {
     return queued;
   }
 
-  /** The sessions whose oldest bytes were queued `batches` or more batches ago, and those that are full; all when too much is queued. */
+  /**
+   * The sessions whose oldest bytes were queued `batches` or more batches ago, and those that are full;
+   * all of them when together they hold too much.
+   */
   takeDue(batches: number): Unwritten[] {
     if (this.total >= this.totalBytes) return this.takeAll();
     const due = [...this.full];
