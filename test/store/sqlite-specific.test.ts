@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -64,6 +64,14 @@ describe("SQLite store", () => {
     const db = new Database(path);
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
     db.close();
+  });
+
+  it("starts the WAL over once it holds about 4 MB, so that commits overwrite it instead of growing the file", async () => {
+    const store = open({ durability: "relaxed" });
+    // Each of these commits writes about three pages: 3,000 of them would make a WAL of some 36 MB.
+    for (let i = 0; i < 3000; i++) await store.append("k", [msg(`message ${i}`)], init);
+    expect(statSync(`${path}-wal`).size).toBeLessThan(12 * 1024 * 1024);
+    expect((await store.getSession("k"))!.entryCount).toBe(3000);
   });
 
   it("serves repeated context loads from memory, and never a stale one", async () => {

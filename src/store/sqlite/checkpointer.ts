@@ -28,9 +28,9 @@ parentPort.on("message", (message) => {
 /**
  * Copies the WAL into the database file on a thread of its own. In WAL mode SQLite checkpoints inside the
  * commit that crosses `wal_autocheckpoint` pages, writing and fsyncing the database file while every
- * request waits; here the bulk of that work runs beside the event loop. The main connection keeps a high
- * autocheckpoint as a backstop, which finishes the small remainder and lets the WAL restart when writes
- * never pause long enough for this thread's checkpoint to catch up.
+ * request waits; here the bulk of that work runs beside the event loop. The main connection's own
+ * autocheckpoint then finishes the remainder, which lets the WAL start over from its beginning when writes
+ * never pause long enough for this thread's checkpoint to be complete.
  */
 export class Checkpointer {
   private worker: Worker | undefined;

@@ -83,8 +83,14 @@ export interface SqliteStoreOptions {
   pageCacheKb?: number;
 }
 
-/** The main connection checkpoints only once the WAL is this big (about 40 MB): see Checkpointer. */
-const BACKSTOP_CHECKPOINT_PAGES = 10_000;
+/**
+ * The main connection checkpoints once the WAL holds this many pages (about 4 MB, SQLite's default), and
+ * the WAL then starts over from its beginning (see Checkpointer). Kept small on purpose: a commit that
+ * overwrites WAL pages is made durable by an fdatasync alone, one that grows the file also commits its new
+ * size to the filesystem's journal. With 40 MB, sequential durable appends ran at 0.54x of raw SQLite
+ * instead of 0.70-0.75x, and the gateway used 8% more CPU per turn.
+ */
+const BACKSTOP_CHECKPOINT_PAGES = 1_000;
 
 interface Current {
   sid: number;
