@@ -66,7 +66,7 @@ describe("SQLite store", () => {
     db.close();
   });
 
-  it("starts the WAL over once it holds about 4 MB, so that commits overwrite it instead of growing the file", async () => {
+  it("starts the WAL over once it holds about 8 MB, so that commits overwrite it instead of growing the file", async () => {
     const store = open({ durability: "relaxed" });
     // Each of these commits writes about three pages: 3,000 of them would make a WAL of some 36 MB.
     for (let i = 0; i < 3000; i++) await store.append("k", [msg(`message ${i}`)], init);
