@@ -283,6 +283,48 @@ export function ruleFor(session: Pick<Session, "channel" | "chatType">, policy: 
   return byType ?? policy.default ?? OFF;
 }
 
+/** The session settings (`sessiond sessions set`) that change its reset rule. */
+const RESET_OVERRIDES = ["reset.mode", "reset.at_hour", "reset.idle_minutes", "reset.timezone"] as const;
+
+/** Whether the session carries an override of its reset rule. */
+export function hasResetOverride(session: Pick<Session, "overrides">): boolean {
+  return RESET_OVERRIDES.some((name) => session.overrides[name] !== undefined);
+}
+
+/**
+ * The rule that resets this session: the policy's (`ruleFor`), with the session's own overrides on top
+ * (`reset.mode`, `reset.at_hour`, `reset.idle_minutes`, `reset.timezone`). What the session does not
+ * override comes from the policy's rule when that rule has it; a daily rule with no hour anywhere resets
+ * at 04:00, and an idle rule with no minutes anywhere does not reset (nothing says when).
+ */
+export function sessionRule(
+  session: Pick<Session, "channel" | "chatType" | "overrides">,
+  policy: ResetPolicy,
+): ResetRule {
+  const base = ruleFor(session, policy);
+  if (!hasResetOverride(session)) return base;
+  const o = session.overrides;
+  const mode = typeof o["reset.mode"] === "string" ? o["reset.mode"] : base.mode;
+  switch (mode) {
+    case "idle": {
+      const minutes = o["reset.idle_minutes"] ?? (base.mode === "idle" ? base.idleMinutes : undefined);
+      return typeof minutes === "number" ? { mode: "idle", idleMinutes: minutes } : OFF;
+    }
+    case "daily": {
+      const atHour = o["reset.at_hour"] ?? (base.mode === "daily" ? base.atHour : DEFAULT_AT_HOUR);
+      const timezone = o["reset.timezone"] ?? (base.mode === "daily" ? base.timezone : undefined);
+      const rule: ResetRule = {
+        mode: "daily",
+        atHour: typeof atHour === "number" ? atHour : DEFAULT_AT_HOUR,
+      };
+      if (typeof timezone === "string") rule.timezone = timezone;
+      return rule;
+    }
+    default:
+      return OFF;
+  }
+}
+
 /**
  * Whether the rule resets the session at `now`, and why. Idle: `now - lastActivityAt` is at least
  * `idleMinutes` (exactly at the minute counts). Daily: the last activity is before the most recent daily

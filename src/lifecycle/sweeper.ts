@@ -2,7 +2,13 @@ import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { Session } from "../model/session.js";
 import type { SessionScan, Store } from "../store/store.js";
 import { type Clock, type IntervalTimer, systemClock, systemTimer, type TimerHandle } from "./clock.js";
-import { dueCutoff, dueReset, type ResetPolicy, ruleFor, type ScheduledResetCause } from "./reset-policy.js";
+import {
+  dueCutoff,
+  dueReset,
+  type ResetPolicy,
+  type ScheduledResetCause,
+  sessionRule,
+} from "./reset-policy.js";
 import { applyRetention, planRetention, type RetentionPolicy, type RetentionResult } from "./retention.js";
 
 export interface SweptReset {
@@ -27,9 +33,10 @@ export interface ResetIfDueOptions {
 }
 
 /**
- * Resets the key's current session if the policy finds it due at `now`: archives it (the next message
- * starts the next generation) or, with `keepArchive: false`, deletes the key. Reads the session afresh, so
- * it is safe to call inside the session's lane after a scan found it due. Undefined when not due.
+ * Resets the key's current session if the policy, with the session's own reset overrides (sessionRule),
+ * finds it due at `now`: archives it (the next message starts the next generation) or, with
+ * `keepArchive: false`, deletes the key. Reads the session afresh, so it is safe to call inside the
+ * session's lane after a scan found it due. Undefined when not due.
  */
 export async function resetIfDue(
   store: Store,
@@ -40,7 +47,7 @@ export async function resetIfDue(
 ): Promise<SweptReset | undefined> {
   const session = await store.getSession(key);
   if (session === undefined) return undefined;
-  const cause = dueReset(session, ruleFor(session, policy), now);
+  const cause = dueReset(session, sessionRule(session, policy), now);
   if (cause === undefined) return undefined;
   try {
     if (options.keepArchive === false) await store.delete(key);
@@ -98,7 +105,7 @@ export async function sweepDueResets(
     result.scanned += page.length;
     const due: Array<[Session, ScheduledResetCause]> = [];
     for (const session of page) {
-      const cause = dueReset(session, ruleFor(session, policy), now);
+      const cause = dueReset(session, sessionRule(session, policy), now);
       if (cause !== undefined) due.push([session, cause]);
     }
     const outcomes = await Promise.allSettled(due.map(([session, cause]) => apply(session, cause)));

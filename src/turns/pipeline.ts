@@ -12,7 +12,7 @@ import {
 } from "../context/index.js";
 import type { Route } from "../keys/index.js";
 import type { Clock } from "../lifecycle/clock.js";
-import { policyEnabled, type ResetPolicy } from "../lifecycle/reset-policy.js";
+import { hasResetOverride, policyEnabled, type ResetPolicy } from "../lifecycle/reset-policy.js";
 import { resetIfDue } from "../lifecycle/sweeper.js";
 import { parseResetTrigger } from "../lifecycle/triggers.js";
 import type { CompactionEntry, EntryInput, MessageEntry } from "../model/entry.js";
@@ -154,7 +154,11 @@ export class TurnPipeline {
       else await store.delete(route.key);
       return { text: match.rest, reset: { cause: "trigger", previousSessionId: current.id } };
     }
-    if (!policyEnabled(lifecycle.policy)) return { text };
+    if (!policyEnabled(lifecycle.policy)) {
+      // Off for everyone, but a session may have a reset rule of its own.
+      const current = await store.getSession(route.key);
+      if (!current || !hasResetOverride(current)) return { text };
+    }
     const swept = await resetIfDue(store, route.key, lifecycle.policy, lifecycle.clock.now(), {
       keepArchive: lifecycle.keepArchive,
     });

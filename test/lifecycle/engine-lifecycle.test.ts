@@ -111,6 +111,36 @@ describe("resets and retention in the engine", () => {
     expect(arrival.reply?.content).toBe("1");
   });
 
+  it("follows a session's own reset overrides: a rule where the config has none, none where it has one", async () => {
+    await open({ reset: { byChannel: { slack: { mode: "idle", idleMinutes: 30 } } } });
+    // Off for telegram, but this session resets after 5 idle minutes.
+    await engine.turn(dm("7", "hello"), async () => "hi");
+    await engine.overrides.set("telegram:7", { "reset.mode": "idle", "reset.idle_minutes": 5 });
+    // Slack resets after 30 idle minutes, but not this conversation.
+    const slack: Envelope = {
+      channel: "slack",
+      chat: { type: "direct", id: "s1" },
+      sender: { id: "s1" },
+      text: "hi",
+    };
+    await engine.turn(slack, async () => "hi");
+    const slackKey = (await engine.sessions.list()).sessions.find((s) => s.channel === "slack")!.key;
+    await engine.overrides.set(slackKey, { "reset.mode": "off" });
+
+    clock.advance(4 * MINUTE);
+    expect((await engine.turn(dm("7", "still here"), async () => "yes")).reset).toBeUndefined();
+    clock.advance(5 * MINUTE);
+    const arrival = await engine.turn(dm("7", "back"), async (context) => `${context.messages.length}`);
+    expect(arrival.reset?.cause).toBe("idle");
+    expect(arrival.reply?.content).toBe("1");
+
+    clock.advance(60 * MINUTE);
+    expect((await engine.sweep()).resets.archived.map((r) => r.key)).not.toContain(slackKey);
+    expect(
+      (await engine.turn({ ...slack, text: "an hour later" }, async () => "same session")).reset,
+    ).toBeUndefined();
+  });
+
   it("prunes single-event webhook sessions after 7 idle days: dry run first, then for real", async () => {
     await open();
     await engine.append("webhook:main:alert:ts-1700000000000", [

@@ -3,6 +3,7 @@ import {
   DEFAULT_AT_HOUR,
   dueCutoff,
   dueReset,
+  hasResetOverride,
   hostTimeZone,
   lastDailyBoundary,
   nextDailyBoundary,
@@ -13,6 +14,7 @@ import {
   resetPolicyFromSettings,
   resetRuleFromSettings,
   ruleFor,
+  sessionRule,
   validateResetPolicy,
   validateResetRule,
 } from "../../src/lifecycle/reset-policy.js";
@@ -249,6 +251,53 @@ describe("ruleFor", () => {
 
   it("ignores inherited property names as channels", () => {
     expect(ruleFor(session("toString", "direct"), policy)).toEqual(rule(2));
+  });
+});
+
+describe("sessionRule: the policy's rule with the session's own reset overrides", () => {
+  const policy: ResetPolicy = {
+    default: { mode: "daily", atHour: 4, timezone: "Europe/Berlin" },
+    byChannel: { slack: { mode: "idle", idleMinutes: 60 }, web: { mode: "off" } },
+  };
+  const session = (channel: string, overrides: Record<string, string | number> = {}) => ({
+    channel,
+    overrides,
+  });
+
+  it("is the policy's rule when the session overrides nothing", () => {
+    expect(sessionRule(session("telegram"), policy)).toEqual(policy.default);
+    expect(sessionRule(session("telegram", { model: "m" }), policy)).toEqual(policy.default);
+    expect(hasResetOverride(session("telegram", { model: "m" }))).toBe(false);
+  });
+
+  it("takes each overridden field, and the rest from the policy's rule of the same mode", () => {
+    expect(sessionRule(session("telegram", { "reset.at_hour": 6 }), policy)).toEqual({
+      mode: "daily",
+      atHour: 6,
+      timezone: "Europe/Berlin",
+    });
+    expect(sessionRule(session("slack", { "reset.idle_minutes": 15 }), policy)).toEqual({
+      mode: "idle",
+      idleMinutes: 15,
+    });
+    expect(sessionRule(session("telegram", { "reset.mode": "off" }), policy)).toEqual({ mode: "off" });
+    expect(sessionRule(session("web", { "reset.mode": "idle", "reset.idle_minutes": 30 }), policy)).toEqual({
+      mode: "idle",
+      idleMinutes: 30,
+    });
+  });
+
+  it("resets daily at 04:00 in the host's zone when nothing names an hour, and never when idle has no minutes", () => {
+    expect(sessionRule(session("web", { "reset.mode": "daily" }), policy)).toEqual({
+      mode: "daily",
+      atHour: 4,
+    });
+    expect(sessionRule(session("web", { "reset.mode": "idle" }), policy)).toEqual({ mode: "off" });
+    expect(sessionRule(session("slack", { "reset.mode": "idle" }), policy)).toEqual({
+      mode: "idle",
+      idleMinutes: 60,
+    });
+    expect(hasResetOverride(session("web", { "reset.mode": "idle" }))).toBe(true);
   });
 });
 
