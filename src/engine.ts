@@ -28,7 +28,7 @@ import {
   type ResolvedSetting,
   resolveSettings,
 } from "./lifecycle/overrides.js";
-import { validateResetPolicy } from "./lifecycle/reset-policy.js";
+import { nextDue, sessionRule, validateResetPolicy } from "./lifecycle/reset-policy.js";
 import {
   applyRetention,
   DEFAULT_RETENTION,
@@ -107,6 +107,11 @@ export interface Engine {
     list(query?: SessionQuery): Promise<SessionPage>;
     get(key: string): Promise<Session | undefined>;
     generations(key: string): Promise<Session[]>;
+    /**
+     * When the session's reset rule (the configured one, or its own overrides) makes it due; undefined
+     * when it has none, or is archived. A due session is reset by its next message or the next sweep.
+     */
+    resetDueAt(session: Session): number | undefined;
   };
   /** Compacts now, whatever the thresholds; waits for a running turn of that key. */
   compact(key: string, options?: { signal?: AbortSignal }): Promise<CompactResult>;
@@ -361,6 +366,10 @@ class SessionEngine implements Engine {
       list: (query) => this.store.listSessions(query),
       get: (key) => this.store.getSession(validateKey(key)),
       generations: (key) => this.store.generations(validateKey(key)),
+      resetDueAt: (session) =>
+        session.state === "active"
+          ? nextDue(session, sessionRule(session, this.lifecycle.policy))
+          : undefined,
     };
   }
 

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SessionPage } from "../../src/index.js";
@@ -53,6 +53,38 @@ describe("sessiond sessions list", () => {
       }
     }
     expect(result.stdout).not.toContain("More sessions");
+  });
+
+  it("shows when each session resets once a reset rule applies: the configured one or its own", async () => {
+    const dir = tempDir();
+    const dataDir = join(dir, "data");
+    const now = Date.now();
+    const message = (content: string, minutesAgo: number) => ({
+      type: "message" as const,
+      role: "user" as const,
+      content,
+      ts: now - minutesAgo * 60_000,
+    });
+    await seed(dataDir, async (engine) => {
+      await engine.append("telegram:1", [message("recent", 5)]);
+      await engine.append("telegram:2", [message("quiet for a while", 40)]);
+      await engine.append("slack:C1", [message("kept", 50)], {
+        agent: "main",
+        channel: "slack",
+        createdBy: "u1",
+      });
+      await engine.overrides.set("slack:C1", { "reset.mode": "off" });
+    });
+    const config = join(dir, "sessiond.yaml");
+    writeFileSync(config, "session:\n  reset: { mode: idle, idle_minutes: 30 }\n");
+    const result = await cli(dir, ["--config", config, "--data-dir", dataDir, "sessions", "list"]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^KEY +AGENT +CHANNEL +TITLE +MSGS +LAST ACTIVE +RESETS +STATE$/);
+    const row = (key: string) => lines.find((l) => l.startsWith(`${key} `)) ?? "";
+    expect(row("telegram:1")).toMatch(/ 5m ago +in 2[45]m +active$/);
+    expect(row("telegram:2")).toMatch(/ 40m ago +due +active$/);
+    expect(row("slack:C1")).toMatch(/ 50m ago +- +active$/);
   });
 
   it("truncates long values with an ellipsis and keeps rows on one line", async () => {

@@ -3,7 +3,7 @@ import type { Session } from "../../model/session.js";
 import type { SessionQuery, SessionSort } from "../../store/store.js";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { renderTable } from "../format/table.js";
-import { formatRelative } from "../format/time.js";
+import { formatRelative, formatUntil } from "../format/time.js";
 import type { CliIo } from "../io.js";
 import { intIn, positiveNumber, shellWord } from "../options.js";
 
@@ -45,7 +45,10 @@ export function registerList(sessions: Command, io: CliIo): void {
         ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
         ...(options.all ? { includeArchived: true } : {}),
       };
-      const page = await withEngine(options, io, { readOnly: true }, (engine) => engine.sessions.list(query));
+      const { page, resetsAt } = await withEngine(options, io, { readOnly: true }, async (engine) => {
+        const page = await engine.sessions.list(query);
+        return { page, resetsAt: page.sessions.map((s) => engine.sessions.resetDueAt(s)) };
+      });
       if (options.json) {
         io.stdout(`${JSON.stringify(page, null, 2)}\n`);
         return;
@@ -54,14 +57,20 @@ export function registerList(sessions: Command, io: CliIo): void {
         io.stdout(options.cursor ? "No more sessions.\n" : "No sessions.\n");
         return;
       }
-      io.stdout(sessionTable(page.sessions, now));
+      io.stdout(sessionTable(page.sessions, resetsAt, now));
       if (page.nextCursor !== undefined) {
         io.stdout(`\nMore sessions: ${nextPageCommand(options, page.nextCursor)}\n`);
       }
     });
 }
 
-function sessionTable(sessions: readonly Session[], now: number): string {
+/** The RESETS column is there only when some session on the page has a reset rule. */
+function sessionTable(
+  sessions: readonly Session[],
+  resetsAt: ReadonlyArray<number | undefined>,
+  now: number,
+): string {
+  const withResets = resetsAt.some((at) => at !== undefined);
   return renderTable(
     [
       { header: "KEY", max: 48 },
@@ -70,17 +79,22 @@ function sessionTable(sessions: readonly Session[], now: number): string {
       { header: "TITLE", max: 32 },
       { header: "MSGS", align: "right" },
       { header: "LAST ACTIVE" },
+      ...(withResets ? [{ header: "RESETS" }] : []),
       { header: "STATE" },
     ],
-    sessions.map((s) => [
-      s.key,
-      s.agent,
-      s.channel,
-      s.title === "" ? "-" : s.title,
-      String(s.messageCount),
-      formatRelative(s.lastActivityAt, now),
-      s.state,
-    ]),
+    sessions.map((s, i) => {
+      const resetAt = resetsAt[i];
+      return [
+        s.key,
+        s.agent,
+        s.channel,
+        s.title === "" ? "-" : s.title,
+        String(s.messageCount),
+        formatRelative(s.lastActivityAt, now),
+        ...(withResets ? [resetAt === undefined ? "-" : formatUntil(resetAt, now)] : []),
+        s.state,
+      ];
+    }),
   );
 }
 

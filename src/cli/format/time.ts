@@ -15,6 +15,17 @@ export function formatRelative(ts: number, now: number): string {
   return formatDate(ts);
 }
 
+/** `due` once `ts` has come, else `in 42s`, `in 3m`, `in 5h`, `in 12d`; further than 60 days, the local date. */
+export function formatUntil(ts: number, now: number): string {
+  const diff = ts - now;
+  if (diff <= 0) return "due";
+  if (diff < MINUTE) return `in ${Math.ceil(diff / SECOND)}s`;
+  if (diff < HOUR) return `in ${Math.floor(diff / MINUTE)}m`;
+  if (diff < DAY) return `in ${Math.floor(diff / HOUR)}h`;
+  if (diff < 60 * DAY) return `in ${Math.floor(diff / DAY)}d`;
+  return formatDate(ts);
+}
+
 function pad(n: number, width = 2): string {
   return String(n).padStart(width, "0");
 }
