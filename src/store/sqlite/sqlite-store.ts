@@ -308,8 +308,10 @@ export class SqliteStore implements Store {
 
   async getSession(key: string): Promise<Session | undefined> {
     return this.read(() => {
-      const row = this.sql.get(SQL.current).get(key) as SessionRow | undefined;
-      return row && sessionFromRow(row);
+      // As loadContext: what this process remembers, unless another process wrote since.
+      this.checkOtherWriters();
+      const current = this.current(key);
+      return current && cloneSession(current.session);
     });
   }
 
