@@ -43,8 +43,12 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 409;
     case "TURN_FAILED":
       return 502;
+    case "SESSION_CHANGED":
+      return 409;
     case "STORE_CLOSED":
     case "STORE_UNAVAILABLE":
+    case "STORE_FAILED":
+    case "STORE_BUSY":
       return 503;
     default:
       return 500;

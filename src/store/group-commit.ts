@@ -1,8 +1,9 @@
-import { SessiondError } from "../model/errors.js";
+import { isSessiondError, SessiondError } from "../model/errors.js";
 
 interface Pending {
   run: () => unknown;
   durable: boolean;
+  bytes: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -25,7 +26,14 @@ export interface GroupCommitOptions {
    * committed when it has.
    */
   durableBarrier?: () => Promise<void>;
+  /** The most bytes (as the submitters estimate them) waiting to be committed; default 64 MiB. */
+  maxQueuedBytes?: number;
+  /** The most operations waiting to be committed; default 100,000. */
+  maxQueued?: number;
 }
+
+export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_MAX_QUEUED = 100_000;
 
 /**
  * Runs a batch: each op's result or error, in order. `durable` is true when any op must be on disk when
@@ -39,11 +47,17 @@ export type CommitBatch = (
 /**
  * One writer for the whole store. Operations from every session queue up and are committed together
  * in one transaction, so one fsync acknowledges many appends.
+ *
+ * Fail-stop: once a commit could not be made durable (the barrier rejected, or the store's commit threw
+ * `STORE_FAILED` for a failed inline fsync), every write is refused until the store is reopened. After an
+ * fsync error the kernel may have dropped the dirty pages, so a later fsync that "succeeds" proves nothing.
  */
 export class GroupCommit {
   private queue: Pending[] = [];
+  private queuedBytes = 0;
   private scheduled = false;
   private closed = false;
+  private failure: SessiondError | undefined;
   private idle: Array<() => void> = [];
   private readonly batchSizes: number[] = [];
   private readonly listeners = new Set<(operations: number) => void>();
@@ -55,12 +69,57 @@ export class GroupCommit {
     private readonly options: GroupCommitOptions,
   ) {}
 
-  submit<T>(run: () => T, durable = true): Promise<T> {
+  /**
+   * Queues `run` for the next batch. `bytes` is what the operation will write, roughly: the queue refuses
+   * more than `maxQueuedBytes` (or `maxQueued` operations) waiting with `STORE_BUSY`.
+   */
+  submit<T>(run: () => T, durable = true, bytes = 0): Promise<T> {
     if (this.closed) return Promise.reject(new SessiondError("STORE_CLOSED", "the store is closed"));
+    if (this.failure) return Promise.reject(refused(this.failure));
+    const maxBytes = this.options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
+    const maxOps = this.options.maxQueued ?? DEFAULT_MAX_QUEUED;
+    if (this.queue.length > 0 && (this.queuedBytes + bytes > maxBytes || this.queue.length >= maxOps)) {
+      return Promise.reject(
+        new SessiondError(
+          "STORE_BUSY",
+          `the store's write queue is full (${this.queue.length} writes, ${this.queuedBytes} bytes waiting); retry later`,
+          { details: { queued: this.queue.length, queuedBytes: this.queuedBytes } },
+        ),
+      );
+    }
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, durable, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ run, durable, bytes, resolve: resolve as (value: unknown) => void, reject });
+      this.queuedBytes += bytes;
       this.schedule();
     });
+  }
+
+  /** The failure that stopped the store, if one did. */
+  get failed(): SessiondError | undefined {
+    return this.failure;
+  }
+
+  /**
+   * Stops the writer for good: what is queued is refused (it was never written), and so is every later
+   * submit. For a store that finds its files can no longer be trusted outside a commit (a checkpoint's fsync).
+   */
+  failStop(cause: unknown): SessiondError {
+    if (!this.failure) {
+      this.failure = isSessiondError(cause, "STORE_FAILED")
+        ? cause
+        : new SessiondError(
+            "STORE_FAILED",
+            `the store could not make its writes durable: ${messageOf(cause)}`,
+            {
+              cause,
+            },
+          );
+      const waiting = this.queue.splice(0);
+      this.queuedBytes = 0;
+      for (const p of waiting) p.reject(refused(this.failure));
+      for (const resolve of this.idle.splice(0)) resolve();
+    }
+    return this.failure;
   }
 
   /** Resolves when everything submitted so far has been committed (or failed). */
@@ -98,6 +157,7 @@ export class GroupCommit {
     // once the fsync is back (one commit and one fsync for many appends, instead of one per tick).
     if (this.settling.size > 0 && this.queue.length > 0) return;
     const batch = this.queue.splice(0, this.options.maxBatch);
+    for (const p of batch) this.queuedBytes -= p.bytes;
     if (batch.length > 0) this.runBatch(batch);
     if (this.queue.length > 0) this.schedule();
     else for (const resolve of this.idle.splice(0)) resolve();
@@ -114,6 +174,11 @@ export class GroupCommit {
         durable,
       );
     } catch (error) {
+      if (isSessiondError(error, "STORE_FAILED")) {
+        const failure = this.failStop(error);
+        for (const p of batch) p.reject(outcomeUnknown(failure));
+        return;
+      }
       for (const p of batch) p.reject(storeFailure("the store could not commit", error));
       return;
     }
@@ -126,8 +191,8 @@ export class GroupCommit {
     const settling: Promise<void> = barrier().then(
       () => settle(batch, results),
       (error: unknown) => {
-        const failure = storeFailure("the commit could not be made durable", error);
-        for (const p of batch) p.reject(failure);
+        const failure = this.failStop(error);
+        for (const p of batch) p.reject(outcomeUnknown(failure));
       },
     );
     this.settling.add(settling);
@@ -144,6 +209,24 @@ function settle(batch: readonly Pending[], results: ReturnType<CommitBatch>): vo
     if (result?.ok) p.resolve(result.value);
     else p.reject(result?.error);
   });
+}
+
+/** A write that was committed but may or may not be on disk: retrying it is safe only when it is idempotent. */
+function outcomeUnknown(failure: SessiondError): SessiondError {
+  return new SessiondError(
+    "STORE_FAILED",
+    `the outcome of this write is unknown: ${failure.message}; the store refuses writes until it is reopened`,
+    { cause: failure, details: { outcome: "unknown" } },
+  );
+}
+
+/** A write refused, never started, because the store stopped earlier. */
+function refused(failure: SessiondError): SessiondError {
+  return new SessiondError(
+    "STORE_FAILED",
+    `the store stopped after a failed fsync and refuses writes until it is reopened: ${failure.message}`,
+    { cause: failure, details: { outcome: "not-written" } },
+  );
 }
 
 function storeFailure(what: string, error: unknown): SessiondError {
