@@ -1,7 +1,10 @@
 import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+
+/** The message of the triggers that refuse an entry stored twice (see SCHEMA_V2). */
+export const DUPLICATE_ENTRY = "sessiond: an entry with this seq or idempotency key is already stored";
 
 /**
  * Sessions get an integer `sid` so that entries, keyed (sid, seq) WITHOUT ROWID, stay small and a
@@ -60,6 +63,22 @@ CREATE UNIQUE INDEX journal_seq ON journal (sid, seq);
 CREATE UNIQUE INDEX journal_idempotency ON journal (sid, idem_key) WHERE idem_key IS NOT NULL;
 `;
 
+/**
+ * v2: an entry's (sid, seq) and idempotency key are unique across `entries` and `journal` together, not
+ * only within each. A fold copies a journal row into `entries` under its own id, so that is no duplicate.
+ */
+const SCHEMA_V2 = `
+CREATE TRIGGER journal_unique_across BEFORE INSERT ON journal
+WHEN EXISTS (SELECT 1 FROM entries WHERE sid = NEW.sid AND seq = NEW.seq)
+  OR (NEW.idem_key IS NOT NULL AND EXISTS (SELECT 1 FROM entries WHERE sid = NEW.sid AND idem_key = NEW.idem_key))
+BEGIN SELECT RAISE(ABORT, '${DUPLICATE_ENTRY}'); END;
+CREATE TRIGGER entries_unique_across BEFORE INSERT ON entries
+WHEN EXISTS (SELECT 1 FROM journal WHERE sid = NEW.sid AND seq = NEW.seq AND id != NEW.id)
+  OR (NEW.idem_key IS NOT NULL
+    AND EXISTS (SELECT 1 FROM journal WHERE sid = NEW.sid AND idem_key = NEW.idem_key AND id != NEW.id))
+BEGIN SELECT RAISE(ABORT, '${DUPLICATE_ENTRY}'); END;
+`;
+
 export function migrate(db: Database.Database): void {
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version === SCHEMA_VERSION) return;
@@ -71,8 +90,10 @@ export function migrate(db: Database.Database): void {
   }
   db.transaction(() => {
     // Another process may have migrated while this one waited for the write lock.
-    if ((db.pragma("user_version", { simple: true }) as number) === SCHEMA_VERSION) return;
-    db.exec(SCHEMA_V1);
+    const now = db.pragma("user_version", { simple: true }) as number;
+    if (now === SCHEMA_VERSION) return;
+    if (now < 1) db.exec(SCHEMA_V1);
+    db.exec(SCHEMA_V2);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

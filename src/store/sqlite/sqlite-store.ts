@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Entry, EntryInput, ResetCause } from "../../model/entry.js";
 import { parseEntryInput } from "../../model/entry-schema.js";
-import { SessiondError } from "../../model/errors.js";
+import { isSessiondError, SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { ContextCache } from "../context-cache.js";
 import { checkRange } from "../entry-range.js";
@@ -149,6 +149,9 @@ export const SQL = {
     SELECT sid, seq, id, ts, type, idem_key, data FROM journal WHERE rowid <= ? ORDER BY sid, seq`,
   foldDelete: "DELETE FROM journal WHERE rowid <= ?",
   dataVersion: "PRAGMA data_version",
+  duplicated: `SELECT s.id, j.seq, j.idem_key FROM journal j JOIN sessions s ON s.sid = j.sid
+    WHERE EXISTS (SELECT 1 FROM entries e WHERE e.sid = j.sid AND (e.seq = j.seq OR e.idem_key = j.idem_key))
+    LIMIT 1`,
 } as const;
 
 /**
@@ -181,6 +184,8 @@ export class SqliteStore implements Store {
   /** In WAL mode on a file: makes durable commits durable without blocking the thread. */
   private readonly walSync: WalSync | undefined;
   private readonly checkpointer: Checkpointer | undefined;
+  /** Set when a fold found duplicate entries: every write is refused with it. */
+  private corrupt: SessiondError | undefined;
 
   constructor(options: SqliteStoreOptions) {
     this.path = options.path;
@@ -209,12 +214,17 @@ export class SqliteStore implements Store {
       if (this.journalRows < this.foldThreshold) return;
       try {
         savepoint(() => this.foldJournal());
-      } catch {
-        // The rows stay in the journal, where readers find them; the next batch tries again.
+      } catch (error) {
+        // A duplicate makes the store refuse writes from the next commit on (foldJournal recorded it);
+        // anything else leaves the rows in the journal, where readers find them, for the next batch.
+        if (isSessiondError(error, "STORE_CORRUPT")) return;
       }
     };
     // The usual case: every op succeeds, and no op pays for a savepoint of its own.
     const fast = this.db.transaction((ops: ReadonlyArray<() => unknown>) => {
+      // Inside the transaction, after BEGIN IMMEDIATE got the write lock: a check before it could miss a
+      // commit another process made while this one waited for the lock, and number entries it had taken.
+      this.checkOtherWriters();
       this.viaJournal = ops.length >= this.journalMinBatch;
       const results = ops.map((op) => ({ ok: true as const, value: op() }));
       foldIfFull();
@@ -223,6 +233,7 @@ export class SqliteStore implements Store {
     // After any op failed, the batch is rolled back and run again with a savepoint per op, so the
     // failed op leaves nothing behind and the others still commit.
     const careful = this.db.transaction((ops: ReadonlyArray<() => unknown>) => {
+      this.checkOtherWriters();
       this.viaJournal = ops.length >= this.journalMinBatch;
       const results = ops.map((op) => {
         try {
@@ -248,7 +259,7 @@ export class SqliteStore implements Store {
     };
     this.writer = new GroupCommit(
       (ops, durable) => {
-        this.checkOtherWriters();
+        if (this.corrupt) throw this.corrupt;
         if (!this.walSync) this.setSynchronous(durable || this.durability === "strict" ? "FULL" : "NORMAL");
         try {
           const results = batch.immediate(ops);
@@ -522,10 +533,34 @@ export class SqliteStore implements Store {
   private foldJournal(): void {
     const { n, last } = this.sql.get(SQL.journalSize).get() as { n: number; last: number | null };
     if (n > 0 && last !== null) {
-      this.sql.get(SQL.foldInto).run(last);
+      try {
+        this.sql.get(SQL.foldInto).run(last);
+      } catch (error) {
+        if (!isConstraintError(error)) throw error;
+        throw this.foundDuplicates(error);
+      }
       this.sql.get(SQL.foldDelete).run(last);
     }
     this.journalRows = 0;
+  }
+
+  /**
+   * A fold that finds an entry in both tables (two processes numbered the same seq, before schema v2):
+   * the log is ambiguous, so the store refuses writes from then on, naming what it found; reads go on.
+   */
+  private foundDuplicates(error: unknown): SessiondError {
+    const found = this.sql.get(SQL.duplicated).get() as
+      | { id: string; seq: number; idem_key: string | null }
+      | undefined;
+    const what = found
+      ? `session ${found.id} has entry ${found.seq}${found.idem_key === null ? "" : ` or idempotency key ${JSON.stringify(found.idem_key)}`} twice`
+      : "an entry is stored twice";
+    this.corrupt ??= new SessiondError(
+      "STORE_CORRUPT",
+      `the database holds duplicate entries (${this.path}): ${what}; it refuses writes until repaired`,
+      { cause: error, ...(found ? { details: { sessionId: found.id, seq: found.seq } } : {}) },
+    );
+    return this.corrupt;
   }
 
   /** One timer, pushed back by activity rather than re-armed on every commit. */
@@ -626,6 +661,11 @@ function openDatabase(
   } catch (error) {
     throw asStoreError(error, path);
   }
+}
+
+function isConstraintError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT");
 }
 
 function asStoreError(error: unknown, path?: string): SessiondError {
