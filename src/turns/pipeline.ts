@@ -103,7 +103,7 @@ export class TurnPipeline {
       reply = typeof out === "string" ? { content: out } : out;
       if (signal.aborted) throw cancelled(key);
     } catch (error) {
-      await this.recordFailure(key, error);
+      await this.recordFailure(key, input, error);
       if (isSessiondError(error)) throw error;
       throw new SessiondError("TURN_FAILED", `the turn on ${key} failed: ${messageOf(error)}`, {
         cause: error,
@@ -205,10 +205,12 @@ export class TurnPipeline {
     return stored;
   }
 
-  private async recordFailure(key: string, error: unknown): Promise<void> {
+  private async recordFailure(key: string, input: MessageEntry, error: unknown): Promise<void> {
     const code = isSessiondError(error, "TURN_CANCELLED") ? "TURN_CANCELLED" : "TURN_FAILED";
     const text = `${code}: ${redactSecrets(messageOf(error))}`;
-    await this.deps.store.append(key, [{ type: "note", level: "error", code, text }]);
+    await this.deps.store.append(key, [
+      { type: "note", level: "error", code, text, idempotencyKey: turnEntryKey(input, code) },
+    ]);
   }
 
   private async findReply(input: MessageEntry): Promise<MessageEntry | undefined> {
@@ -247,11 +249,24 @@ function replyEntries(route: Route, input: MessageEntry, reply: TurnReply): Entr
       sender: { id: route.agent },
       replyTo: input.id,
       ...(toolCalls.length ? { toolCalls } : {}),
+      idempotencyKey: turnEntryKey(input, "reply"),
     },
   ];
-  if (reply.usage) entries.push({ type: "usage", ...reply.usage });
-  if (reply.runtimeCompaction) entries.push(runtimeCompactionNote(route.agent, reply.runtimeCompaction));
+  if (reply.usage)
+    entries.push({ type: "usage", ...reply.usage, idempotencyKey: turnEntryKey(input, "usage") });
+  if (reply.runtimeCompaction) {
+    const note = runtimeCompactionNote(route.agent, reply.runtimeCompaction);
+    entries.push({ ...note, idempotencyKey: turnEntryKey(input, "runtime-compaction") });
+  }
   return entries;
+}
+
+/**
+ * What a turn stores besides its input is keyed by the input entry (the same entry on every redelivery of
+ * a platform message), so a retry of a turn whose writes had an unknown outcome never stores them twice.
+ */
+function turnEntryKey(input: MessageEntry, what: string): string {
+  return `turn:${input.id}:${what}`;
 }
 
 function cancelled(key: string): SessiondError {

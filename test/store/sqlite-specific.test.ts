@@ -173,4 +173,20 @@ describe("SQLite store", () => {
       expect.objectContaining({ code: "STORE_CORRUPT", message: expect.stringContaining(bad) }),
     );
   });
+
+  it("bounds the appends waiting for the writer by their bytes: beyond maxQueuedBytes, STORE_BUSY, and the accepted ones are stored", async () => {
+    const store = open({ maxQueuedBytes: 4096 });
+    const big = "x".repeat(1000);
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => store.append(`k${i}`, [msg(`${i} ${big}`)], init)),
+    );
+    const busy = results.filter((r) => r.status === "rejected");
+    expect(busy.length).toBeGreaterThan(0);
+    for (const r of busy) expect(r.reason).toMatchObject({ code: "STORE_BUSY" });
+    const stored = results.flatMap((r, i) => (r.status === "fulfilled" ? [i] : []));
+    expect(stored.length).toBeGreaterThan(0);
+    for (const i of stored) expect((await store.getSession(`k${i}`))?.entryCount).toBe(1);
+    // Once the queue drains, appends are accepted again.
+    await expect(store.append("later", [msg(big)], init)).resolves.toMatchObject({ created: [true] });
+  });
 });

@@ -20,7 +20,7 @@ parentPort.on("message", (message) => {
     db.pragma("wal_checkpoint(PASSIVE)");
     parentPort.postMessage("done");
   } catch (error) {
-    parentPort.postMessage("failed");
+    parentPort.postMessage(String(error && error.code).startsWith("SQLITE_IOERR") ? "io:" + error.message : "failed");
   }
 });
 `;
@@ -37,6 +37,7 @@ export class Checkpointer {
   private running = false;
   private wanted = false;
   private broken = false;
+  private failed = false;
   private timer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private lastAt = Number.NEGATIVE_INFINITY;
@@ -45,6 +46,7 @@ export class Checkpointer {
 
   constructor(
     private readonly path: string,
+    private readonly onIoError: (error: Error) => void = () => undefined,
     private readonly minIntervalMs = 200,
   ) {}
 
@@ -56,6 +58,14 @@ export class Checkpointer {
     worker.on("message", (message: string) => {
       this.running = false;
       if (message === "done") this.completed++;
+      // A busy or locked file only means the next checkpoint tries again; an I/O error (a failed fsync
+      // of the WAL or the database) means the file can no longer be trusted.
+      if (message.startsWith("io:")) {
+        // Stops checkpointing; the thread itself is stopped by close(), as always.
+        this.failed = true;
+        this.onIoError(new Error(`checkpoint of ${this.path}: ${message.slice(3)}`));
+        return;
+      }
       if (this.wanted) {
         this.wanted = false;
         this.request();
@@ -70,7 +80,7 @@ export class Checkpointer {
 
   /** Asks for a checkpoint; requests while one runs, or within `minIntervalMs` of the last, coalesce. */
   request(): void {
-    if (this.closing || this.broken) return;
+    if (this.closing || this.broken || this.failed) return;
     if (this.running) {
       this.wanted = true;
       return;

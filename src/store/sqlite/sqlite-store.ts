@@ -6,6 +6,7 @@ import { parseEntryInput } from "../../model/entry-schema.js";
 import { isSessiondError, SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { ContextCache } from "../context-cache.js";
+import { inputBytes } from "../entry-bytes.js";
 import { checkRange } from "../entry-range.js";
 import { GroupCommit, INLINE_SYNC_MAX_BATCH, messageOf } from "../group-commit.js";
 import {
@@ -81,6 +82,8 @@ export interface SqliteStoreOptions {
    * duplicates memory.
    */
   pageCacheKb?: number;
+  /** The most bytes of appends waiting for the writer before appends fail with STORE_BUSY (default 64 MiB). */
+  maxQueuedBytes?: number;
 }
 
 /**
@@ -199,7 +202,7 @@ export class SqliteStore implements Store {
     if (options.path !== ":memory:" && this.db.pragma("journal_mode", { simple: true }) === "wal") {
       this.walSync = new WalSync(`${options.path}-wal`);
       this.db.pragma("synchronous = NORMAL");
-      this.checkpointer = new Checkpointer(options.path);
+      this.checkpointer = new Checkpointer(options.path, (error) => this.writer.failStop(error));
       this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
     }
     this.sql = new Statements(this.db);
@@ -264,11 +267,13 @@ export class SqliteStore implements Store {
         try {
           const results = batch.immediate(ops);
           this.walSync?.committed();
-          if (durable && ops.length < INLINE_SYNC_MAX_BATCH) this.walSync?.syncNow();
+          if (durable && ops.length < INLINE_SYNC_MAX_BATCH) this.syncWalNow();
           return results;
         } catch (error) {
           this.forgetAll();
-          throw asStoreError(error);
+          // SQLite's own fsync (synchronous=FULL without WalSync, a checkpoint inside COMMIT) failing is
+          // a failed fsync as well: GroupCommit stops the writer for STORE_FAILED.
+          throw isFsyncError(error) ? walSyncFailed(this.path, error) : asStoreError(error);
         } finally {
           this.scheduleIdleFold();
           this.checkpointer?.request();
@@ -277,7 +282,8 @@ export class SqliteStore implements Store {
       {
         intervalMs: options.commitIntervalMs ?? 0,
         maxBatch: options.maxBatch ?? 2000,
-        ...(this.walSync ? { durableBarrier: this.walSync.sync.bind(this.walSync) } : {}),
+        ...(this.walSync ? { durableBarrier: () => this.syncWal() } : {}),
+        ...(options.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: options.maxQueuedBytes }),
       },
     );
   }
@@ -314,6 +320,7 @@ export class SqliteStore implements Store {
         return { session: cloneSession(session), entries: plan.entries, created: plan.created };
       },
       (options?.durability ?? this.durability) === "strict",
+      inputBytes(parsed),
     );
   }
 
@@ -475,7 +482,14 @@ export class SqliteStore implements Store {
   /** Everything committed so far reaches the disk: a checkpoint syncs the WAL first. */
   async sync(): Promise<void> {
     await this.writer.flush();
-    this.read(() => this.db.pragma("wal_checkpoint(PASSIVE)"));
+    // After a failed fsync nothing can be promised to be on disk, even if this checkpoint's fsync passes.
+    if (this.writer.failed) throw this.writer.failed;
+    try {
+      this.read(() => this.db.pragma("wal_checkpoint(PASSIVE)"));
+    } catch (error) {
+      const cause = (error as { cause?: unknown }).cause ?? error;
+      throw isIoError(cause) ? this.writer.failStop(walSyncFailed(this.path, cause)) : error;
+    }
   }
 
   delete(key: string): Promise<DeleteResult> {
@@ -521,6 +535,23 @@ export class SqliteStore implements Store {
     this.sql.get(SQL.deleteJournal).run(row.sid);
     this.sql.get(SQL.deleteSession).run(row.sid);
     return entries;
+  }
+
+  /** The inline fsync of a small durable batch; a failure stops the writer (fail-stop, see GroupCommit). */
+  private syncWalNow(): void {
+    try {
+      this.walSync?.syncNow();
+    } catch (error) {
+      throw walSyncFailed(this.path, error);
+    }
+  }
+
+  private async syncWal(): Promise<void> {
+    try {
+      await this.walSync?.sync();
+    } catch (error) {
+      throw walSyncFailed(this.path, error);
+    }
   }
 
   private setSynchronous(mode: "FULL" | "NORMAL"): void {
@@ -663,9 +694,27 @@ function openDatabase(
   }
 }
 
+function walSyncFailed(path: string, error: unknown): SessiondError {
+  return new SessiondError("STORE_FAILED", `the fsync of ${path}-wal failed: ${messageOf(error)}`, {
+    cause: error,
+  });
+}
+
+function sqliteCode(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" ? code : "";
+}
+
+function isIoError(error: unknown): boolean {
+  return sqliteCode(error).startsWith("SQLITE_IOERR");
+}
+
+function isFsyncError(error: unknown): boolean {
+  return sqliteCode(error) === "SQLITE_IOERR_FSYNC" || sqliteCode(error) === "SQLITE_IOERR_DIR_FSYNC";
+}
+
 function isConstraintError(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT");
+  return sqliteCode(error).startsWith("SQLITE_CONSTRAINT");
 }
 
 function asStoreError(error: unknown, path?: string): SessiondError {
