@@ -81,7 +81,12 @@ export function planAppend(
   inputs: EntryInput[],
   log: LogAccess,
   now: number,
+  expectSessionId?: string,
 ): PlannedAppend {
+  // `session` is the key's current session, or the one the append would start: neither is `expected`.
+  if (expectSessionId !== undefined && session.id !== expectSessionId) {
+    throw sessionChanged(session.key, expectSessionId);
+  }
   const entries: Entry[] = [];
   const created: boolean[] = [];
   const fresh: Entry[] = [];
@@ -180,6 +185,14 @@ export function sessionNotFound(key: string): SessiondError {
   return new SessiondError("SESSION_NOT_FOUND", `no session for key ${JSON.stringify(key)}`, {
     details: { key },
   });
+}
+
+export function sessionChanged(key: string, expectedSessionId: string): SessiondError {
+  return new SessiondError(
+    "SESSION_CHANGED",
+    `the write was computed for session ${expectedSessionId}, which is no longer the current session of ${JSON.stringify(key)}`,
+    { details: { key, expectedSessionId } },
+  );
 }
 
 export function currentNotDeletable(sessionId: string): SessiondError {

@@ -83,6 +83,12 @@ export interface SessionScan {
 export interface AppendOptions {
   /** Overrides the store's durability for this append: `relaxed` may be lost in a power cut until `sync()`. */
   durability?: Durability;
+  /**
+   * The session (generation) the entries were computed for: when the key's current session is another
+   * one, or none (after a reset, relink, forget or retention run, in this process or another), the
+   * append fails with `SESSION_CHANGED` and stores nothing; it never starts a session.
+   */
+  expectSessionId?: string;
 }
 
 export interface DeleteResult {

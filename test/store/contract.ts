@@ -469,6 +469,39 @@ export function runStoreContract(factory: StoreFactory): void {
       });
     });
 
+    describe("writes land in the generation they were computed for", () => {
+      it("an append expecting a session that is no longer current fails with SESSION_CHANGED and stores nothing", async () => {
+        const { session: first } = await store.append("k:exp", [msg("a")], init());
+        const ok = await store.append("k:exp", [msg("b")], undefined, { expectSessionId: first.id });
+        expect(ok.entries[0]!.seq).toBe(2);
+
+        const { current } = await store.reset("k:exp", "manual");
+        await expect(
+          store.append("k:exp", [msg("late reply")], undefined, { expectSessionId: first.id }),
+        ).rejects.toMatchObject({
+          code: "SESSION_CHANGED",
+          details: { key: "k:exp", expectedSessionId: first.id },
+        });
+        expect((await store.getSession("k:exp"))!.entryCount).toBe(0);
+        expect((await store.readEntries(first.id)).map((e) => e.seq)).toEqual([1, 2, 3]);
+
+        // Archived with nothing after it, or deleted: the append starts no session.
+        await store.archive("k:exp", "manual");
+        await expect(
+          store.append("k:exp", [msg("late")], init(), { expectSessionId: current.id }),
+        ).rejects.toMatchObject({ code: "SESSION_CHANGED" });
+        expect(await store.getSession("k:exp")).toBeUndefined();
+        expect(await store.generations("k:exp")).toHaveLength(2);
+        await store.append("k:exp2", [msg("x")], init());
+        const gone = (await store.getSession("k:exp2"))!;
+        await store.delete("k:exp2");
+        await expect(
+          store.append("k:exp2", [msg("late")], init(), { expectSessionId: gone.id }),
+        ).rejects.toMatchObject({ code: "SESSION_CHANGED" });
+        expect(await store.generations("k:exp2")).toEqual([]);
+      });
+    });
+
     describe("archive, generations and rekey", () => {
       it("archives without starting a new session; the next append starts one", async () => {
         await store.append("k:a", [msg("a")], init());

@@ -140,4 +140,23 @@ describe("SQLite store: two processes on one file", () => {
       await store.close();
     }
   });
+
+  it("an append expecting a session another process reset fails with SESSION_CHANGED", async () => {
+    const init = { agent: "main", channel: "cli", createdBy: "u" };
+    const gateway = new SqliteStore({ path });
+    const cli = new SqliteStore({ path });
+    try {
+      const { session } = await gateway.append("k", [{ type: "message", role: "user", content: "q" }], init);
+      await cli.reset("k", "manual");
+      await expect(
+        gateway.append("k", [{ type: "message", role: "assistant", content: "a" }], undefined, {
+          expectSessionId: session.id,
+        }),
+      ).rejects.toMatchObject({ code: "SESSION_CHANGED" });
+      expect((await cli.getSession("k"))!.entryCount).toBe(0);
+    } finally {
+      await gateway.close();
+      await cli.close();
+    }
+  });
 });

@@ -243,6 +243,7 @@ export class JsonlStore implements Store {
           parsed,
           { findIdempotent: (_s, k) => loaded?.byIdempotencyKey.get(k) },
           now,
+          options?.expectSessionId,
         );
         const tracked = existing ?? this.createFile(session);
         if (plan.fresh.length > 0) this.record(tracked, loaded, plan.fresh, session);

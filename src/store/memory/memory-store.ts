@@ -24,6 +24,7 @@ import {
   normaliseScan,
 } from "../session-query.js";
 import type {
+  AppendOptions,
   AppendResult,
   ArchiveResult,
   DeleteResult,
@@ -54,23 +55,31 @@ export class MemoryStore implements Store {
   private readonly generationsByKey = new Map<string, Generation[]>();
   private closed = false;
 
-  async append(key: string, inputs: EntryInput[], init?: SessionInit): Promise<AppendResult> {
+  async append(
+    key: string,
+    inputs: EntryInput[],
+    init?: SessionInit,
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
     this.assertOpen();
     const parsed = inputs.map(parseEntryInput);
-    let generation = this.current.get(key);
-    if (!generation) {
-      const previous = this.generationsByKey.get(key) ?? [];
-      const session = newSession(key, requireInit(key, init), previous.length + 1, Date.now());
-      generation = this.addGeneration(session);
-    }
-    const target = generation;
-    const session = cloneSession(target.session);
+    const existing = this.current.get(key);
+    const session = existing
+      ? cloneSession(existing.session)
+      : newSession(
+          key,
+          requireInit(key, init),
+          (this.generationsByKey.get(key)?.length ?? 0) + 1,
+          Date.now(),
+        );
     const plan = planAppend(
       session,
       parsed,
-      { findIdempotent: (_s, k) => target.byIdempotencyKey.get(k) },
+      { findIdempotent: (_s, k) => existing?.byIdempotencyKey.get(k) },
       Date.now(),
+      options?.expectSessionId,
     );
+    const target = existing ?? this.addGeneration(session);
     for (const entry of plan.fresh) {
       target.entries.push(entry);
       if (entry.idempotencyKey !== undefined) target.byIdempotencyKey.set(entry.idempotencyKey, entry);

@@ -302,13 +302,16 @@ export class SqliteStore implements Store {
     }
     return this.writer.submit(
       () => {
-        const current = this.current(key) ?? this.create(key, requireInit(key, init));
-        const session = cloneSession(current.session);
+        const existing = this.current(key);
+        const session = existing ? cloneSession(existing.session) : this.nextSession(key, init);
         const findIdempotent = (_s: Session, k: string) => {
-          const row = this.sql.get(SQL.idempotent).get({ sid: current.sid, key: k }) as EntryRow | undefined;
+          if (!existing) return undefined;
+          const row = this.sql.get(SQL.idempotent).get({ sid: existing.sid, key: k }) as EntryRow | undefined;
           return row && entryFromRow(session.id, row);
         };
-        const plan = planAppend(session, parsed, { findIdempotent }, Date.now());
+        const plan = planAppend(session, parsed, { findIdempotent }, Date.now(), options?.expectSessionId);
+        // A new session is stored once the plan holds (a plan that throws leaves nothing to roll back).
+        const current = existing ?? this.insertSession(session);
         if (plan.fresh.length > 0) {
           const insert = this.sql.get(this.viaJournal ? SQL.insertJournal : SQL.insertEntry);
           for (const entry of plan.fresh) insert.run(entryInsertParams(current.sid, entry));
@@ -621,9 +624,10 @@ export class SqliteStore implements Store {
     return current;
   }
 
-  private create(key: string, init: SessionInit): Current {
+  /** The session an append to a key without one starts (stored by insertSession). */
+  private nextSession(key: string, init: SessionInit | undefined): Session {
     const last = (this.sql.get(SQL.lastGeneration).get(key) as { g: number | null }).g ?? 0;
-    return this.insertSession(newSession(key, init, last + 1, Date.now()));
+    return newSession(key, requireInit(key, init), last + 1, Date.now());
   }
 
   private insertSession(session: Session): Current {
