@@ -20,6 +20,7 @@ import {
   type IdentityLinkCheck,
   reconcileIdentityLinks,
 } from "./lifecycle/identity-changes.js";
+import type { InLanes } from "./lifecycle/in-lanes.js";
 import {
   compactionOverrides,
   type InheritedLayers,
@@ -291,11 +292,12 @@ class SessionEngine implements Engine {
   constructor(private readonly parts: EngineParts) {
     this.store = observedStore(parts.store, this.events);
     this.agents = parts.agents;
-    this.titles = parts.titles && new TitleWriter(this.store, parts.titles.model);
+    this.lanes = new Lanes({ maxQueue: parts.config.maxQueuedTurns ?? 16 });
+    const inLanes: InLanes = (keys, work) => this.lanes.runAll(keys, work);
+    this.titles = parts.titles && new TitleWriter(this.store, parts.titles.model, inLanes);
     this.routing = parts.routing;
     this.dataDir = parts.dataDir;
     this.summarizer = parts.summarizer;
-    this.lanes = new Lanes({ maxQueue: parts.config.maxQueuedTurns ?? 16 });
     const lifecycle = parts.config.lifecycle ?? {};
     const resetTriggers = lifecycle.resetTriggers ?? DEFAULT_RESET_TRIGGERS;
     validateResetTriggers(resetTriggers);
@@ -312,7 +314,8 @@ class SessionEngine implements Engine {
     // next durable commit only means compacting again (later commits are ordered after it).
     this.compactor = new Compactor(
       parts.summarizer,
-      (key, entries) => this.store.append(key, entries, undefined, { durability: "relaxed" }),
+      (key, entries, options) =>
+        this.store.append(key, entries, undefined, { ...options, durability: "relaxed" }),
       Date.now,
       parts.thread,
     );
@@ -331,6 +334,7 @@ class SessionEngine implements Engine {
       retention: this.lifecycle.retention,
       keepArchive: this.lifecycle.keepArchive,
       clock: this.lifecycle.clock,
+      inLanes,
       apply: (session) =>
         this.lanes.run(session.key, () =>
           resetIfDue(this.store, session.key, this.lifecycle.policy, this.lifecycle.clock.now(), {
@@ -359,8 +363,9 @@ class SessionEngine implements Engine {
     const { identityLinks, agents } = parts.routing;
     this.identity = {
       check: () => reconcileIdentityLinks(this.store, this.dataDir, identityLinks, agents),
-      relink: () => reconcileIdentityLinks(this.store, this.dataDir, identityLinks, agents, { apply: true }),
-      forget: (identity) => forgetIdentity(this.store, identity, identityLinks, agents),
+      relink: () =>
+        reconcileIdentityLinks(this.store, this.dataDir, identityLinks, agents, { apply: true, inLanes }),
+      forget: (identity) => forgetIdentity(this.store, identity, identityLinks, agents, inLanes),
     };
     this.sessions = {
       list: (query) => this.store.listSessions(query),
@@ -485,7 +490,10 @@ class SessionEngine implements Engine {
   async prune(options: { dryRun?: boolean } = {}): Promise<PruneResult> {
     const plan = await planRetention(this.store, this.lifecycle.retention, this.lifecycle.clock.now());
     if (options.dryRun) return { plan };
-    return { plan, applied: await applyRetention(this.store, plan) };
+    return {
+      plan,
+      applied: await applyRetention(this.store, plan, (keys, work) => this.lanes.runAll(keys, work)),
+    };
   }
 
   close(): Promise<void> {

@@ -26,8 +26,15 @@ export interface CompactRequest {
   signal?: AbortSignal;
 }
 
-/** How the compactor writes: the engine's append to the key's current session. */
-export type AppendToKey = (key: string, entries: EntryInput[]) => Promise<AppendResult>;
+/**
+ * How the compactor writes: the engine's append to the key's current session, which must still be
+ * `expectSessionId`, the session the compaction was computed on (else `SESSION_CHANGED`).
+ */
+export type AppendToKey = (
+  key: string,
+  entries: EntryInput[],
+  options: { expectSessionId: string },
+) => Promise<AppendResult>;
 
 interface Backoff {
   failures: number;
@@ -115,7 +122,7 @@ export class Compactor {
       model = result.model;
       checkSummary(summary, policy.summaryMaxChars, identifiers);
     } catch (error) {
-      await this.fail(key, error, policy.retryAfterMs);
+      await this.fail(key, context.session.id, error, policy.retryAfterMs);
       throw new SessiondError("COMPACTION_FAILED", `compaction of ${key} failed: ${messageOf(error)}`, {
         cause: error,
         details: { key },
@@ -134,20 +141,20 @@ export class Compactor {
       summarizer: this.summarizer.name,
       ...(model ? { model } : {}),
     };
-    const { entries } = await this.append(key, [input]);
+    const { entries } = await this.append(key, [input], { expectSessionId: context.session.id });
     this.backoff.delete(key);
     return { reason, entry: entries[0] as CompactionEntry };
   }
 
-  private async fail(key: string, error: unknown, retryAfterMs: number): Promise<void> {
+  private async fail(key: string, sessionId: string, error: unknown, retryAfterMs: number): Promise<void> {
     const previous = this.backoff.get(key)?.failures ?? 0;
     const failures = previous + 1;
     const wait = Math.min(60 * 60_000, retryAfterMs * 2 ** previous);
     this.backoff.set(key, { failures, notBefore: this.now() + wait });
     const text = `compaction failed (${failures} in a row; next try in ${Math.round(wait / 1000)} s): ${messageOf(error)}. The history is unchanged.`;
-    await this.append(key, [{ type: "note", level: "warn", code: "COMPACTION_FAILED", text }]).catch(
-      () => undefined,
-    );
+    await this.append(key, [{ type: "note", level: "warn", code: "COMPACTION_FAILED", text }], {
+      expectSessionId: sessionId,
+    }).catch(() => undefined);
   }
 }
 

@@ -6,6 +6,7 @@ import type { IdentityLinks, KeyMerge } from "../keys/index.js";
 import { identityLinkMerges } from "../keys/index.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { Store } from "../store/store.js";
+import { direct, type InLanes } from "./in-lanes.js";
 
 /** The file in the data dir that holds the identity links last applied to the store. */
 export const LINK_SNAPSHOT_FILE = "identity-links.json";
@@ -182,11 +183,12 @@ export interface AppliedMerge extends KeyMerge {
 export async function applyMerges(
   store: Store,
   merges: readonly KeyMerge[],
+  inLanes: InLanes = direct,
 ): Promise<{ merges: AppliedMerge[]; moved: number }> {
   const applied: AppliedMerge[] = [];
   let moved = 0;
   for (const merge of merges) {
-    const result = await store.rekey(merge.from, merge.to);
+    const result = await inLanes([merge.from, merge.to], () => store.rekey(merge.from, merge.to));
     applied.push({ from: merge.from, to: merge.to, moved: result.moved });
     moved += result.moved;
   }
@@ -216,7 +218,7 @@ export async function reconcileIdentityLinks(
   dataDir: string,
   links: IdentityLinks,
   agents: readonly string[] = [],
-  options: { apply?: boolean; now?: number } = {},
+  options: { apply?: boolean; now?: number; inLanes?: InLanes } = {},
 ): Promise<IdentityLinkCheck> {
   const snapshot = await readLinkSnapshot(dataDir);
   const previous = snapshot?.links ?? {};
@@ -238,7 +240,7 @@ export async function reconcileIdentityLinks(
     snapshotWritten: false,
   };
   if (merges.length > 0 && !options.apply) return check;
-  if (merges.length > 0) check.applied = await applyMerges(store, merges);
+  if (merges.length > 0) check.applied = await applyMerges(store, merges, options.inLanes);
   if (snapshot === undefined || !sameLinks(snapshot.links, links)) {
     await writeLinkSnapshot(dataDir, links, options.now);
   }
@@ -312,6 +314,7 @@ export async function forgetIdentity(
   identity: string,
   links: IdentityLinks,
   agents: readonly string[] = [],
+  inLanes: InLanes = direct,
 ): Promise<ForgetResult> {
   compileIdentityLinks(links);
   const person = personOf(identity, links);
@@ -326,7 +329,7 @@ export async function forgetIdentity(
   for (const key of await storedKeys(store)) if (belongsTo(key, lowered, agents)) candidates.add(key);
   const result: ForgetResult = { person, accounts, keys: [], sessions: 0, entries: 0 };
   for (const key of candidates) {
-    const deleted = await store.delete(key);
+    const deleted = await inLanes([key], () => store.delete(key));
     if (deleted.sessions === 0) continue;
     result.keys.push({ key, ...deleted });
     result.sessions += deleted.sessions;

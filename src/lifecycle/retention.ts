@@ -1,6 +1,7 @@
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { Session } from "../model/session.js";
 import type { SessionScan, Store } from "../store/store.js";
+import { direct, type InLanes } from "./in-lanes.js";
 
 /**
  * What is deleted by age; nothing else ever is (GoClaw: "sessions are not deleted by age"). A value of 0
@@ -189,9 +190,19 @@ export async function planRetention(
  * Deletes what the plan lists: `store.delete(key)` for whole webhook keys, `store.deleteGeneration(id)`
  * for archived generations. A key that had activity after the plan was made is left alone.
  */
-export async function applyRetention(store: Store, plan: RetentionPlan): Promise<RetentionResult> {
+export async function applyRetention(
+  store: Store,
+  plan: RetentionPlan,
+  inLanes: InLanes = direct,
+): Promise<RetentionResult> {
   const result: RetentionResult = { keys: 0, generations: 0, sessions: 0, entries: 0, skipped: 0 };
-  const applyOne = async (item: RetentionItem): Promise<void> => {
+  const applyOne = (item: RetentionItem): Promise<void> =>
+    inLanes([item.key], () => applyInLane(item)).catch((error: unknown) => {
+      // A key with turns queued is not idle: left for the next run.
+      if (!isSessiondError(error, "SESSION_BUSY")) throw error;
+      result.skipped += 1;
+    });
+  const applyInLane = async (item: RetentionItem): Promise<void> => {
     if (item.scope === "key") {
       const current = await store.getSession(item.key);
       if (current !== undefined && current.lastActivityAt > item.lastActivityAt) {

@@ -2,6 +2,7 @@ import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { Session } from "../model/session.js";
 import type { SessionScan, Store } from "../store/store.js";
 import { type Clock, type IntervalTimer, systemClock, systemTimer, type TimerHandle } from "./clock.js";
+import type { InLanes } from "./in-lanes.js";
 import {
   dueCutoff,
   dueReset,
@@ -140,6 +141,8 @@ export interface SweeperOptions extends SweepOptions {
   retentionBatch?: number;
   clock?: Clock;
   timer?: IntervalTimer;
+  /** Runs retention's deletes in the keys' lanes; default: directly. */
+  inLanes?: InLanes;
   /** After every successful run. */
   onSweep?: (report: SweepReport) => void;
   /** Errors of timer-driven runs end here and never escape the timer. Default: `console.error`. */
@@ -243,7 +246,7 @@ export class Sweeper {
       const plan = await planRetention(store, retention, now, {
         limit: this.options.retentionBatch ?? 10_000,
       });
-      report.retention = await applyRetention(store, plan);
+      report.retention = await applyRetention(store, plan, this.options.inLanes);
     }
     return report;
   }

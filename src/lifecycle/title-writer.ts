@@ -1,6 +1,7 @@
 import type { Session } from "../model/session.js";
 import type { TextModel } from "../model/text-model.js";
 import type { Store } from "../store/store.js";
+import { direct, type InLanes } from "./in-lanes.js";
 import { titleFromExchange } from "./titles.js";
 
 /**
@@ -13,6 +14,7 @@ export class TitleWriter {
   constructor(
     private readonly store: Store,
     private readonly model?: TextModel,
+    private readonly inLanes: InLanes = direct,
   ) {}
 
   afterTurn(key: string, session: Session): void {
@@ -33,9 +35,20 @@ export class TitleWriter {
       const assistant = first.find((e) => e.type === "message" && e.role === "assistant");
       if (user?.type !== "message" || assistant?.type !== "message") return;
       const title = await titleFromExchange({ user: user.content, assistant: assistant.content }, this.model);
-      const now = await this.store.getSession(key);
-      if (!now || now.id !== session.id || now.title !== "") return;
-      await this.store.append(key, [{ type: "title", title, by: this.model ? this.model.model : "offline" }]);
+      // The model is asked outside the lane (it may be slow); the check and the write hold it, and
+      // expectSessionId keeps another process's reset from putting the title on the next generation.
+      await this.inLanes([key], async () => {
+        const now = await this.store.getSession(key);
+        if (!now || now.id !== session.id || now.title !== "") return;
+        await this.store.append(
+          key,
+          [{ type: "title", title, by: this.model ? this.model.model : "offline" }],
+          undefined,
+          {
+            expectSessionId: session.id,
+          },
+        );
+      });
     } catch {
       // A title is a convenience: a failure leaves the session untitled, to be tried after a later turn.
     }

@@ -50,6 +50,17 @@ export class Lanes {
     return result;
   }
 
+  /**
+   * Runs `work` holding every lane of `keys`, taken in sorted order so that two such calls never wait
+   * for each other's second lane.
+   */
+  runAll<T>(keys: readonly string[], work: () => Promise<T>): Promise<T> {
+    const sorted = [...new Set(keys)].sort();
+    const hold = (i: number): Promise<T> =>
+      i === sorted.length ? work() : this.run(sorted[i]!, () => hold(i + 1));
+    return hold(0);
+  }
+
   /** Turns running or waiting on a key. */
   depth(key: string): number {
     return this.lanes.get(key)?.size ?? 0;

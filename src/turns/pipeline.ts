@@ -115,8 +115,11 @@ export class TurnPipeline {
       ...e,
       ts: this.deps.lifecycle.clock.now(),
     }));
+    // Computed on the input's session: a reset, relink or forget since (another process's too) makes
+    // this fail with SESSION_CHANGED rather than land in the next generation.
     const saved = await store.append(key, stamped, undefined, {
       durability: durability === "relaxed" ? "relaxed" : "strict",
+      expectSessionId: input.sessionId,
     });
     this.deps.afterTurn(key, saved.session);
     const result: TurnResult = {
@@ -208,9 +211,17 @@ export class TurnPipeline {
   private async recordFailure(key: string, input: MessageEntry, error: unknown): Promise<void> {
     const code = isSessiondError(error, "TURN_CANCELLED") ? "TURN_CANCELLED" : "TURN_FAILED";
     const text = `${code}: ${redactSecrets(messageOf(error))}`;
-    await this.deps.store.append(key, [
-      { type: "note", level: "error", code, text, idempotencyKey: turnEntryKey(input, code) },
-    ]);
+    await this.deps.store
+      .append(
+        key,
+        [{ type: "note", level: "error", code, text, idempotencyKey: turnEntryKey(input, code) }],
+        undefined,
+        { expectSessionId: input.sessionId },
+      )
+      .catch((failure: unknown) => {
+        // The input's session is gone: there is no place for the note, and the turn's own error stands.
+        if (!isSessiondError(failure, "SESSION_CHANGED")) throw failure;
+      });
   }
 
   private async findReply(input: MessageEntry): Promise<MessageEntry | undefined> {

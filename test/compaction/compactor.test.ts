@@ -50,7 +50,7 @@ describe("Compactor", () => {
   const compactor = (s: Summarizer) =>
     new Compactor(
       s,
-      (key, entries) => store.append(key, entries),
+      (key, entries, options) => store.append(key, entries, undefined, options),
       () => clock,
     );
   const context = async (key: string) => (await store.loadContext(key))!;
@@ -181,7 +181,7 @@ describe("Compactor", () => {
     try {
       const c = new Compactor(
         thread.offline,
-        (key, entries) => store.append(key, entries),
+        (key, entries, options) => store.append(key, entries, undefined, options),
         () => clock,
         thread,
       );

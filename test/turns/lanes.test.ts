@@ -89,4 +89,23 @@ describe("Lanes", () => {
     await lanes.drain();
     expect(done).toBe(3);
   });
+
+  it("runAll holds every key's lane: work on either key waits for it, and it waits for theirs", async () => {
+    const lanes = new Lanes();
+    const order: string[] = [];
+    const gate = deferred();
+    const onB = lanes.run("b", async () => {
+      await gate.promise;
+      order.push("turn b");
+    });
+    const both = lanes.runAll(["b", "a"], async () => {
+      order.push("both");
+    });
+    const onA = lanes.run("a", async () => {
+      order.push("turn a");
+    });
+    gate.resolve();
+    await Promise.all([onB, both, onA]);
+    expect(order).toEqual(["turn b", "both", "turn a"]);
+  });
 });
