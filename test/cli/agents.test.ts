@@ -110,4 +110,58 @@ describe("sessiond agents and runtime sessions in the CLI", () => {
     expect(gone.stderr).toContain("AGENT_NOT_FOUND");
     expect((await cli(dir, ["agents", "set", "dev", "colour=blue"])).code).toBe(2);
   });
+
+  it("with the JSONL store, agent settings, runtime sessions and the cost ledger persist too", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "sessiond.yaml"),
+      [
+        "data_dir: .",
+        "store:",
+        "  backend: jsonl",
+        "default_agent: dev",
+        "agents:",
+        "  - id: dev",
+        "    runtime: echo",
+        "",
+      ].join("\n"),
+    );
+    await seed(
+      dir,
+      async (engine) => {
+        await engine.append("telegram:7", [
+          { type: "message", role: "user", content: "hi", sender: { id: "7" } },
+        ]);
+        await engine.agents.store.save({
+          agent: "dev",
+          key: "telegram:7",
+          runtime: "codex",
+          id: "9b1c2d3e-0000-4000-8000-000000000002",
+          savedAt: 1,
+        });
+        await engine.agents.store.recordCost({
+          agent: "dev",
+          key: "telegram:7",
+          runId: "run-1",
+          runtime: "codex",
+          status: "priced",
+          usd: 0.25,
+          at: 1,
+        });
+      },
+      { store: { backend: "jsonl", path: join(dir, "sessions") }, agents: ["dev"], defaultAgent: "dev" },
+    );
+    const set = await cli(dir, ["agents", "set", "dev", "model=opus"]);
+    expect(set.stdout).toBe("agent dev updated\n");
+    const shown = parseJson<Record<string, unknown>>(
+      (await cli(dir, ["agents", "show", "dev", "--json"])).stdout,
+    );
+    expect(shown).toMatchObject({ name: "dev", model: "opus" });
+    const show = await cli(dir, ["sessions", "show", "telegram:7"]);
+    expect(show.stdout).toMatch(/^ {2}dev +codex +9b1c2d3e$/m);
+    expect(show.stdout).toMatch(/^cost: \$0\.25 over 1 priced run/m);
+    // sessiond's own files stay out of the CrabTalk directory's session files.
+    expect(existsSync(join(dir, "sessions", ".sessiond", "agents.json"))).toBe(true);
+    expect(existsSync(join(dir, "sessions", ".sessiond", "runtime-sessions.db"))).toBe(true);
+  });
 });

@@ -1,5 +1,6 @@
 import { dirname, join } from "node:path";
 import type { EngineConfig } from "../../config/engine-config.js";
+import { META_DIR as JSONL_META_DIR } from "../../store/jsonl/jsonl-store.js";
 import { type AgentRuntimeSettings, AgentSettingsFile, type RuntimeKind } from "../agents.js";
 import { AgentRuntimes, type NoteWriter } from "./agent-runtimes.js";
 import { MemoryRuntimeSessionStore } from "./memory.js";
@@ -9,26 +10,32 @@ import type { RuntimeSessionStore } from "./store.js";
 export const RUNTIME_SESSIONS_FILE = "runtime-sessions.db";
 export const AGENTS_FILE = "agents.json";
 
+function runtimeDir(config: EngineConfig): string | undefined {
+  const store = config.store;
+  if (store === undefined) return config.dataDir ?? ".sessiond";
+  if ("append" in store) return undefined;
+  if (store.backend === "sqlite") return store.path === ":memory:" ? undefined : dirname(store.path);
+  if (store.backend === "jsonl") return join(store.path, JSONL_META_DIR);
+  return undefined;
+}
+
 /** `model` agents (and agents that name no runtime) take `model` from the config's `models`. */
 export function usesModelEndpoint(runtime: RuntimeKind | undefined): boolean {
   return runtime === undefined || runtime === "model";
 }
 
 /**
- * Where runtime sessions and agents.json live: beside the SQLite store file (the data directory), else in
- * memory (a memory store, or a store object given by the caller). Returns the agents agents.json adds.
+ * Where runtime sessions and agents.json live: beside the SQLite store file (the data directory); in the
+ * JSONL directory's `.sessiond` folder (so a CrabTalk directory holds only session files), as the same
+ * SQLite file; else in memory (a memory store, or a store object given by the caller). Returns the agents
+ * agents.json adds.
  */
 export function openAgentRuntimes(config: EngineConfig): {
   added: string[];
   build(note: NoteWriter): AgentRuntimes;
 } {
   const store = config.store;
-  const dir =
-    store && !("append" in store) && store.backend === "sqlite" && store.path !== ":memory:"
-      ? dirname(store.path)
-      : store === undefined
-        ? (config.dataDir ?? ".sessiond")
-        : undefined;
+  const dir = runtimeDir(config);
   const base: Record<string, AgentRuntimeSettings> = {};
   for (const agent of config.agents ?? [config.defaultAgent ?? "main"]) {
     const options = config.agentOptions?.[agent] ?? {};

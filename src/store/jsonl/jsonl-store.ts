@@ -99,7 +99,8 @@ interface PendingWrites {
 
 type BatchResults = ReturnType<CommitBatch>;
 
-const META_DIR = ".sessiond";
+/** sessiond's own files in a CrabTalk-format directory (runtime sessions and agents.json live here too). */
+export const META_DIR = ".sessiond";
 /** A checkpoint empties the journal once it holds this much. */
 const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 /** …or once this many session files wait for their fsync (each holds a file descriptor). */
