@@ -12,6 +12,9 @@ describe("error mapping", () => {
     expect(statusOf("NOTHING_TO_COMPACT")).toBe(409);
     expect(statusOf("TURN_FAILED")).toBe(502);
     expect(statusOf("STORE_CORRUPT")).toBe(500);
+    expect(statusOf("SESSION_CHANGED")).toBe(409);
+    for (const code of ["STORE_CLOSED", "STORE_UNAVAILABLE", "STORE_FAILED", "STORE_BUSY"] as const)
+      expect(statusOf(code)).toBe(503);
   });
 
   it("answers a failing runtime with a JSON error and no internals", async () => {
