@@ -34,7 +34,6 @@ export function openAgentRuntimes(config: EngineConfig): {
   added: string[];
   build(note: NoteWriter): AgentRuntimes;
 } {
-  const store = config.store;
   const dir = runtimeDir(config);
   const base: Record<string, AgentRuntimeSettings> = {};
   for (const agent of config.agents ?? [config.defaultAgent ?? "main"]) {
