@@ -3,21 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
-import type { Envelope } from "../../src/model/envelope.js";
 import type { Summarizer } from "../../src/model/summarizer.js";
 import type { TextModel } from "../../src/model/text-model.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { SessionPage, SessionQuery } from "../../src/store/store.js";
+import { telegramDm } from "../support/envelopes.js";
 
 const KEY = "telegram:42";
-const message = (text: string, id?: string): Envelope => ({
-  channel: "telegram",
-  chat: { type: "direct", id: "42" },
-  sender: { id: "42" },
-  text,
-  ...(id ? { platformMessageId: id } : {}),
-});
 
 describe("writes land in the generation they were computed for", () => {
   let dir: string;
@@ -49,9 +42,9 @@ describe("writes land in the generation they were computed for", () => {
 
   it("a reply computed before another process reset the session fails with SESSION_CHANGED and is stored nowhere", async () => {
     const e = await open({ titles: { enabled: false } });
-    const first = await e.turn(message("hello"), async () => "hi");
+    const first = await e.turn(telegramDm("hello"), async () => "hi");
     await expect(
-      e.turn(message("and now?"), async () => {
+      e.turn(telegramDm("and now?"), async () => {
         await cli.reset(KEY, "manual");
         return "a late reply";
       }),
@@ -89,7 +82,7 @@ describe("writes land in the generation they were computed for", () => {
       return session;
     };
     const e = await open({ store, models: { titler }, titles: { model: "titler" } });
-    await e.turn(message("hello"), async () => "hi");
+    await e.turn(telegramDm("hello"), async () => "hi");
     await e.close();
     expect(reset).toBe(true);
     const current = (await cli.getSession(KEY))!;
@@ -111,9 +104,9 @@ describe("writes land in the generation they were computed for", () => {
       titles: { enabled: false },
       compaction: { summarizer, maxMessages: 4, keepRecent: 2 },
     });
-    await e.turn(message("hello there"), async () => "hi");
-    await e.turn(message("nice weather"), async () => "indeed");
-    await expect(e.turn(message("more weather"), async () => "sunny")).rejects.toMatchObject({
+    await e.turn(telegramDm("hello there"), async () => "hi");
+    await e.turn(telegramDm("nice weather"), async () => "indeed");
+    await expect(e.turn(telegramDm("more weather"), async () => "sunny")).rejects.toMatchObject({
       code: "SESSION_CHANGED",
     });
     expect(resets).toBe(1);
@@ -143,7 +136,7 @@ describe("writes land in the generation they were computed for", () => {
     });
     engine = e;
     let forgetting: ReturnType<Engine["identity"]["forget"]> | undefined;
-    const turn = await e.turn(message("hello"), async () => {
+    const turn = await e.turn(telegramDm("hello"), async () => {
       forgetting = e.identity.forget("alice");
       await listing;
       // Whatever forget does without waiting for the lane is done once this turn of the loop is over.

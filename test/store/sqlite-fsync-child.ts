@@ -5,7 +5,7 @@
 // `sync` (store.sync(): its checkpoint's fsync of the WAL fails).
 import { unlinkSync, writeFileSync } from "node:fs";
 import { createEngine } from "../../src/engine.js";
-import type { Envelope } from "../../src/model/envelope.js";
+import { telegramDm } from "../support/envelopes.js";
 
 const [dataDir, arm, mode] = process.argv.slice(2) as [string, string, string];
 const engine = await createEngine({
@@ -18,15 +18,8 @@ const failure = (error: unknown) => {
   const e = error as { code?: string; details?: { outcome?: string } };
   return { code: e.code, outcome: e.details?.outcome };
 };
-const message = (id: string, text: string): Envelope => ({
-  channel: "telegram",
-  chat: { type: "direct", id: "42" },
-  sender: { id: "42" },
-  text,
-  platformMessageId: id,
-});
 
-const first = await engine.turn(message("m-1", "hello"), async () => ({
+const first = await engine.turn(telegramDm("hello", "m-1"), async () => ({
   content: "hi",
   usage: { inputTokens: 3, outputTokens: 1 },
 }));
@@ -52,7 +45,7 @@ if (mode === "batch") {
   }
 } else {
   try {
-    await engine.turn(message("m-2", "second"), async () => {
+    await engine.turn(telegramDm("second", "m-2"), async () => {
       armed();
       if (mode === "note") throw new Error("the runtime is down");
       return { content: "second reply", usage: { inputTokens: 5, outputTokens: 2 } };

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import type { Entry } from "../../src/model/entry.js";
-import type { Envelope } from "../../src/model/envelope.js";
+import { telegramDm } from "../support/envelopes.js";
 import { fsyncFaultEnv } from "../support/fsync-faults.js";
 
 type Step = {
@@ -47,14 +47,6 @@ function runChild(dataDir: string, mode: string): Promise<Step[]> {
   );
 }
 
-const message = (id: string, text: string): Envelope => ({
-  channel: "telegram",
-  chat: { type: "direct", id: "42" },
-  sender: { id: "42" },
-  text,
-  platformMessageId: id,
-});
-
 describe("SQLite store under a failing disk (EIO from the WAL's fsync)", () => {
   let dataDir: string;
   let engine: Engine | undefined;
@@ -87,7 +79,7 @@ describe("SQLite store under a failing disk (EIO from the WAL's fsync)", () => {
     const ids = (await history()).map((e) => e.id);
     for (const id of acknowledged) expect(ids).toContain(id);
     // The retry of the turn whose reply had an unknown outcome stores no second reply or usage.
-    await reopened.turn(message("m-2", "second"), async () => ({
+    await reopened.turn(telegramDm("second", "m-2"), async () => ({
       content: "second reply",
       usage: { inputTokens: 5, outputTokens: 2 },
     }));
@@ -109,12 +101,12 @@ describe("SQLite store under a failing disk (EIO from the WAL's fsync)", () => {
     const failing = async () => {
       throw new Error("the runtime is down");
     };
-    await expect(reopened.turn(message("m-2", "second"), failing)).rejects.toMatchObject({
+    await expect(reopened.turn(telegramDm("second", "m-2"), failing)).rejects.toMatchObject({
       code: "TURN_FAILED",
     });
     const notes = (await history()).filter((e) => e.type === "note" && e.code === "TURN_FAILED");
     expect(notes).toHaveLength(1);
-    const answered = await reopened.turn(message("m-2", "second"), async () => "at last");
+    const answered = await reopened.turn(telegramDm("second", "m-2"), async () => "at last");
     expect(answered.reply?.content).toBe("at last");
   });
 
