@@ -44,7 +44,7 @@ import type {
 import { inputBytes, SMALL_WRITE_BYTES } from "../write-bytes.js";
 import { ChangeWatch } from "./change-watch.js";
 import { entryLines, metadataLine } from "./crabtalk-format.js";
-import { readTrackedFile, scanDirectory, settleKey, type Tracked } from "./directory-scan.js";
+import { scanDirectory, settleKey, type Tracked } from "./directory-scan.js";
 import { type FileSystem, fsyncDir, fsyncOrFail, realFs } from "./durable-fs.js";
 import { pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
 import { FsyncPlacement } from "./fsync-placement.js";
@@ -74,6 +74,8 @@ export interface JsonlStoreOptions {
   onProblem?: (problem: LineProblem) => void;
   /** The most bytes of problems `problems` keeps, the newest (default 1 MiB). */
   problemBytes?: number;
+  /** The most bytes of appends waiting to be committed (default 64 MiB): more is refused with STORE_BUSY. */
+  maxQueuedBytes?: number;
   /** The file layer (default node:fs); tests put one that injects faults here. */
   fs?: FileSystem;
 }
@@ -191,13 +193,18 @@ export class JsonlStore implements Store {
       replayJournals(this.metaDir, this.path, (p) => this.report(p), this.fs);
       this.openIndex();
     } catch (error) {
-      this.journal.close();
+      try {
+        this.journal.close();
+      } catch {
+        // Never opened: nothing of it on disk but, at most, an empty file a later open removes.
+      }
       throw asStoreError(error, this.path);
     }
     this.changes = new ChangeWatch(this.path);
     this.writer = new GroupCommit((ops, durable) => this.commit(ops, durable), {
       intervalMs: options.commitIntervalMs ?? 0,
       maxBatch: options.maxBatch ?? 2000,
+      ...(options.maxQueuedBytes !== undefined ? { maxQueuedBytes: options.maxQueuedBytes } : {}),
       durableBarrier: () => {
         const synced = this.journal.syncAsync();
         // Bytes of earlier batches that have waited long enough (in the fsync's shadow when it runs off
@@ -449,16 +456,22 @@ export class JsonlStore implements Store {
     if (this.closed) return;
     await this.writer.close();
     this.closed = true;
-    const failedBefore = this.writer.failed;
+    let checkpointed = false;
     try {
-      if (!failedBefore) this.checkpointOrStop();
+      if (!this.writer.failed) this.checkpointOrStop();
+      checkpointed = !this.writer.failed;
     } finally {
-      this.journal.close(this.writer.failed !== undefined);
-      this.changes.close();
-      for (const fd of this.fds.values()) this.fs.closeSync(fd);
-      this.fds.clear();
+      this.release(!checkpointed);
     }
-    if (this.writer.failed) return;
+    if (!checkpointed) return;
+    try {
+      this.saveIndex();
+    } catch {
+      // The index only saves the next open some reading: without it, that open reads the files.
+    }
+  }
+
+  private saveIndex(): void {
     for (const tracked of this.touched) {
       if (!this.byId.has(tracked.session.id)) continue;
       const stat = this.fs.statSync(join(this.path, tracked.file));
@@ -476,6 +489,24 @@ export class JsonlStore implements Store {
       });
     }
     saveSnapshot(join(this.metaDir, "index.json"), records, this.fs);
+  }
+
+  /**
+   * Closes every file. The journal is removed only once the files hold all of it; else (`keepJournal`) it
+   * stays for the next open to replay. A failure to release one thing does not keep the others.
+   */
+  private release(keepJournal: boolean): void {
+    const attempt = (run: () => void) => {
+      try {
+        run();
+      } catch {
+        // Released as far as it goes: a journal left behind is replayed, and replaying twice changes nothing.
+      }
+    };
+    attempt(() => this.journal.close(keepJournal));
+    this.changes.close();
+    for (const fd of this.fds.values()) attempt(() => this.fs.closeSync(fd));
+    this.fds.clear();
   }
 
   /** A checkpoint outside a commit: a failed fsync stops the writer (fail-stop). */
@@ -599,8 +630,11 @@ export class JsonlStore implements Store {
 
   private writePending(): void {
     const { chunks, renames, sidecars, removals } = this.pending;
-    // Before the journal: a sidecar that cannot be written fails the batch before any of it is written.
+    // Before the journal, a failure fails the batch with nothing of it written: the sidecars, and for a
+    // removal the checkpoint that empties the journal (its records must never bring back a file deleted
+    // after them).
     for (const session of sidecars.values()) if (this.byId.has(session.id)) this.sidecars.write(session);
+    if (removals.length > 0) this.checkpoint();
     const writes = [...chunks.values()];
     // One fsync of the journal acknowledges the whole batch; the session files follow without one.
     const bytes = this.journal.append(
@@ -620,8 +654,6 @@ export class JsonlStore implements Store {
       tracked.file = to;
       this.pending.dirChanged = true;
     }
-    // A journal record must never bring back a file deleted after it.
-    if (removals.length > 0) this.checkpoint();
     for (const { file, session } of removals) {
       this.fs.rmSync(join(this.path, file), { force: true });
       this.sidecars.remove(session.id);
