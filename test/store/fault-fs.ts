@@ -148,7 +148,7 @@ export class FaultFs {
       openSync: (path: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode) => {
         if (creates(flags)) this.mutate("open");
         else this.alive("open");
-        return fs.openSync(path, flags, mode);
+        return fs.openSync(path, flags ?? "r", mode);
       },
       readdirSync: (path: fs.PathLike, options?: unknown) => (
         this.alive("readdir"), fs.readdirSync(path, options as { withFileTypes: true })
