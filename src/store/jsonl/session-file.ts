@@ -154,16 +154,16 @@ export function parseSessionFile(
           lineProblem(`${invalid}; line skipped`);
           continue;
         }
-        if (d.seq <= lastSeq) {
-          lineProblem(`seq ${d.seq} repeats or goes back (after ${lastSeq}); line skipped`);
-          continue;
-        }
-        if (d.seq > lastSeq + 1) lineProblem(`entries ${lastSeq + 1}..${d.seq - 1} are missing`);
         const body = checkedBody(d.body, d.seq);
         if (typeof body === "string") {
           lineProblem(`${body}; line skipped`);
           continue;
         }
+        if (d.seq <= lastSeq) {
+          lineProblem(`seq ${d.seq} repeats or goes back (after ${lastSeq}); line skipped`);
+          continue;
+        }
+        if (d.seq > lastSeq + 1) lineProblem(`entries ${lastSeq + 1}..${d.seq - 1} are missing`);
         const header = { id: d.id, sessionId, seq: d.seq, ts: d.ts };
         entry = makeEntry(
           d.idempotencyKey === undefined ? header : { ...header, idempotencyKey: d.idempotencyKey },
