@@ -227,6 +227,11 @@ export class JsonlStore implements Store {
     return problems;
   }
 
+  /** What memory holds of sessions' entries: how many sessions, and the bytes of their lines. */
+  cacheStats(): { sessions: number; bytes: number } {
+    return { sessions: this.loaded.size, bytes: this.loaded.calculatedSize };
+  }
+
   /** How the last open found its sessions: from the index, or by reading the file. */
   indexStats(): { filesRead: number; filesFromIndex: number } {
     return { ...this.stats };
