@@ -70,7 +70,11 @@ describe("JSONL store: bad lines never stop it", () => {
   it("rejects a seq outside the safe integer range or not an integer, and never numbers after it", async () => {
     rewrite((l) => {
       const c = JSON.parse(l[3]!);
-      return [...l, JSON.stringify({ ...c, seq: 2 ** 53, content: "huge" }), JSON.stringify({ ...c, seq: 4.5 })];
+      return [
+        ...l,
+        JSON.stringify({ ...c, seq: 2 ** 53, content: "huge" }),
+        JSON.stringify({ ...c, seq: 4.5 }),
+      ];
     });
     expect(await survives()).toEqual(["a", "b", "c", "next"]);
     expect(problems.slice(0, 2).map((p) => [p.line, p.reason])).toEqual([
