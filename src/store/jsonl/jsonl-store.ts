@@ -153,8 +153,6 @@ export class JsonlStore implements Store {
    * writes a session's before reading its file.
    */
   private readonly unwritten = new UnwrittenBytes(UNWRITTEN_MAX_BYTES, UNWRITTEN_MAX_TOTAL_BYTES);
-  /** Operations submitted and not yet committed. */
-  private queuedOps = 0;
   private idleWriteScheduled = false;
   private readonly fsyncPlacement = new FsyncPlacement(FSYNC_PROBE_EVERY);
   private readonly changes: ChangeWatch;
@@ -213,7 +211,7 @@ export class JsonlStore implements Store {
         this.writeQueued(this.unwritten.takeDue(UNWRITTEN_MAX_BATCHES), false);
         const offLoop = this.fsyncOffLoop;
         return synced.then(() => {
-          if (offLoop) this.fsyncPlacement.waited(this.queuedOps > 0);
+          if (offLoop) this.fsyncPlacement.waited(this.writer.queued > 0);
           this.writeWhenIdle();
         });
       },
@@ -677,23 +675,9 @@ export class JsonlStore implements Store {
   }
 
   private submit<T>(run: () => T, durable?: boolean, bytes = SMALL_WRITE_BYTES): Promise<T> {
-    this.queuedOps++;
-    let ran = false;
-    const submitted = this.writer.submit(
-      () => {
-        ran = true;
-        this.queuedOps--;
-        return run();
-      },
-      durable,
-      bytes,
-    );
-    // A write refused (the queue full, the store stopped) never runs: it no longer waits either.
-    submitted.catch(() => {
-      if (!ran) this.queuedOps--;
-    });
-    return submitted;
+    return this.writer.submit(run, durable, bytes);
   }
+
 
   /** Writes every session's queued bytes to its file (no fsync: the journal is the one). */
   private writeSessionFiles(): void {
@@ -711,7 +695,7 @@ export class JsonlStore implements Store {
     this.idleWriteScheduled = true;
     setImmediate(() => {
       this.idleWriteScheduled = false;
-      if (this.queuedOps === 0 && !this.closed) this.writeQueued(this.unwritten.takeAll(), false);
+      if (this.writer.queued === 0 && !this.closed) this.writeQueued(this.unwritten.takeAll(), false);
     });
   }
 
