@@ -678,7 +678,6 @@ export class JsonlStore implements Store {
     return this.writer.submit(run, durable, bytes);
   }
 
-
   /** Writes every session's queued bytes to its file (no fsync: the journal is the one). */
   private writeSessionFiles(): void {
     this.writeQueued(this.unwritten.takeAll(), true);
