@@ -124,9 +124,21 @@ export class FaultFs {
   private layer(): FileSystem {
     const creates = (flags: unknown) =>
       typeof flags === "number" ? (flags & fs.constants.O_CREAT) !== 0 : /^[wa]/.test(String(flags));
+    const live = <T>(syscall: string, run: () => T): T => {
+      this.alive(syscall);
+      return run();
+    };
+    const mut = <T>(syscall: string, run: () => T): T => {
+      this.mutate(syscall);
+      return run();
+    };
+    const wrote = <T>(syscall: string, run: () => T): T => {
+      this.write(syscall);
+      return run();
+    };
     const layer = {
       closeSync: (fd: number) => fs.closeSync(fd),
-      existsSync: (path: fs.PathLike) => (this.alive("stat"), fs.existsSync(path)),
+      existsSync: (path: fs.PathLike) => live("stat", () => fs.existsSync(path)),
       fdatasync: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
         try {
           this.sync(fd, "fdatasync");
@@ -138,38 +150,28 @@ export class FaultFs {
       },
       fdatasyncSync: (fd: number) => this.sync(fd, "fdatasync"),
       fsyncSync: (fd: number) => this.sync(fd, "fsync"),
-      fstatSync: (fd: number) => (this.alive("fstat"), fs.fstatSync(fd)),
-      ftruncateSync: (fd: number, length?: number) => (
-        this.mutate("ftruncate"), fs.ftruncateSync(fd, length)
-      ),
-      mkdirSync: (path: fs.PathLike, options?: fs.MakeDirectoryOptions) => (
-        this.mutate("mkdir"), fs.mkdirSync(path, options)
-      ),
+      fstatSync: (fd: number) => live("fstat", () => fs.fstatSync(fd)),
+      ftruncateSync: (fd: number, length?: number) => mut("ftruncate", () => fs.ftruncateSync(fd, length)),
+      mkdirSync: (path: fs.PathLike, options?: fs.MakeDirectoryOptions) =>
+        mut("mkdir", () => fs.mkdirSync(path, options)),
       openSync: (path: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode) => {
         if (creates(flags)) this.mutate("open");
         else this.alive("open");
         return fs.openSync(path, flags ?? "r", mode);
       },
-      readdirSync: (path: fs.PathLike, options?: unknown) => (
-        this.alive("readdir"), fs.readdirSync(path, options as { withFileTypes: true })
-      ),
-      readFileSync: (path: fs.PathOrFileDescriptor, options?: unknown) => (
-        this.alive("read"), fs.readFileSync(path, options as { encoding: BufferEncoding })
-      ),
-      readSync: (fd: number, buffer: NodeJS.ArrayBufferView, ...rest: unknown[]) => (
-        this.alive("read"), (fs.readSync as (...args: unknown[]) => number)(fd, buffer, ...rest)
-      ),
-      renameSync: (from: fs.PathLike, to: fs.PathLike) => (this.mutate("rename"), fs.renameSync(from, to)),
-      rmSync: (path: fs.PathLike, options?: fs.RmOptions) => (
-        this.mutate("unlink"), fs.rmSync(path, options)
-      ),
-      statSync: (path: fs.PathLike) => (this.alive("stat"), fs.statSync(path)),
-      writeSync: (fd: number, buffer: NodeJS.ArrayBufferView | string, ...rest: unknown[]) => (
-        this.write("write"), (fs.writeSync as (...args: unknown[]) => number)(fd, buffer, ...rest)
-      ),
-      writevSync: (fd: number, buffers: readonly NodeJS.ArrayBufferView[], position?: number) => (
-        this.write("writev"), fs.writevSync(fd, buffers, position)
-      ),
+      readdirSync: (path: fs.PathLike, options?: unknown) =>
+        live("readdir", () => fs.readdirSync(path, options as { withFileTypes: true })),
+      readFileSync: (path: fs.PathOrFileDescriptor, options?: unknown) =>
+        live("read", () => fs.readFileSync(path, options as { encoding: BufferEncoding })),
+      readSync: (fd: number, buffer: NodeJS.ArrayBufferView, ...rest: unknown[]) =>
+        live("read", () => (fs.readSync as (...args: unknown[]) => number)(fd, buffer, ...rest)),
+      renameSync: (from: fs.PathLike, to: fs.PathLike) => mut("rename", () => fs.renameSync(from, to)),
+      rmSync: (path: fs.PathLike, options?: fs.RmOptions) => mut("unlink", () => fs.rmSync(path, options)),
+      statSync: (path: fs.PathLike) => live("stat", () => fs.statSync(path)),
+      writeSync: (fd: number, buffer: NodeJS.ArrayBufferView | string, ...rest: unknown[]) =>
+        wrote("write", () => (fs.writeSync as (...args: unknown[]) => number)(fd, buffer, ...rest)),
+      writevSync: (fd: number, buffers: readonly NodeJS.ArrayBufferView[], position?: number) =>
+        wrote("writev", () => fs.writevSync(fd, buffers, position)),
     };
     return layer as unknown as FileSystem;
   }
