@@ -7,6 +7,8 @@ import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import type { LineProblem } from "../../src/store/jsonl/session-file.js";
 import { FaultFs } from "./fault-fs.js";
 
+export { random } from "../../bench/support.js";
+
 export interface Acked {
   key: string;
   sessionId: string;
@@ -107,16 +109,4 @@ export async function verify(dir: string, acked: readonly Acked[]): Promise<unkn
   await store.close();
   expect(problems).toEqual([]);
   return seenView;
-}
-
-/** A seeded PRNG (mulberry32): the same points every run. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
