@@ -94,6 +94,11 @@ export class GroupCommit {
     });
   }
 
+  /** Operations submitted and not yet committed. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
   /** The failure that stopped the store, if one did. */
   get failed(): SessiondError | undefined {
     return this.failure;

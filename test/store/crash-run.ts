@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 export interface Ack {
   key: string;
@@ -6,14 +7,21 @@ export interface Ack {
   id: string;
 }
 
+/**
+ * How to start a child: node itself, or under `prefix` (e.g. `unshare --pid --fork --mount-proc
+ * --kill-child`, which makes it PID 1 of a new PID namespace, as a container's gateway is).
+ */
+export function nodeCommand(script: string, args: string[], prefix: string[] = []): [string, string[]] {
+  const node = [process.execPath, "--import", "tsx", new URL(script, import.meta.url).pathname, ...args];
+  return prefix.length === 0 ? [node[0]!, node.slice(1)] : [prefix[0]!, [...prefix.slice(1), ...node]];
+}
+
 /** Starts crash-child.ts, collects its acknowledgements and kills it with SIGKILL after `count` of them. */
-export function runAndKill(config: unknown, count: number): Promise<Ack[]> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", new URL("./crash-child.ts", import.meta.url).pathname, JSON.stringify(config)],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
+export function runAndKill(config: unknown, count: number, prefix: string[] = []): Promise<Ack[]> {
+  const [command, args] = nodeCommand("./crash-child.ts", [JSON.stringify(config)], prefix);
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
   const acks: Ack[] = [];
+  let killed = false;
   let buffer = "";
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => {
@@ -28,11 +36,23 @@ export function runAndKill(config: unknown, count: number): Promise<Ack[]> {
         const [key, seq, id] = line.split(" ");
         acks.push({ key: key!, seq: Number(seq), id: id! });
       }
-      if (acks.length >= count && child.exitCode === null && !child.killed) child.kill("SIGKILL");
+      if (acks.length >= count && child.exitCode === null && !child.killed) {
+        // Under a prefix, the writer is its child: killed itself, so that the prefix exits only once it is gone.
+        const writer = prefix.length === 0 ? undefined : childOf(child.pid!);
+        killed = true;
+        if (writer === undefined) child.kill("SIGKILL");
+        else process.kill(writer, "SIGKILL");
+      }
     });
     child.on("exit", (code, signal) => {
-      if (signal === "SIGKILL") resolve(acks);
+      // unshare reports its child's SIGKILL as an exit of its own (it cannot raise SIGKILL on itself).
+      if (signal === "SIGKILL" || killed) resolve(acks);
       else reject(new Error(`crash child exited by itself (code ${code}): ${stderr}`));
     });
   });
+}
+
+function childOf(pid: number): number | undefined {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "latin1").trim().split(" ");
+  return children[0] ? Number(children[0]) : undefined;
 }

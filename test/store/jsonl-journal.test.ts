@@ -9,7 +9,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { crc32 } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EntryInput } from "../../src/model/entry.js";
@@ -73,6 +73,29 @@ describe("JSONL store journal", () => {
     await reader.close();
     await writer.close();
     expect(problems).toEqual([]);
+  });
+
+  it("a late replay never cuts or overwrites bytes written since at a record's offset: it reports the record", async () => {
+    const writer = open();
+    await writer.append("k:l", [msg("first")], init());
+    await writer.sync();
+    await writer.append("k:l", [msg("journaled, lost from the file")]);
+    const file = join(dir, sessionFiles(dir)[0]!);
+    const synced = readFileSync(file, "utf8").split("\n").slice(0, 2).join("\n");
+    // The writer's journal outlives it; meanwhile another process wrote other lines where its record goes.
+    const since = `${synced}\n{"role":"user","content":"written since by another process, a longer line than the record"}\n`;
+    const copy = powerCut(dir, () => writeFileSync(file, since));
+    const reader = open();
+    expect(readFileSync(file, "utf8")).toBe(since);
+    expect(problems).toEqual([
+      {
+        file: copy,
+        line: 1,
+        reason: `${basename(file)} holds other bytes at offset ${Buffer.byteLength(synced) + 1}, written since; the record is not replayed`,
+      },
+    ]);
+    await reader.close();
+    await writer.close();
   });
 
   it("does not replay a batch whose bytes did not all reach the journal, and keeps the ones before it", async () => {

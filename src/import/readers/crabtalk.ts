@@ -18,9 +18,6 @@ export function readCrabtalk(dir: string): SourceRead {
     const bytes = readFileSync(file);
     const { parsed, problems } = parseSessionFile(name, bytes);
     for (const p of problems) read.problems.push({ file, line: p.line, reason: p.reason });
-    if (parsed?.tornTail) {
-      read.problems.push({ file, line: bytes.toString("utf8").split("\n").length, reason: "torn last line" });
-    }
     if (!parsed) continue;
     const items: ImportItem[] = [];
     const indexOfSeq = new Map<number, number>();

@@ -114,6 +114,8 @@ export function decodeLine(text: string): DecodedLine {
   if (typeof value.kept === "number") return { kind: "kept-copy" };
   const { seq, id, ts, idempotencyKey, sessionId: _sid, ...rest } = value;
   const ours = typeof seq === "number" && typeof id === "string" && typeof ts === "number";
+  if (!ours && seq !== undefined)
+    return { kind: "invalid", reason: "sessiond's fields (seq, id, ts) are incomplete or of the wrong type" };
   if (typeof rest.compact === "string") {
     const { compact, ...fields } = rest;
     if (!ours) return { kind: "foreign-compact", summary: compact };
@@ -122,9 +124,9 @@ export function decodeLine(text: string): DecodedLine {
   if (typeof rest.role === "string" && "content" in rest && rest.type === undefined) {
     const role = rest.role as Role;
     if (!ROLES.has(role)) return { kind: "invalid", reason: `unknown role ${JSON.stringify(rest.role)}` };
+    if (ours) return header({ type: "message", ...rest } as EntryBody);
     const content = typeof rest.content === "string" ? rest.content : JSON.stringify(rest.content ?? "");
-    if (!ours) return { kind: "foreign-message", role, content };
-    return header({ type: "message", ...rest, role, content } as EntryBody);
+    return { kind: "foreign-message", role, content };
   }
   if (ours && typeof rest.type === "string" && ENTRY_TYPES.has(rest.type))
     return header(rest as unknown as EntryBody);

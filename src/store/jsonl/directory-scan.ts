@@ -1,10 +1,9 @@
-import { closeSync, fsyncSync, ftruncateSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Session } from "../../model/session.js";
-import { writeAll } from "./durable-fs.js";
+import { type FileSystem, fsyncOrFail, realFs, writeAll } from "./durable-fs.js";
 import { isSessionFileName, parseStem, stemOf } from "./file-names.js";
 import { takeSnapshot } from "./index-snapshot.js";
-import { type LineProblem, parseSessionFile } from "./session-file.js";
+import { type KnownIdentity, type LineProblem, parseSessionFile } from "./session-file.js";
 import { applySidecar, type Sidecars } from "./sidecar.js";
 
 /** What the store holds in memory of one session file. */
@@ -33,24 +32,30 @@ export function scanDirectory(
   metaDir: string,
   sidecars: Sidecars,
   report: (problem: LineProblem) => void,
+  fs: FileSystem = realFs,
 ): DirectoryScan {
-  const snapshot = takeSnapshot(join(metaDir, "index.json"));
+  const snapshot = takeSnapshot(join(metaDir, "index.json"), fs);
   const sidecarIds = new Set(
-    readdirSync(join(metaDir, "meta"))
+    fs
+      .readdirSync(join(metaDir, "meta"))
       .filter((n) => n.endsWith(".json"))
       .map((n) => n.slice(0, -5)),
   );
   const scan: DirectoryScan = { tracked: [], filesRead: 0, filesFromIndex: 0 };
-  for (const dirent of readdirSync(path, { withFileTypes: true })) {
+  for (const dirent of fs.readdirSync(path, { withFileTypes: true })) {
     if (!dirent.isFile() || !isSessionFileName(dirent.name)) continue;
-    const stat = statSync(join(path, dirent.name));
+    const stat = fs.statSync(join(path, dirent.name));
     const known = snapshot.get(dirent.name);
     let tracked: Tracked | undefined;
     if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs) {
       tracked = { ...known };
       scan.filesFromIndex++;
     } else {
-      tracked = readTrackedFile(path, dirent.name, sidecars, report, sidecarIds, stat);
+      tracked = readTrackedFile(path, dirent.name, sidecars, report, fs, {
+        sidecarIds,
+        stat,
+        ...(known ? { identity: known.session } : {}),
+      });
       scan.filesRead++;
     }
     if (tracked) scan.tracked.push(tracked);
@@ -58,31 +63,38 @@ export function scanDirectory(
   return scan;
 }
 
-/** Reads and repairs one file: a torn last line is cut back, every complete line kept. */
+/**
+ * Reads and repairs one file: a torn last line is cut back, every complete line kept. `identity`: who the
+ * file belongs to as far as the store knows, for a file whose metadata line is damaged.
+ */
 export function readTrackedFile(
   dir: string,
   file: string,
   sidecars: Sidecars,
   report: (problem: LineProblem) => void,
-  sidecarIds?: Set<string>,
-  known?: { size: number; mtimeMs: number },
+  fs: FileSystem = realFs,
+  known: {
+    sidecarIds?: Set<string>;
+    stat?: { size: number; mtimeMs: number };
+    identity?: KnownIdentity;
+  } = {},
 ): Tracked | undefined {
   const path = join(dir, file);
-  const bytes = readFileSync(path);
+  const bytes = fs.readFileSync(path);
   if (bytes.length === 0) return undefined;
-  const { parsed, problems } = parseSessionFile(file, bytes);
+  const { parsed, problems } = parseSessionFile(file, bytes, known.identity);
   for (const problem of problems) report(problem);
   if (!parsed) {
     // Nothing but a torn metadata line: a creation that never completed, holding nothing acknowledged.
-    if (bytes.indexOf(10) === -1) ftruncate(path, 0);
+    if (bytes.indexOf(10) === -1) ftruncate(fs, path, 0);
     return undefined;
   }
-  if (parsed.tornTail) ftruncate(path, parsed.completeBytes);
-  else if (parsed.missingNewline) appendNewline(path);
-  if (!sidecarIds || sidecarIds.has(parsed.session.id))
+  if (parsed.tornTail) ftruncate(fs, path, parsed.completeBytes);
+  else if (parsed.missingNewline) appendNewline(fs, path);
+  if (!known.sidecarIds || known.sidecarIds.has(parsed.session.id))
     applySidecar(parsed.session, sidecars.read(parsed.session.id));
   const repaired = parsed.tornTail || parsed.missingNewline;
-  const stat = known && !repaired ? known : statSync(path);
+  const stat = known.stat && !repaired ? known.stat : fs.statSync(path);
   return { session: parsed.session, file, foreign: parsed.foreign, size: stat.size, mtimeMs: stat.mtimeMs };
 }
 
@@ -109,22 +121,22 @@ export function settleKey(list: Tracked[]): void {
   }
 }
 
-function ftruncate(path: string, length: number): void {
-  const fd = openSync(path, "r+");
+function ftruncate(fs: FileSystem, path: string, length: number): void {
+  const fd = fs.openSync(path, "r+");
   try {
-    ftruncateSync(fd, length);
-    fsyncSync(fd);
+    fs.ftruncateSync(fd, length);
+    fsyncOrFail(fs, fd, path);
   } finally {
-    closeSync(fd);
+    fs.closeSync(fd);
   }
 }
 
-function appendNewline(path: string): void {
-  const fd = openSync(path, "a");
+function appendNewline(fs: FileSystem, path: string): void {
+  const fd = fs.openSync(path, "a");
   try {
-    writeAll(fd, Buffer.from("\n"));
-    fsyncSync(fd);
+    writeAll(fd, Buffer.from("\n"), undefined, fs);
+    fsyncOrFail(fs, fd, path);
   } finally {
-    closeSync(fd);
+    fs.closeSync(fd);
   }
 }

@@ -1,6 +1,5 @@
-import { readFileSync, rmSync } from "node:fs";
 import type { Session } from "../../model/session.js";
-import { writeFileAtomic } from "./durable-fs.js";
+import { type FileSystem, realFs, writeFileAtomic } from "./durable-fs.js";
 
 /** What the index keeps of one session file, so that opening a directory need not read it. */
 export interface IndexedFile {
@@ -18,15 +17,15 @@ const VERSION = 1;
  * previous writer closed cleanly; each file's size and mtime must still match, else the file is read.
  * Missing or stale, it is rebuilt from the files.
  */
-export function takeSnapshot(path: string): Map<string, IndexedFile> {
+export function takeSnapshot(path: string, fs: FileSystem = realFs): Map<string, IndexedFile> {
   const byFile = new Map<string, IndexedFile>();
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = fs.readFileSync(path, "utf8");
   } catch {
     return byFile;
   }
-  rmSync(path, { force: true });
+  fs.rmSync(path, { force: true });
   try {
     const value = JSON.parse(text) as { version?: unknown; files?: unknown };
     if (value.version !== VERSION || !Array.isArray(value.files)) return byFile;
@@ -37,8 +36,8 @@ export function takeSnapshot(path: string): Map<string, IndexedFile> {
   return byFile;
 }
 
-export function saveSnapshot(path: string, files: Iterable<IndexedFile>): void {
+export function saveSnapshot(path: string, files: Iterable<IndexedFile>, fs: FileSystem = realFs): void {
   const records: string[] = [];
   for (const record of files) records.push(JSON.stringify(record));
-  writeFileAtomic(path, `{"version":${VERSION},"files":[${records.join(",\n")}]}`, false);
+  writeFileAtomic(path, `{"version":${VERSION},"files":[${records.join(",\n")}]}`, false, fs);
 }

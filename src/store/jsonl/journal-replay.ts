@@ -1,21 +1,9 @@
-import {
-  closeSync,
-  constants,
-  existsSync,
-  fstatSync,
-  fsyncSync,
-  ftruncateSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
+import { constants } from "node:fs";
 import { join } from "node:path";
-import { fsyncDir } from "./durable-fs.js";
+import { type FileSystem, fsyncDir, fsyncOrFail, realFs } from "./durable-fs.js";
 import { isSessionFileName, stemOf } from "./file-names.js";
 import { journalRecords } from "./journal-format.js";
+import { ownerMayBeRunning, parseJournalName } from "./journal-owner.js";
 
 export interface ReplayProblem {
   file: string;
@@ -25,25 +13,25 @@ export interface ReplayProblem {
 }
 
 /**
- * Makes every session file hold what the journals of finished writers say it holds: bytes missing or
- * different at a record's offset are written there. A torn batch was never acknowledged.
+ * Makes every session file hold what the journals of finished writers say it holds: bytes missing at a
+ * record's offset (or zeros there, a tail the power cut left unwritten) are written there. A torn batch
+ * was never acknowledged. Bytes that differ are never overwritten or cut: they were written since (by
+ * another process), and the record is reported instead.
  */
 export function replayJournals(
   metaDir: string,
   sessionsDir: string,
   report: (p: ReplayProblem) => void,
+  fs: FileSystem = realFs,
 ): void {
-  for (const name of readdirSync(metaDir)) {
-    const match = /^journal-(\d+)-[0-9a-f]+\.jsonl$/.exec(name);
-    if (!match) continue;
-    const pid = Number(match[1]);
-    // A live writer (another process, or another store in this one) owns its journal.
-    if (isAlive(pid)) continue;
+  for (const name of fs.readdirSync(metaDir)) {
+    const owner = parseJournalName(name);
+    if (!owner || ownerMayBeRunning(name, owner)) continue;
     const path = join(metaDir, name);
     let byStem: Map<string, string> | undefined;
     const touched = new Set<string>();
     let record = 0;
-    for (const item of journalRecords(readFileSync(path))) {
+    for (const item of journalRecords(fs.readFileSync(path))) {
       record++;
       if (item.kind === "problem") {
         report({ file: path, line: record, reason: item.reason });
@@ -51,10 +39,11 @@ export function replayJournals(
       }
       const { file: f, offset: o, bytes } = item;
       let file = join(sessionsDir, f);
-      if (!existsSync(file)) {
+      if (!fs.existsSync(file)) {
         // Renamed since (a title): the untitled part of the name does not change.
         byStem ??= new Map(
-          readdirSync(sessionsDir)
+          fs
+            .readdirSync(sessionsDir)
             .filter(isSessionFileName)
             .map((name) => [stemOf(name), name]),
         );
@@ -65,38 +54,33 @@ export function replayJournals(
           continue;
         }
       }
-      writeAt(file, o, bytes);
+      if (!writeAt(fs, file, o, bytes))
+        report({
+          file: path,
+          line: record,
+          reason: `${f} holds other bytes at offset ${o}, written since; the record is not replayed`,
+        });
       touched.add(file);
     }
-    if (touched.size > 0) fsyncDir(sessionsDir);
-    rmSync(path, { force: true });
+    if (touched.size > 0) fsyncDir(sessionsDir, fs);
+    fs.rmSync(path, { force: true });
   }
 }
 
-function writeAt(file: string, offset: number, bytes: Buffer): void {
-  const fd = openSync(file, constants.O_RDWR | constants.O_CREAT);
+/** Writes `bytes` at `offset` unless the file holds other bytes there (zeros aside); false then. */
+function writeAt(fs: FileSystem, file: string, offset: number, bytes: Buffer): boolean {
+  const fd = fs.openSync(file, constants.O_RDWR | constants.O_CREAT);
   try {
-    const size = fstatSync(fd).size;
-    if (size >= offset + bytes.length) {
-      const present = Buffer.alloc(bytes.length);
-      readSync(fd, present, 0, bytes.length, offset);
-      if (present.equals(bytes)) return;
-    }
-    // A torn or missing tail: cut back to where the record starts, then write it.
-    if (size > offset) ftruncateSync(fd, offset);
+    const size = fs.fstatSync(fd).size;
+    const present = Buffer.alloc(Math.max(0, Math.min(bytes.length, size - offset)));
+    if (present.length > 0) fs.readSync(fd, present, 0, present.length, offset);
+    if (present.length === bytes.length && present.equals(bytes)) return true;
+    for (let i = 0; i < present.length; i++) if (present[i] !== 0 && present[i] !== bytes[i]) return false;
     let done = 0;
-    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, offset + done);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
+    while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done, offset + done);
+    fsyncOrFail(fs, fd, file);
     return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+  } finally {
+    fs.closeSync(fd);
   }
 }

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fdatasync, fdatasyncSync, openSync, rmSync, writevSync } from "node:fs";
+import { constants } from "node:fs";
 import { dirname, join } from "node:path";
-import { fsyncDir, writeAll } from "./durable-fs.js";
+import { type FileSystem, fsyncDir, fsyncFailed, realFs, writeAll } from "./durable-fs.js";
 import { frameHeader, recordHeader } from "./journal-format.js";
+import { journalName, openJournals, selfOwner } from "./journal-owner.js";
 
 /** The first stretch of a journal written ahead of its frames. */
 const FIRST_PREALLOCATION = 1024 * 1024;
@@ -44,8 +45,16 @@ export class Journal {
   /** Where a frame's records are encoded before they are copied out as the frame's payload. */
   private scratch = Buffer.allocUnsafeSlow(64 * 1024);
 
-  constructor(dir: string) {
-    this.path = join(dir, `journal-${process.pid}-${randomBytes(4).toString("hex")}.jsonl`);
+  private readonly name: string;
+
+  /** The journal is this process's from now on (journal-owner.ts): replays skip it until `close`. */
+  constructor(
+    dir: string,
+    private readonly fs: FileSystem = realFs,
+  ) {
+    this.name = journalName(selfOwner(), randomBytes(4).toString("hex"));
+    this.path = join(dir, this.name);
+    openJournals.add(this.name);
   }
 
   get size(): number {
@@ -87,7 +96,11 @@ export class Journal {
   sync(): void {
     if (this.fd === undefined || !this.dirty) return;
     this.dirty = false;
-    fdatasyncSync(this.fd);
+    try {
+      this.fs.fdatasyncSync(this.fd);
+    } catch (error) {
+      throw fsyncFailed("the journal", error);
+    }
   }
 
   /** Resolves once everything written so far is on disk: the fdatasync runs off the event loop. */
@@ -96,10 +109,7 @@ export class Journal {
     if (fd === undefined || !this.dirty) return Promise.resolve();
     this.dirty = false;
     return new Promise((resolve, reject) =>
-      fdatasync(fd, (error) => {
-        if (error) this.dirty = true;
-        return error ? reject(error) : resolve();
-      }),
+      this.fs.fdatasync(fd, (error) => (error ? reject(fsyncFailed("the journal", error)) : resolve())),
     );
   }
 
@@ -115,10 +125,18 @@ export class Journal {
     this.sync();
   }
 
-  close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
-    rmSync(this.path, { force: true });
+  /**
+   * Releases the journal: removed once its contents are in the session files, else (`keep`: the store
+   * failed) left for the next open to replay.
+   */
+  close(keep = false): void {
+    try {
+      if (this.fd !== undefined) this.fs.closeSync(this.fd);
+      this.fd = undefined;
+      if (!keep) this.fs.rmSync(this.path, { force: true });
+    } finally {
+      openJournals.delete(this.name);
+    }
   }
 
   private writeFrame(header: Buffer, payload?: Buffer): void {
@@ -126,16 +144,16 @@ export class Journal {
     const fd = this.open();
     this.preallocate(this.position + length);
     const parts = payload ? [header, payload] : [header];
-    const done = writevSync(fd, parts, this.position);
-    if (done < length) writeAll(fd, Buffer.concat(parts).subarray(done), this.position + done);
+    const done = this.fs.writevSync(fd, parts, this.position);
+    if (done < length) writeAll(fd, Buffer.concat(parts).subarray(done), this.position + done, this.fs);
     this.position += length;
     this.dirty = true;
   }
 
   private open(): number {
     if (this.fd === undefined) {
-      this.fd = openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC);
-      fsyncDir(dirname(this.path));
+      this.fd = this.fs.openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC);
+      fsyncDir(dirname(this.path), this.fs);
     }
     return this.fd;
   }
@@ -147,7 +165,7 @@ export class Journal {
     const target = Math.max(grown, end);
     while (this.capacity < target) {
       const length = Math.min(ZEROS.length, target - this.capacity);
-      this.capacity += writeAll(this.fd!, ZEROS.subarray(0, length), this.capacity);
+      this.capacity += writeAll(this.fd!, ZEROS.subarray(0, length), this.capacity, this.fs);
     }
   }
 }

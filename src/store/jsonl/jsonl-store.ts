@@ -1,21 +1,9 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-  writevSync,
-} from "node:fs";
+import { constants } from "node:fs";
 import { join } from "node:path";
+import { LRUCache } from "lru-cache";
 import type { Entry, EntryInput, ResetCause } from "../../model/entry.js";
 import { parseEntryInput } from "../../model/entry-schema.js";
-import { SessiondError } from "../../model/errors.js";
+import { isSessiondError, SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { checkRange } from "../entry-range.js";
 import { type CommitBatch, GroupCommit, INLINE_SYNC_MAX_BATCH, messageOf } from "../group-commit.js";
@@ -53,10 +41,11 @@ import type {
   SessionScan,
   Store,
 } from "../store.js";
+import { inputBytes, SMALL_WRITE_BYTES } from "../write-bytes.js";
 import { ChangeWatch } from "./change-watch.js";
 import { entryLines, metadataLine } from "./crabtalk-format.js";
-import { readTrackedFile, scanDirectory, settleKey, type Tracked } from "./directory-scan.js";
-import { fsyncDir } from "./durable-fs.js";
+import { scanDirectory, settleKey, type Tracked } from "./directory-scan.js";
+import { type FileSystem, fsyncDir, fsyncOrFail, realFs } from "./durable-fs.js";
 import { pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
 import { FsyncPlacement } from "./fsync-placement.js";
 import { type IndexedFile, saveSnapshot } from "./index-snapshot.js";
@@ -79,13 +68,23 @@ export interface JsonlStoreOptions {
   maxBatch?: number;
   /** Sessions whose entries are kept in memory after a read or write (default 1,000). */
   cacheSize?: number;
+  /** …and the most bytes of their lines kept so (default 64 MiB). */
+  cacheBytes?: number;
   /** Called for each unreadable line found in a session file (default: a process warning). */
   onProblem?: (problem: LineProblem) => void;
+  /** The most bytes of problems `problems` keeps, the newest (default 1 MiB). */
+  problemBytes?: number;
+  /** The most bytes of appends waiting to be committed (default 64 MiB): more is refused with STORE_BUSY. */
+  maxQueuedBytes?: number;
+  /** The file layer (default node:fs); tests put one that injects faults here. */
+  fs?: FileSystem;
 }
 
 interface Loaded {
   entries: Entry[];
   byIdempotencyKey: Map<string, Entry>;
+  /** The bytes of the lines these entries were read from or written as: the cache's measure. */
+  bytes: number;
 }
 
 /** What a batch will write once its operations have run. */
@@ -93,8 +92,12 @@ interface PendingWrites {
   chunks: Map<string, { tracked: Tracked; text: string }>;
   renames: Array<{ tracked: Tracked; to: string }>;
   sidecars: Map<string, Session>;
-  removals: Array<{ file: string; sessionId: string }>;
+  removals: Tracked[];
+  /** Sessions whose files this batch created. */
+  created: Tracked[];
   dirChanged: boolean;
+  /** Whether the batch's frame is in the journal: past this point a failure cannot be rolled back. */
+  journaled: boolean;
 }
 
 type BatchResults = ReturnType<CommitBatch>;
@@ -136,13 +139,13 @@ export class JsonlStore implements Store {
   private readonly byKey = new Map<string, Tracked[]>();
   /** The highest file seq seen per `{agent}_{sender_slug}` prefix. */
   private readonly maxSeq = new Map<string, number>();
-  private readonly loaded = new Map<string, Loaded>();
+  private readonly loaded: LRUCache<string, Loaded>;
   private readonly fds = new Map<string, number>();
   private readonly unsynced = new Set<string>();
   /** Files written since open: their size and mtime are read again for the index at close. */
   private readonly touched = new Set<Tracked>();
-  private readonly cacheSize: number;
   private readonly onProblem: (problem: LineProblem) => void;
+  private readonly fs: FileSystem;
   /** What the batch being committed queued; empty between batches. */
   private pending: PendingWrites = emptyPending();
   /**
@@ -151,8 +154,6 @@ export class JsonlStore implements Store {
    * writes a session's before reading its file.
    */
   private readonly unwritten = new UnwrittenBytes(UNWRITTEN_MAX_BYTES, UNWRITTEN_MAX_TOTAL_BYTES);
-  /** Operations submitted and not yet committed. */
-  private queuedOps = 0;
   private idleWriteScheduled = false;
   private readonly fsyncPlacement = new FsyncPlacement(FSYNC_PROBE_EVERY);
   private readonly changes: ChangeWatch;
@@ -160,31 +161,49 @@ export class JsonlStore implements Store {
   private fsyncOffLoop = false;
   private closed = false;
   private stats = { filesRead: 0, filesFromIndex: 0 };
-  readonly problems: LineProblem[] = [];
+  /** The newest problems found, bounded by bytes (oldest dropped first). */
+  private readonly problemLog: LRUCache<number, LineProblem>;
+  private problemCount = 0;
 
   constructor(options: JsonlStoreOptions) {
     this.path = options.path;
     this.durability = options.durability ?? "strict";
-    this.cacheSize = options.cacheSize ?? 1000;
+    this.fs = options.fs ?? realFs;
+    this.loaded = new LRUCache({
+      max: options.cacheSize ?? 1000,
+      maxSize: options.cacheBytes ?? 64 * 1024 * 1024,
+      sizeCalculation: (loaded) => Math.max(1, loaded.bytes),
+    });
+    this.problemLog = new LRUCache({
+      max: 100_000,
+      maxSize: options.problemBytes ?? 1024 * 1024,
+      sizeCalculation: (p) => 64 + p.file.length + p.reason.length,
+    });
     this.onProblem =
       options.onProblem ??
       ((p) => process.emitWarning(`${p.file} line ${p.line}: ${p.reason}`, { code: "SESSIOND_JSONL_LINE" }));
     this.metaDir = join(this.path, META_DIR);
     this.claimsDir = join(this.metaDir, "claims");
-    this.sidecars = new Sidecars(join(this.metaDir, "meta"));
-    this.journal = new Journal(this.metaDir);
+    this.sidecars = new Sidecars(join(this.metaDir, "meta"), this.fs);
+    this.journal = new Journal(this.metaDir, this.fs);
     try {
       for (const dir of [this.path, this.metaDir, this.claimsDir, join(this.metaDir, "meta")])
-        mkdirSync(dir, { recursive: true });
-      replayJournals(this.metaDir, this.path, (p) => this.report(p));
+        this.fs.mkdirSync(dir, { recursive: true });
+      replayJournals(this.metaDir, this.path, (p) => this.report(p), this.fs);
       this.openIndex();
     } catch (error) {
+      try {
+        this.journal.close();
+      } catch {
+        // Never opened: nothing of it on disk but, at most, an empty file a later open removes.
+      }
       throw asStoreError(error, this.path);
     }
     this.changes = new ChangeWatch(this.path);
     this.writer = new GroupCommit((ops, durable) => this.commit(ops, durable), {
       intervalMs: options.commitIntervalMs ?? 0,
       maxBatch: options.maxBatch ?? 2000,
+      ...(options.maxQueuedBytes !== undefined ? { maxQueuedBytes: options.maxQueuedBytes } : {}),
       durableBarrier: () => {
         const synced = this.journal.syncAsync();
         // Bytes of earlier batches that have waited long enough (in the fsync's shadow when it runs off
@@ -193,11 +212,23 @@ export class JsonlStore implements Store {
         this.writeQueued(this.unwritten.takeDue(UNWRITTEN_MAX_BATCHES), false);
         const offLoop = this.fsyncOffLoop;
         return synced.then(() => {
-          if (offLoop) this.fsyncPlacement.waited(this.queuedOps > 0);
+          if (offLoop) this.fsyncPlacement.waited(this.writer.queued > 0);
           this.writeWhenIdle();
         });
       },
     });
+  }
+
+  /** The newest problems found in the files (at most `problemBytes` of them), oldest first. */
+  get problems(): LineProblem[] {
+    const problems: LineProblem[] = [];
+    for (const problem of this.problemLog.rvalues()) if (problem) problems.push(problem);
+    return problems;
+  }
+
+  /** What memory holds of sessions' entries: how many sessions, and the bytes of their lines. */
+  cacheStats(): { sessions: number; bytes: number } {
+    return { sessions: this.loaded.size, bytes: this.loaded.calculatedSize };
   }
 
   /** How the last open found its sessions: from the index, or by reading the file. */
@@ -251,6 +282,7 @@ export class JsonlStore implements Store {
         return { session: cloneSession(session), entries: plan.entries, created: plan.created };
       },
       (options?.durability ?? this.durability) === "strict",
+      inputBytes(parsed),
     );
   }
 
@@ -331,8 +363,9 @@ export class JsonlStore implements Store {
       const archived = cloneSession(tracked.session);
       const { resetEntry, next } = planReset(archived, cause, init, Date.now());
       next.generation = this.nextGeneration(key);
-      this.record(tracked, loaded, [resetEntry], archived);
+      // The next file first: if it cannot be created, nothing has changed.
       const created = this.createFile(next);
+      this.record(tracked, loaded, [resetEntry], archived);
       return { archived: cloneSession(archived), resetEntry, current: cloneSession(created.session) };
     });
   }
@@ -352,6 +385,8 @@ export class JsonlStore implements Store {
   delete(key: string): Promise<DeleteResult> {
     return this.submit(() => {
       const all = [...(this.byKey.get(key) ?? [])];
+      // Every file is made whole first: if one cannot be, nothing is forgotten.
+      for (const tracked of all) this.settleFile(tracked);
       let entries = 0;
       for (const tracked of all) entries += this.forget(tracked);
       return { sessions: all.length, entries };
@@ -363,6 +398,7 @@ export class JsonlStore implements Store {
       const tracked = this.byId.get(sessionId);
       if (!tracked) return { sessions: 0, entries: 0 };
       if (tracked.session.state === "active") throw currentNotDeletable(sessionId);
+      this.settleFile(tracked);
       return { sessions: 1, entries: this.forget(tracked) };
     });
   }
@@ -413,21 +449,37 @@ export class JsonlStore implements Store {
   async sync(): Promise<void> {
     await this.writer.flush();
     this.assertOpen();
-    this.guard(() => this.checkpoint());
+    if (this.writer.failed) throw this.writer.failed;
+    this.checkpointOrStop();
   }
 
+  /**
+   * Checkpoints and releases everything. A store that failed (an fsync did) keeps its journal for the
+   * next open to replay, and writes no index.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     await this.writer.close();
     this.closed = true;
-    this.checkpoint();
-    this.journal.close();
-    this.changes.close();
-    for (const fd of this.fds.values()) closeSync(fd);
-    this.fds.clear();
+    let checkpointed = false;
+    try {
+      if (!this.writer.failed) this.checkpointOrStop();
+      checkpointed = !this.writer.failed;
+    } finally {
+      this.release(!checkpointed);
+    }
+    if (!checkpointed) return;
+    try {
+      this.saveIndex();
+    } catch {
+      // The index only saves the next open some reading: without it, that open reads the files.
+    }
+  }
+
+  private saveIndex(): void {
     for (const tracked of this.touched) {
       if (!this.byId.has(tracked.session.id)) continue;
-      const stat = statSync(join(this.path, tracked.file));
+      const stat = this.fs.statSync(join(this.path, tracked.file));
       tracked.size = stat.size;
       tracked.mtimeMs = stat.mtimeMs;
     }
@@ -441,7 +493,35 @@ export class JsonlStore implements Store {
         session: t.session,
       });
     }
-    saveSnapshot(join(this.metaDir, "index.json"), records);
+    saveSnapshot(join(this.metaDir, "index.json"), records, this.fs);
+  }
+
+  /**
+   * Closes every file. The journal is removed only once the files hold all of it; else (`keepJournal`) it
+   * stays for the next open to replay. A failure to release one thing does not keep the others.
+   */
+  private release(keepJournal: boolean): void {
+    const attempt = (run: () => void) => {
+      try {
+        run();
+      } catch {
+        // Released as far as it goes: a journal left behind is replayed, and replaying twice changes nothing.
+      }
+    };
+    attempt(() => this.journal.close(keepJournal));
+    this.changes.close();
+    for (const fd of this.fds.values()) attempt(() => this.fs.closeSync(fd));
+    this.fds.clear();
+  }
+
+  /** A checkpoint outside a commit: a failed fsync stops the writer (fail-stop). */
+  private checkpointOrStop(): void {
+    try {
+      this.checkpoint();
+    } catch (error) {
+      if (isSessiondError(error, "STORE_FAILED")) throw this.writer.failStop(error);
+      throw asStoreError(error, this.path);
+    }
   }
 
   // ——— writing ———
@@ -451,21 +531,21 @@ export class JsonlStore implements Store {
    * touched is written and (for a durable batch) fsync'd, and names are changed, before any resolves.
    */
   private commit(ops: ReadonlyArray<() => unknown>, durable: boolean): BatchResults {
-    this.queuedOps -= ops.length;
     this.unwritten.nextBatch();
+    let failed: SessiondError | undefined;
     const results: BatchResults = ops.map((op) => {
       try {
         return { ok: true as const, value: op() };
       } catch (error) {
+        if (isSessiondError(error, "STORE_FAILED")) failed ??= error;
         return { ok: false as const, error: asStoreError(error, this.path) };
       }
     });
     try {
+      if (failed) throw failed;
       this.writePending();
     } catch (error) {
-      // What this process holds in memory now runs ahead of the files: read them again.
-      this.reindexTouched();
-      throw asStoreError(error, this.path);
+      throw this.failedBatch(error);
     } finally {
       this.pending = emptyPending();
     }
@@ -480,17 +560,92 @@ export class JsonlStore implements Store {
       return results;
     }
     if (durable || this.durability === "strict") this.journal.sync();
-    this.guard(() => this.writeSessionFiles());
+    // A failed write keeps the bytes queued (the journal holds them); reads and checkpoints report it.
+    this.writeQueued(this.unwritten.takeAll(), false);
     return results;
+  }
+
+  /**
+   * What a batch that could not be written throws. Before its frame is in the journal, nothing of it is
+   * on disk: memory is put back as the files (and the bytes queued for them) say, sessions the batch
+   * created are forgotten, and the batch fails with nothing written. After, or when an fsync failed, the
+   * outcome is unknown and the store stops (STORE_FAILED).
+   */
+  private failedBatch(error: unknown): SessiondError {
+    if (isSessiondError(error, "STORE_FAILED")) return error;
+    if (this.pending.journaled)
+      return new SessiondError(
+        "STORE_FAILED",
+        `the batch is in the journal but its files could not follow: ${messageOf(error)}`,
+        { cause: error },
+      );
+    try {
+      this.rollBack();
+    } catch (again) {
+      return new SessiondError(
+        "STORE_FAILED",
+        `a batch failed (${messageOf(error)}) and the session files could not be read back: ${messageOf(again)}`,
+        { cause: again },
+      );
+    }
+    return asStoreError(error, this.path);
+  }
+
+  /** Memory as the disk holds it, for every session the failed batch touched (rollBack's one job). */
+  private rollBack(): void {
+    const { chunks, sidecars, removals, created } = this.pending;
+    for (const tracked of created) {
+      this.untrack(tracked);
+      this.fs.rmSync(join(this.path, tracked.file), { force: true });
+    }
+    const isCreated = new Set(created);
+    const touched = new Set<Tracked>();
+    for (const { tracked } of chunks.values()) touched.add(tracked);
+    for (const id of sidecars.keys()) {
+      const tracked = this.byId.get(id);
+      if (tracked) touched.add(tracked);
+    }
+    for (const tracked of removals) {
+      if (!this.byId.has(tracked.session.id)) this.byId.set(tracked.session.id, tracked);
+      touched.add(tracked);
+    }
+    for (const tracked of touched) if (!isCreated.has(tracked)) this.readBack(tracked);
+    // Keys may have moved (a rekey) or lost sessions (a delete): every key's list is built again.
+    this.byKey.clear();
+    for (const tracked of this.byId.values()) {
+      const list = this.byKey.get(tracked.session.key) ?? [];
+      list.push(tracked);
+      this.byKey.set(tracked.session.key, list);
+    }
+    for (const list of this.byKey.values()) settleKey(list);
+  }
+
+  /** The session as its file, the bytes queued for it and its sidecar say; its entries are read again when needed. */
+  private readBack(tracked: Tracked): void {
+    const id = tracked.session.id;
+    this.loaded.delete(id);
+    const queued = this.unwritten.peek(id);
+    const written = this.fs.readFileSync(join(this.path, tracked.file));
+    const bytes = queued ? Buffer.concat([written, ...queued]) : written;
+    const { parsed } = parseSessionFile(tracked.file, bytes, tracked.session);
+    if (!parsed) throw new Error(`${tracked.file} holds no session`);
+    applySidecar(parsed.session, this.sidecars.read(id));
+    tracked.session = parsed.session;
   }
 
   private writePending(): void {
     const { chunks, renames, sidecars, removals } = this.pending;
+    // Before the journal, a failure fails the batch with nothing of it written: the sidecars, and for a
+    // removal the checkpoint that empties the journal (its records must never bring back a file deleted
+    // after them).
+    for (const session of sidecars.values()) if (this.byId.has(session.id)) this.sidecars.write(session);
+    if (removals.length > 0) this.checkpoint();
     const writes = [...chunks.values()];
     // One fsync of the journal acknowledges the whole batch; the session files follow without one.
     const bytes = this.journal.append(
       writes.map(({ tracked, text }) => ({ file: tracked.file, offset: tracked.size, text })),
     );
+    this.pending.journaled = true;
     writes.forEach(({ tracked }, i) => {
       const written = bytes[i]!;
       this.unwritten.add(tracked, written);
@@ -500,26 +655,29 @@ export class JsonlStore implements Store {
     });
     for (const { tracked, to } of renames) {
       if (tracked.file === to || !this.byId.has(tracked.session.id)) continue;
-      renameSync(join(this.path, tracked.file), join(this.path, to));
+      this.fs.renameSync(join(this.path, tracked.file), join(this.path, to));
       tracked.file = to;
       this.pending.dirChanged = true;
     }
-    for (const session of sidecars.values()) if (this.byId.has(session.id)) this.sidecars.write(session);
-    // A journal record must never bring back a file deleted after it.
-    if (removals.length > 0) this.checkpoint();
-    for (const { file, sessionId } of removals) {
-      rmSync(join(this.path, file), { force: true });
-      this.sidecars.remove(sessionId);
+    for (const { file, session } of removals) {
+      this.fs.rmSync(join(this.path, file), { force: true });
+      this.sidecars.remove(session.id);
       this.pending.dirChanged = true;
     }
-    if (this.pending.dirChanged) fsyncDir(this.path);
-    if (this.journal.size > JOURNAL_MAX_BYTES || this.unsynced.size > MAX_UNSYNCED_FILES) this.checkpoint();
+    if (this.pending.dirChanged) fsyncDir(this.path, this.fs);
+    if (this.journal.size > JOURNAL_MAX_BYTES || this.unsynced.size > MAX_UNSYNCED_FILES) {
+      try {
+        this.checkpoint();
+      } catch (error) {
+        // A file that cannot be written yet keeps its bytes queued and in the journal; a failed fsync stops.
+        if (isSessiondError(error, "STORE_FAILED")) throw error;
+      }
+    }
     this.trimCaches();
   }
 
-  private submit<T>(run: () => T, durable?: boolean): Promise<T> {
-    this.queuedOps++;
-    return this.writer.submit(run, durable);
+  private submit<T>(run: () => T, durable?: boolean, bytes = SMALL_WRITE_BYTES): Promise<T> {
+    return this.writer.submit(run, durable, bytes);
   }
 
   /** Writes every session's queued bytes to its file (no fsync: the journal is the one). */
@@ -538,7 +696,7 @@ export class JsonlStore implements Store {
     this.idleWriteScheduled = true;
     setImmediate(() => {
       this.idleWriteScheduled = false;
-      if (this.queuedOps === 0 && !this.closed) this.writeQueued(this.unwritten.takeAll(), false);
+      if (this.writer.queued === 0 && !this.closed) this.writeQueued(this.unwritten.takeAll(), false);
     });
   }
 
@@ -550,11 +708,11 @@ export class JsonlStore implements Store {
       let done = 0;
       try {
         const fd = this.fdFor(tracked);
-        done = writevSync(fd, chunks);
+        done = this.fs.writevSync(fd, chunks);
         if (done < bytes) {
           const rest = Buffer.concat(chunks).subarray(done);
           for (let at = 0; at < rest.length; ) {
-            const n = writeSync(fd, rest, at);
+            const n = this.fs.writeSync(fd, rest, at);
             at += n;
             done += n;
           }
@@ -573,7 +731,7 @@ export class JsonlStore implements Store {
     this.writeSessionFiles();
     for (const id of this.unsynced) {
       const fd = this.fds.get(id);
-      if (fd !== undefined) fsyncSync(fd);
+      if (fd !== undefined) fsyncOrFail(this.fs, fd, this.byId.get(id)?.file ?? "a session file");
     }
     this.unsynced.clear();
     this.journal.reset();
@@ -586,11 +744,16 @@ export class JsonlStore implements Store {
   private record(tracked: Tracked, loaded: Loaded | undefined, fresh: Entry[], session: Session): void {
     const titleBefore = tracked.session.title;
     for (const entry of fresh) {
-      for (const line of entryLines(entry, loaded?.entries ?? [])) this.queue(tracked, line);
+      for (const line of entryLines(entry, loaded?.entries ?? [])) {
+        this.queue(tracked, line);
+        if (loaded) loaded.bytes += line.length;
+      }
       if (!loaded) continue;
       loaded.entries.push(entry);
       if (entry.idempotencyKey !== undefined) loaded.byIdempotencyKey.set(entry.idempotencyKey, entry);
     }
+    // Measured again (and evicted, if over the bound) with what it holds now.
+    if (loaded && this.loaded.has(tracked.session.id)) this.loaded.set(tracked.session.id, loaded);
     const closing = fresh.at(-1);
     if (closing?.type === "reset") {
       session.state = "archived";
@@ -625,7 +788,7 @@ export class JsonlStore implements Store {
       if (!this.claim(join(this.claimsDir, `${prefix}_${seq}`))) continue;
       file = sessionFileName(prefix, seq);
       try {
-        fd = openSync(
+        fd = this.fs.openSync(
           join(this.path, file),
           constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND,
         );
@@ -638,6 +801,7 @@ export class JsonlStore implements Store {
     this.fds.set(session.id, fd);
     const tracked: Tracked = { session, file, foreign: false, size: 0, mtimeMs: 0 };
     this.track(tracked);
+    this.pending.created.push(tracked);
     this.queue(tracked, encodeLine(metadataLine({ ...session, title: "" })));
     this.pending.dirChanged = true;
     return tracked;
@@ -645,7 +809,7 @@ export class JsonlStore implements Store {
 
   private claim(path: string): boolean {
     try {
-      closeSync(openSync(path, "wx"));
+      this.fs.closeSync(this.fs.openSync(path, "wx"));
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
@@ -653,31 +817,43 @@ export class JsonlStore implements Store {
     }
   }
 
-  /** Removes a session's file, sidecar and memory; returns its entry count. */
-  private forget(tracked: Tracked): number {
+  /**
+   * Before a session is removed, the journal is emptied of it: what it holds of this session goes to the
+   * file, on disk, so that a process that dies before the file is gone leaves the session whole.
+   */
+  private settleFile(tracked: Tracked): void {
     const { session } = tracked;
-    // The removal empties the journal first: what it holds of this session goes to the file, on disk, so
-    // that a process that dies before the file is gone leaves the session whole.
     this.writeQueuedOf(session.id);
-    if (this.unsynced.has(session.id)) fsyncSync(this.fdFor(tracked));
+    if (this.unsynced.has(session.id)) fsyncOrFail(this.fs, this.fdFor(tracked), tracked.file);
+  }
+
+  /** Removes a session's file (at the end of the batch), sidecar and memory; returns its entry count. */
+  private forget(tracked: Tracked): number {
+    this.untrack(tracked);
+    this.pending.removals.push(tracked);
+    return tracked.session.entryCount;
+  }
+
+  /** Forgets a session in memory: its file, if any, stays as it is. */
+  private untrack(tracked: Tracked): void {
+    const { session } = tracked;
     this.byId.delete(session.id);
     const rest = (this.byKey.get(session.key) ?? []).filter((t) => t !== tracked);
     if (rest.length > 0) this.byKey.set(session.key, rest);
     else this.byKey.delete(session.key);
     this.loaded.delete(session.id);
     const fd = this.fds.get(session.id);
-    if (fd !== undefined) closeSync(fd);
+    if (fd !== undefined) this.fs.closeSync(fd);
     this.fds.delete(session.id);
     this.unsynced.delete(session.id);
     this.pending.chunks.delete(session.id);
-    this.pending.removals.push({ file: tracked.file, sessionId: session.id });
-    return session.entryCount;
+    this.unwritten.take(session.id);
   }
 
   private fdFor(tracked: Tracked): number {
     let fd = this.fds.get(tracked.session.id);
     if (fd === undefined) {
-      fd = openSync(join(this.path, tracked.file), constants.O_RDWR | constants.O_APPEND);
+      fd = this.fs.openSync(join(this.path, tracked.file), constants.O_RDWR | constants.O_APPEND);
       this.fds.set(tracked.session.id, fd);
     }
     return fd;
@@ -687,36 +863,8 @@ export class JsonlStore implements Store {
     for (const id of this.fds.keys()) {
       if (this.fds.size <= 256) break;
       if (this.unsynced.has(id)) continue;
-      closeSync(this.fds.get(id)!);
+      this.fs.closeSync(this.fds.get(id)!);
       this.fds.delete(id);
-    }
-    for (const id of this.loaded.keys()) {
-      if (this.loaded.size <= this.cacheSize) break;
-      this.loaded.delete(id);
-    }
-  }
-
-  private reindexTouched(): void {
-    this.reindex([...this.pending.chunks.values()].map((c) => c.tracked));
-  }
-
-  private reindex(touched: Iterable<Tracked>): void {
-    for (const tracked of touched) {
-      try {
-        // What earlier batches acknowledged must be in the file before it is read.
-        this.writeQueuedOf(tracked.session.id);
-      } catch {
-        continue; // still queued: memory stays as it is
-      }
-      this.loaded.delete(tracked.session.id);
-      const fd = this.fds.get(tracked.session.id);
-      if (fd !== undefined) closeSync(fd);
-      this.fds.delete(tracked.session.id);
-      const indexed = readTrackedFile(this.path, tracked.file, this.sidecars, (p) => this.report(p));
-      if (indexed) {
-        tracked.session = indexed.session;
-        tracked.size = indexed.size;
-      }
     }
   }
 
@@ -736,15 +884,19 @@ export class JsonlStore implements Store {
     if (!tracked || this.pending.chunks.has(tracked.session.id) || !this.changes.needsCheck(tracked.file))
       return tracked;
     const fd = this.fdFor(tracked);
-    if (hasSize(fd, tracked.size - this.unwritten.bytesOf(tracked.session.id))) {
+    if (hasSize(this.fs, fd, tracked.size - this.unwritten.bytesOf(tracked.session.id))) {
       this.changes.checked(tracked.file);
       return tracked;
     }
     // If this process still held bytes for the file, the other one wrote while both were writing to the
     // session, which nothing serialises: this process's bytes go after theirs.
     this.writeQueuedOf(tracked.session.id);
-    const size = fstatSync(fd).size;
-    const { parsed, problems } = parseSessionFile(tracked.file, readFileSync(join(this.path, tracked.file)));
+    const size = this.fs.fstatSync(fd).size;
+    const { parsed, problems } = parseSessionFile(
+      tracked.file,
+      this.fs.readFileSync(join(this.path, tracked.file)),
+      tracked.session,
+    );
     for (const problem of problems) this.report(problem);
     if (!parsed) return tracked;
     applySidecar(parsed.session, this.sidecars.read(parsed.session.id));
@@ -767,13 +919,13 @@ export class JsonlStore implements Store {
     const cached = this.cached(id);
     if (cached) return cached;
     this.writeQueuedOf(id);
-    const written = readFileSync(join(this.path, tracked.file));
+    const written = this.fs.readFileSync(join(this.path, tracked.file));
     // Inside a batch, what its earlier operations queued for the file is not written yet: read it as if it were.
     const queued = this.pending.chunks.get(id)?.text;
     const bytes = queued === undefined ? written : Buffer.concat([written, Buffer.from(queued)]);
-    const { parsed } = parseSessionFile(tracked.file, bytes);
+    const { parsed } = parseSessionFile(tracked.file, bytes, tracked.session);
     const entries = parsed?.entries ?? [];
-    const loaded: Loaded = { entries, byIdempotencyKey: new Map() };
+    const loaded: Loaded = { entries, byIdempotencyKey: new Map(), bytes: bytes.length };
     for (const e of entries)
       if (e.idempotencyKey !== undefined) loaded.byIdempotencyKey.set(e.idempotencyKey, e);
     this.loaded.set(id, loaded);
@@ -782,16 +934,11 @@ export class JsonlStore implements Store {
 
   /** The session's entries if cached, marked most recently used. */
   private cached(id: string): Loaded | undefined {
-    const cached = this.loaded.get(id);
-    if (cached) {
-      this.loaded.delete(id);
-      this.loaded.set(id, cached);
-    }
-    return cached;
+    return this.loaded.get(id);
   }
 
   private openIndex(): void {
-    const scan = scanDirectory(this.path, this.metaDir, this.sidecars, (p) => this.report(p));
+    const scan = scanDirectory(this.path, this.metaDir, this.sidecars, (p) => this.report(p), this.fs);
     this.stats = { filesRead: scan.filesRead, filesFromIndex: scan.filesFromIndex };
     for (const tracked of scan.tracked) {
       this.track(tracked);
@@ -802,7 +949,7 @@ export class JsonlStore implements Store {
   }
 
   private report(problem: LineProblem): void {
-    this.problems.push(problem);
+    this.problemLog.set(this.problemCount++, problem);
     this.onProblem(problem);
   }
 
@@ -827,7 +974,15 @@ export class JsonlStore implements Store {
 }
 
 function emptyPending(): PendingWrites {
-  return { chunks: new Map(), renames: [], sidecars: new Map(), removals: [], dirChanged: false };
+  return {
+    chunks: new Map(),
+    renames: [],
+    sidecars: new Map(),
+    removals: [],
+    created: [],
+    dirChanged: false,
+    journaled: false,
+  };
 }
 
 function asStoreError(error: unknown, path: string): SessiondError {

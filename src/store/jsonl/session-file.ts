@@ -1,5 +1,6 @@
 import type { Entry, EntryBody } from "../../model/entry.js";
 import { estimateTokens, makeEntry } from "../../model/entry.js";
+import { parseEntryInput } from "../../model/entry-schema.js";
 import type { ChatType } from "../../model/envelope.js";
 import type { Session } from "../../model/session.js";
 import { foldEntry, newSession } from "../session-log.js";
@@ -10,7 +11,7 @@ import {
   isMetadataLine,
   type MetadataLine,
 } from "./crabtalk-format.js";
-import { stemOf } from "./file-names.js";
+import { parseStem, stemOf } from "./file-names.js";
 
 /** A line that could not be read: reported with its file and line number, never dropped silently. */
 export interface LineProblem {
@@ -44,24 +45,35 @@ export function crabtalkKey(agent: string, createdBy: string): string {
   return `${agent}:${createdBy}`;
 }
 
+/** Who a file whose metadata line is damaged belongs to, when the store knows (its index). */
+export type KnownIdentity = Pick<
+  Session,
+  "id" | "key" | "generation" | "agent" | "channel" | "createdBy" | "chatType" | "createdAt"
+>;
+
 /**
- * Reads a session file's bytes. Returns undefined (with a problem) when the first line is not a
- * metadata line: nothing in the file can be attributed then.
+ * Reads a session file's bytes. Every line that cannot be read is reported (file, line) and skipped; a
+ * damaged metadata line does not hide the entries after it: the session's identity then comes from
+ * `known` (the store's index), else from the file name. Returns undefined (with a problem) only when the
+ * file holds nothing to attribute: no metadata line and no entry.
  */
 export function parseSessionFile(
   fileName: string,
   bytes: Buffer,
+  known?: KnownIdentity,
 ): { parsed?: ParsedSessionFile; problems: LineProblem[] } {
   const problems: LineProblem[] = [];
+  const problem = (line: number, reason: string) => problems.push({ file: fileName, line, reason });
   const lines: Array<{ text: string; offset: number; complete: boolean }> = [];
   let start = 0;
   while (start < bytes.length) {
     const end = bytes.indexOf(10, start);
-    if (end === -1) {
-      lines.push({ text: bytes.subarray(start).toString("utf8"), offset: start, complete: false });
-      break;
-    }
-    lines.push({ text: bytes.subarray(start, end).toString("utf8"), offset: start, complete: true });
+    const stop = end === -1 ? bytes.length : end;
+    const text = bytes.toString("utf8", start, stop);
+    if (text.includes("\uFFFD") && Buffer.byteLength(text) !== stop - start)
+      problem(lines.length + 1, "invalid UTF-8, replaced with U+FFFD");
+    lines.push({ text, offset: start, complete: end !== -1 });
+    if (end === -1) break;
     start = end + 1;
   }
   let tornTail = false;
@@ -72,27 +84,33 @@ export function parseSessionFile(
     else {
       tornTail = true;
       lines.pop();
+      problem(lines.length + 1, `torn last line (${bytes.length - last.offset} bytes, no newline) left out`);
     }
   }
   const completeBytes = tornTail ? (last?.offset ?? 0) : bytes.length;
   const first = lines[0];
-  let meta: unknown;
-  try {
-    meta = first ? JSON.parse(first.text) : undefined;
-  } catch {
-    meta = undefined;
-  }
-  if (!isMetadataLine(meta)) {
-    problems.push({
-      file: fileName,
-      line: 1,
-      reason: first ? "line 1 is not a metadata line" : "empty file",
-    });
-    return { problems };
+  let meta = first ? metadataOf(first.text) : undefined;
+  let firstEntryLine = 1;
+  if (!meta) {
+    if (!first) {
+      problem(1, tornTail ? "nothing but a torn metadata line" : "empty file");
+      return { problems };
+    }
+    // Line 1 may be an entry (the metadata line lost) or the damaged metadata line itself.
+    if (decodeLine(first.text).kind === "entry") firstEntryLine = 0;
+    meta = recoveredMeta(fileName, known);
+    if (!meta) {
+      problem(1, "line 1 is not a metadata line, and the file's name says nothing of whose it is");
+      return { problems };
+    }
+    problem(
+      1,
+      `line 1 is not a valid metadata line; the session is read with the identity ${known ? "the index" : "its file name"} gives`,
+    );
   }
   const foreign = meta.session_id === undefined;
-  const createdAt = parseTime(meta.created_at);
-  const sessionId = meta.session_id ?? derivedUlid(createdAt, `crabtalk:${stemOf(fileName)}`);
+  const createdAt = known?.createdAt ?? parseTime(meta.created_at);
+  const sessionId = known?.id ?? meta.session_id ?? derivedUlid(createdAt, `crabtalk:${stemOf(fileName)}`);
   const session = newSession(
     meta.key ?? crabtalkKey(meta.agent, meta.created_by),
     {
@@ -105,51 +123,74 @@ export function parseSessionFile(
     createdAt,
   );
   session.id = sessionId;
+  const decoded = lines.map((line, i) =>
+    i < firstEntryLine || line.text.trim() === "" ? undefined : decodeLine(line.text),
+  );
+  // The lowest seq a sessiond line claims from each line on: a line without sessiond's fields is numbered
+  // by its place only where no later sessiond line already holds that number.
+  const claimedFrom = new Array<number>(lines.length + 1).fill(Number.POSITIVE_INFINITY);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const d = decoded[i];
+    const seq = d?.kind === "entry" && Number.isSafeInteger(d.seq) ? d.seq : Number.POSITIVE_INFINITY;
+    claimedFrom[i] = Math.min(seq, claimedFrom[i + 1]!);
+  }
   const entries: Entry[] = [];
   const offsets = new Map<number, number>();
   let lastSeq = 0;
   let keptFrom = 1;
-  for (let i = 1; i < lines.length; i++) {
+  for (let i = firstEntryLine; i < lines.length; i++) {
     const line = lines[i]!;
-    if (line.text.trim() === "") continue;
-    const decoded: DecodedLine = decodeLine(line.text);
-    const problem = (reason: string) => problems.push({ file: fileName, line: i + 1, reason });
+    const d = decoded[i];
+    if (!d || d.kind === "kept-copy") continue;
+    const lineProblem = (reason: string) => problem(i + 1, reason);
     let entry: Entry | undefined;
-    switch (decoded.kind) {
+    switch (d.kind) {
       case "invalid":
-        problem(decoded.reason);
-        continue;
-      case "kept-copy":
+        lineProblem(d.reason);
         continue;
       case "entry": {
-        if (decoded.seq <= lastSeq) {
-          problem(`seq ${decoded.seq} repeats or goes back (after ${lastSeq}); line skipped`);
+        const invalid = entryProblem(d);
+        if (invalid) {
+          lineProblem(`${invalid}; line skipped`);
           continue;
         }
-        if (decoded.seq > lastSeq + 1) problem(`entries ${lastSeq + 1}..${decoded.seq - 1} are missing`);
-        const header = { id: decoded.id, sessionId, seq: decoded.seq, ts: decoded.ts };
+        const body = checkedBody(d.body, d.seq);
+        if (typeof body === "string") {
+          lineProblem(`${body}; line skipped`);
+          continue;
+        }
+        if (d.seq <= lastSeq) {
+          lineProblem(`seq ${d.seq} repeats or goes back (after ${lastSeq}); line skipped`);
+          continue;
+        }
+        if (d.seq > lastSeq + 1) lineProblem(`entries ${lastSeq + 1}..${d.seq - 1} are missing`);
+        const header = { id: d.id, sessionId, seq: d.seq, ts: d.ts };
         entry = makeEntry(
-          decoded.idempotencyKey === undefined
-            ? header
-            : { ...header, idempotencyKey: decoded.idempotencyKey },
-          decoded.body,
+          d.idempotencyKey === undefined ? header : { ...header, idempotencyKey: d.idempotencyKey },
+          body,
         );
         break;
       }
       case "foreign-message":
       case "foreign-compact": {
         const seq = lastSeq + 1;
+        if (claimedFrom[i + 1]! <= seq) {
+          lineProblem(
+            `a line without sessiond's fields among sessiond's entries (seq ${seq} is taken); line skipped`,
+          );
+          continue;
+        }
         const body: EntryBody =
-          decoded.kind === "foreign-message"
-            ? { type: "message", role: decoded.role, content: decoded.content }
+          d.kind === "foreign-message"
+            ? { type: "message", role: d.role, content: d.content }
             : {
                 type: "compaction",
-                summary: decoded.summary,
+                summary: d.summary,
                 fromSeq: Math.min(keptFrom, Math.max(1, seq - 1)),
                 throughSeq: seq - 1,
                 firstKeptSeq: seq + 1,
                 tokensBefore: 0,
-                tokensAfter: estimateTokens(decoded.summary),
+                tokensAfter: estimateTokens(d.summary),
                 summarizer: "crabtalk",
               };
         entry = makeEntry(
@@ -165,6 +206,7 @@ export function parseSessionFile(
     entries.push(entry);
     foldEntry(session, entry);
   }
+  problems.sort((a, b) => a.line - b.line);
   if (session.title === "" && meta.title) session.title = meta.title;
   const closing = entries.at(-1);
   if (closing?.type === "reset") {
@@ -184,6 +226,82 @@ export function parseSessionFile(
       offsets,
     },
     problems,
+  };
+}
+
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** What is wrong with a sessiond line's header, if anything. */
+function entryProblem(d: Extract<DecodedLine, { kind: "entry" }>): string | undefined {
+  if (!Number.isSafeInteger(d.seq) || d.seq < 1) return `seq ${d.seq} is not a positive safe integer`;
+  if (!ULID.test(d.id)) return "id is not a ULID";
+  if (!Number.isSafeInteger(d.ts) || d.ts < 0) return `ts ${d.ts} is not a time`;
+  return undefined;
+}
+
+/**
+ * The body as the entry schema checks it (what an append would have accepted), or why it is not one.
+ * A compaction must also summarise entries before it and keep from at most its own seq.
+ */
+function checkedBody(body: EntryBody, seq: number): EntryBody | string {
+  let checked: EntryBody;
+  try {
+    checked = parseEntryInput(body) as EntryBody;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  if (checked.type === "compaction" && (checked.throughSeq >= seq || checked.firstKeptSeq > seq))
+    return `invalid compaction: entry ${seq} must summarise entries before it and keep from at most ${seq}`;
+  return checked;
+}
+
+/** Line 1 as a metadata line, if it is a valid one: fields of the wrong type make it damaged. */
+function metadataOf(text: string): MetadataLine | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isMetadataLine(value)) return undefined;
+  const optional = (field: unknown, ok: (v: unknown) => boolean) => field === undefined || ok(field);
+  const isString = (v: unknown) => typeof v === "string";
+  const valid =
+    optional(value.key, (v) => isString(v) && v !== "") &&
+    optional(value.session_id, (v) => isString(v) && ULID.test(v as string)) &&
+    optional(value.generation, (v) => Number.isSafeInteger(v) && (v as number) >= 1) &&
+    optional(value.channel, isString) &&
+    optional(value.chat_type, (v) => v === "direct" || v === "group" || v === "channel" || v === "thread") &&
+    optional(value.title, isString);
+  return valid ? value : undefined;
+}
+
+/** The metadata a damaged line stood for: the index's record of the session, else what the file name says. */
+function recoveredMeta(fileName: string, known: KnownIdentity | undefined): MetadataLine | undefined {
+  if (known) {
+    const line: MetadataLine = {
+      agent: known.agent,
+      created_by: known.createdBy,
+      created_at: new Date(known.createdAt).toISOString(),
+      title: "",
+      uptime_secs: 0,
+      key: known.key,
+      session_id: known.id,
+      generation: known.generation,
+      channel: known.channel,
+    };
+    if (known.chatType !== undefined) line.chat_type = known.chatType;
+    return line;
+  }
+  const stem = parseStem(stemOf(fileName));
+  const split = stem?.prefix.indexOf("_") ?? -1;
+  if (!stem || split === -1) return undefined;
+  return {
+    agent: stem.prefix.slice(0, split),
+    created_by: stem.prefix.slice(split + 1),
+    created_at: new Date(0).toISOString(),
+    title: "",
+    uptime_secs: 0,
   };
 }
 

@@ -1,7 +1,6 @@
-import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { OverrideValue, Session } from "../../model/session.js";
-import { writeFileAtomic } from "./durable-fs.js";
+import { type FileSystem, realFs, writeFileAtomic } from "./durable-fs.js";
 
 /**
  * The metadata of a session that changes after its file is created (the metadata line is never
@@ -17,7 +16,10 @@ export interface Sidecar {
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 export class Sidecars {
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly fs: FileSystem = realFs,
+  ) {}
 
   private path(sessionId: string): string {
     // Ids come from files and callers: only a ULID ever becomes a name.
@@ -27,7 +29,7 @@ export class Sidecars {
 
   read(sessionId: string): Sidecar | undefined {
     try {
-      const value: unknown = JSON.parse(readFileSync(this.path(sessionId), "utf8"));
+      const value: unknown = JSON.parse(this.fs.readFileSync(this.path(sessionId), "utf8"));
       return typeof value === "object" && value !== null ? (value as Sidecar) : undefined;
     } catch {
       return undefined;
@@ -40,11 +42,11 @@ export class Sidecars {
       generation: session.generation,
       overrides: session.overrides,
     };
-    writeFileAtomic(this.path(session.id), JSON.stringify(sidecar));
+    writeFileAtomic(this.path(session.id), JSON.stringify(sidecar), true, this.fs);
   }
 
   remove(sessionId: string): void {
-    rmSync(this.path(sessionId), { force: true });
+    this.fs.rmSync(this.path(sessionId), { force: true });
   }
 }
 

@@ -56,6 +56,11 @@ export class UnwrittenBytes {
     return this.bySession.get(sessionId)?.bytes ?? 0;
   }
 
+  /** The session's queued bytes, left queued. */
+  peek(sessionId: string): readonly Buffer[] | undefined {
+    return this.bySession.get(sessionId)?.chunks;
+  }
+
   take(sessionId: string): Unwritten | undefined {
     const queued = this.bySession.get(sessionId);
     if (queued) this.remove(queued);
