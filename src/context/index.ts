@@ -11,7 +11,7 @@ export {
   injectedMessage,
   stripInjected,
 } from "./injected.js";
-export { isCredentialKey, REDACTED, redactSecrets } from "./secrets.js";
+export { isCredentialKey, REDACTED, redactSecrets } from "../secrets/index.js";
 export {
   countMessagesTokens,
   countTokens,

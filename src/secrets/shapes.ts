@@ -1,0 +1,172 @@
+/** What a scrubbed secret is replaced with: obviously not data, so it cannot be replayed as a value. */
+export const REDACTED = "[redacted]";
+
+export interface Shape {
+  pattern: RegExp;
+  replace: (match: string, ...groups: string[]) => string;
+}
+
+const whole = (): string => REDACTED;
+const hasDigit = /[0-9]/;
+
+// Matched from the telling word on (not from the start of `db_password`): a pattern that scans back over
+// the whole key from every word boundary is quadratic on text like `a-a-a-…`.
+const KEY_NAMES = [
+  "password",
+  "passwd",
+  "pwd",
+  "passphrase",
+  "secret",
+  "token",
+  "api[_-]?key",
+  "private[_-]?key(?:[_-]?id)?",
+  "access[_-]?key",
+  "account[_-]?key",
+  "shared[_-]?access[_-]?(?:key|signature)",
+  "credentials?",
+  // An Azure SAS signature in a query string.
+  "(?<=[?&])sig",
+].join("|");
+
+// Service tokens told by their prefix. A prefix may follow `_` or `-` (`lookup_sk-…` as a tool name), not a
+// letter or digit; a match without a digit is a word (`sk-learn-…`), not a token.
+const PREFIXED = [
+  String.raw`sk-[A-Za-z0-9_-]{16,}`, // OpenAI, Anthropic (sk-ant-), OpenRouter, DeepSeek…
+  String.raw`[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}`, // Stripe
+  String.raw`whsec_[A-Za-z0-9]{20,}`,
+  String.raw`gh[pousr]_[A-Za-z0-9]{20,}`,
+  String.raw`github_pat_[A-Za-z0-9_]{20,}`,
+  String.raw`glpat-[A-Za-z0-9_-]{20,}`,
+  String.raw`xox[abposre]-[A-Za-z0-9-]{10,}`,
+  String.raw`xapp-[A-Za-z0-9-]{10,}`,
+  String.raw`(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[0-9A-Z]{16}(?![A-Za-z0-9])`,
+  String.raw`AIza[0-9A-Za-z_-]{35}`,
+  String.raw`ya29\.[0-9A-Za-z_-]{20,}`,
+  String.raw`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`,
+  String.raw`npm_[A-Za-z0-9]{36}`,
+  String.raw`hf_[A-Za-z0-9]{30,}`,
+  String.raw`SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}`, // SendGrid
+  String.raw`SK[0-9a-fA-F]{32}(?![A-Za-z0-9])`, // Twilio API key
+  String.raw`[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}`, // Discord bot token
+  String.raw`[0-9]{8,10}:AA[A-Za-z0-9_-]{33}`, // Telegram bot token
+  String.raw`key-[0-9a-f]{32}(?![A-Za-z0-9])`, // Mailgun
+  String.raw`[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])`, // Mailchimp
+  String.raw`shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`,
+  String.raw`sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}`, // Square
+  String.raw`pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`,
+  String.raw`dop_v1_[a-f0-9]{64}`, // DigitalOcean
+  String.raw`dapi[a-f0-9]{32}`, // Databricks
+  String.raw`glc_[A-Za-z0-9+/]{32,}={0,2}`, // Grafana Cloud
+  String.raw`glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}`,
+  String.raw`hv[sb]\.[A-Za-z0-9_-]{24,}`, // HashiCorp Vault
+  String.raw`lin_api_[A-Za-z0-9]{40}`, // Linear
+  String.raw`(?:secret|ntn)_[A-Za-z0-9]{40,}`, // Notion
+  String.raw`gsk_[A-Za-z0-9]{40,}`, // Groq
+  String.raw`dckr_pat_[A-Za-z0-9_-]{20,}`,
+  String.raw`AGE-SECRET-KEY-1[0-9A-Z]{58}`,
+].join("|");
+
+/**
+ * Shannon entropy of `text` in bits per character: about 4.5–5 for a random 32–64 character token,
+ * about 4 or less for identifiers and paths made of words.
+ */
+export function entropyBits(text: string): number {
+  const counts = new Map<string, number>();
+  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let bits = 0;
+  for (const n of counts.values()) {
+    const p = n / text.length;
+    bits -= p * Math.log2(p);
+  }
+  return bits;
+}
+
+function classCounts(text: string): { upper: number; lower: number; digit: number } {
+  let upper = 0;
+  let lower = 0;
+  let digit = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 65 && c <= 90) upper++;
+    else if (c >= 97 && c <= 122) lower++;
+    else if (c >= 48 && c <= 57) digit++;
+  }
+  return { upper, lower, digit };
+}
+
+/**
+ * A random-looking token: mixed case with digits, and entropy at `minBits` or more. Hex (hashes, ids),
+ * ULIDs and UUIDs are single-case, so they stay.
+ */
+function looksRandom(token: string, minBits: number): boolean {
+  const { upper, lower, digit } = classCounts(token);
+  return upper >= 2 && lower >= 2 && digit >= 2 && entropyBits(token) >= minBits;
+}
+
+/** `Basic <base64>` is a credential only if it decodes to printable `user:password`. */
+function isBasicCredential(encoded: string): boolean {
+  const decoded = Buffer.from(encoded, "base64").toString("latin1");
+  return /^[\x20-\x7e]*:[\x20-\x7e]+$/.test(decoded);
+}
+
+// Order matters: private-key blocks first (their body could look like other shapes), and key=value pairs
+// after the told shapes so a shape inside a value is already gone; random-looking tokens last.
+export const SHAPES: readonly Shape[] = [
+  // A PEM block, or a cut one that never reaches its END line: everything from BEGIN on goes.
+  {
+    pattern:
+      /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*$)/g,
+    replace: whole,
+  },
+  // `scheme://user:password@host`: the password only.
+  {
+    pattern: /(:\/\/[^\s/:@]+:)[^\s/@]+@/g,
+    replace: (_m, prefix = "") => `${prefix}${REDACTED}@`,
+  },
+  // Header lines: the whole value, whatever its scheme (`Basic`, `Digest`, `token`…).
+  {
+    pattern: /\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?)(?!\[redacted\])(?:[A-Za-z]+\s+)?[^\s"',;]+/gi,
+    replace: (_m, prefix = "") => `${prefix}${REDACTED}`,
+  },
+  {
+    pattern: /\b((?:set-)?cookie["']?\s*[:=]\s*)(?!\s*["']?\[redacted\])("[^"\r\n]*"?|[^\r\n]+)/gi,
+    replace: (_m, prefix = "", value = "") =>
+      value.startsWith('"') ? `${prefix}"${REDACTED}"` : `${prefix}${REDACTED}`,
+  },
+  { pattern: /\bBearer\s+(?!\[redacted\])[A-Za-z0-9\-._~+/]{8,}=*/g, replace: () => `Bearer ${REDACTED}` },
+  {
+    pattern: /\bBasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/g,
+    replace: (match, encoded = "") => (isBasicCredential(encoded) ? `Basic ${REDACTED}` : match),
+  },
+  {
+    pattern: new RegExp(String.raw`(?<![A-Za-z0-9])(?:${PREFIXED})`, "g"),
+    replace: (match) => (hasDigit.test(match) ? REDACTED : match),
+  },
+  // Incoming-webhook URLs carry their secret in the path.
+  {
+    pattern:
+      /https:\/\/(?:hooks\.slack\.com\/(?:services|workflows|triggers)|(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks)\/[A-Za-z0-9/_-]+/g,
+    replace: whole,
+  },
+  // `password=…`, `api_key: …`, `"client_secret": "…"`, `AccountKey=…`: the key stays, the whole value goes.
+  {
+    pattern: new RegExp(
+      String.raw`((?:${KEY_NAMES})\b["']?\s*[:=]\s*)(?!["']?\[redacted\])("(?:[^"\\]|\\.)*(?:"|$)|'[^']*(?:'|$)|[^\s&;,"'}\]]+)`,
+      "gi",
+    ),
+    replace: (_m, prefix = "", value = "") => {
+      const quote = value.startsWith('"') || value.startsWith("'") ? value[0] : "";
+      return `${prefix}${quote}${REDACTED}${quote}`;
+    },
+  },
+  // A bare AWS secret access key: 40 characters of base64 (slashes included).
+  {
+    pattern: /(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])/g,
+    replace: (match) => (looksRandom(match, 4.3) ? REDACTED : match),
+  },
+  // Any other random-looking token of 32 to 256 characters.
+  {
+    pattern: /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{32,256}(?![A-Za-z0-9_-])/g,
+    replace: (match) => (looksRandom(match, 4.0) ? REDACTED : match),
+  },
+];
