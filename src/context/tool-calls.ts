@@ -1,6 +1,6 @@
 import type { ToolCall } from "../model/entry.js";
-import { fitJson, type JsonValue } from "./fit-json.js";
 import { isCredentialKey, redactSecrets } from "../secrets/index.js";
+import { fitJson, type JsonValue } from "./fit-json.js";
 import { FAILED_CALL_ID } from "./tool-recap.js";
 import { truncate } from "./truncate.js";
 

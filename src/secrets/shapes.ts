@@ -31,39 +31,39 @@ const KEY_NAMES = [
 // Service tokens told by their prefix. A prefix may follow `_` or `-` (`lookup_sk-…` as a tool name), not a
 // letter or digit; a match without a digit is a word (`sk-learn-…`), not a token.
 const PREFIXED = [
-  String.raw`sk-[A-Za-z0-9_-]{16,}`, // OpenAI, Anthropic (sk-ant-), OpenRouter, DeepSeek…
-  String.raw`[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}`, // Stripe
-  String.raw`whsec_[A-Za-z0-9]{20,}`,
-  String.raw`gh[pousr]_[A-Za-z0-9]{20,}`,
-  String.raw`github_pat_[A-Za-z0-9_]{20,}`,
-  String.raw`glpat-[A-Za-z0-9_-]{20,}`,
-  String.raw`xox[abposre]-[A-Za-z0-9-]{10,}`,
-  String.raw`xapp-[A-Za-z0-9-]{10,}`,
-  String.raw`(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[0-9A-Z]{16}(?![A-Za-z0-9])`,
-  String.raw`AIza[0-9A-Za-z_-]{35}`,
+  "sk-[A-Za-z0-9_-]{16,}", // OpenAI, Anthropic (sk-ant-), OpenRouter, DeepSeek…
+  "[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}", // Stripe
+  "whsec_[A-Za-z0-9]{20,}",
+  "gh[pousr]_[A-Za-z0-9]{20,}",
+  "github_pat_[A-Za-z0-9_]{20,}",
+  "glpat-[A-Za-z0-9_-]{20,}",
+  "xox[abposre]-[A-Za-z0-9-]{10,}",
+  "xapp-[A-Za-z0-9-]{10,}",
+  "(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[0-9A-Z]{16}(?![A-Za-z0-9])",
+  "AIza[0-9A-Za-z_-]{35}",
   String.raw`ya29\.[0-9A-Za-z_-]{20,}`,
   String.raw`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`,
-  String.raw`npm_[A-Za-z0-9]{36}`,
-  String.raw`hf_[A-Za-z0-9]{30,}`,
+  "npm_[A-Za-z0-9]{36}",
+  "hf_[A-Za-z0-9]{30,}",
   String.raw`SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}`, // SendGrid
-  String.raw`SK[0-9a-fA-F]{32}(?![A-Za-z0-9])`, // Twilio API key
+  "SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", // Twilio API key
   String.raw`[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}`, // Discord bot token
-  String.raw`[0-9]{8,10}:AA[A-Za-z0-9_-]{33}`, // Telegram bot token
-  String.raw`key-[0-9a-f]{32}(?![A-Za-z0-9])`, // Mailgun
-  String.raw`[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])`, // Mailchimp
-  String.raw`shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`,
-  String.raw`sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}`, // Square
-  String.raw`pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`,
-  String.raw`dop_v1_[a-f0-9]{64}`, // DigitalOcean
-  String.raw`dapi[a-f0-9]{32}`, // Databricks
-  String.raw`glc_[A-Za-z0-9+/]{32,}={0,2}`, // Grafana Cloud
-  String.raw`glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}`,
+  "[0-9]{8,10}:AA[A-Za-z0-9_-]{33}", // Telegram bot token
+  "key-[0-9a-f]{32}(?![A-Za-z0-9])", // Mailgun
+  "[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", // Mailchimp
+  "shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+  "sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}", // Square
+  "pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}",
+  "dop_v1_[a-f0-9]{64}", // DigitalOcean
+  "dapi[a-f0-9]{32}", // Databricks
+  "glc_[A-Za-z0-9+/]{32,}={0,2}", // Grafana Cloud
+  "glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
   String.raw`hv[sb]\.[A-Za-z0-9_-]{24,}`, // HashiCorp Vault
-  String.raw`lin_api_[A-Za-z0-9]{40}`, // Linear
-  String.raw`(?:secret|ntn)_[A-Za-z0-9]{40,}`, // Notion
-  String.raw`gsk_[A-Za-z0-9]{40,}`, // Groq
-  String.raw`dckr_pat_[A-Za-z0-9_-]{20,}`,
-  String.raw`AGE-SECRET-KEY-1[0-9A-Z]{58}`,
+  "lin_api_[A-Za-z0-9]{40}", // Linear
+  "(?:secret|ntn)_[A-Za-z0-9]{40,}", // Notion
+  "gsk_[A-Za-z0-9]{40,}", // Groq
+  "dckr_pat_[A-Za-z0-9_-]{20,}",
+  "AGE-SECRET-KEY-1[0-9A-Z]{58}",
 ].join("|");
 
 /**
@@ -139,7 +139,7 @@ export const SHAPES: readonly Shape[] = [
     replace: (match, encoded = "") => (isBasicCredential(encoded) ? `Basic ${REDACTED}` : match),
   },
   {
-    pattern: new RegExp(String.raw`(?<![A-Za-z0-9])(?:${PREFIXED})`, "g"),
+    pattern: /(?<![A-Za-z0-9])(?:${PREFIXED})/g,
     replace: (match) => (hasDigit.test(match) ? REDACTED : match),
   },
   // Incoming-webhook URLs carry their secret in the path.
@@ -159,9 +159,9 @@ export const SHAPES: readonly Shape[] = [
       return `${prefix}${quote}${REDACTED}${quote}`;
     },
   },
-  // A bare AWS secret access key: 40 characters of base64 (slashes included).
+  // A bare key in base64 (slashes included) of 40 to 128 characters: an AWS secret access key, an Azure key.
   {
-    pattern: /(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])/g,
+    pattern: /(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40,128}={0,2}(?![A-Za-z0-9+/=])/g,
     replace: (match) => (looksRandom(match, 4.3) ? REDACTED : match),
   },
   // Any other random-looking token of 32 to 256 characters.

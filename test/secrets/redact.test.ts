@@ -18,6 +18,13 @@ describe("redactSecrets over the corpus", () => {
     expect(redactSecrets(out)).toBe(out);
   });
 
+  it.each(SECRET_CORPUS.filter((s) => !s.contextual).map((s) => [s.name, s] as const))(
+    "tells a %s on its own, glued to a tool name",
+    (_name, sample) => {
+      expect(leaks(redactSecrets(`lookup_${sample.secret}`), sample.secret)).toEqual([]);
+    },
+  );
+
   it("removes a secret glued to a tool name", () => {
     const key = SECRET_CORPUS.find((s) => s.name === "OpenAI legacy key")?.secret ?? "";
     expect(redactSecrets(`lookup_${key}`)).toBe(`lookup_${REDACTED}`);

@@ -6,6 +6,8 @@ export interface SecretSample {
   name: string;
   secret: string;
   text: string;
+  /** Told only by what surrounds it (`password=`, `Basic `, `private_key_id`): alone it is a plain word or a hash. */
+  contextual: boolean;
 }
 
 // mulberry32: the same corpus on every run.
@@ -55,6 +57,15 @@ function onePasswordToken(): string {
 }
 
 type Make = [name: string, secret: string, wrap: (secret: string) => string];
+
+const CONTEXTUAL = new Set([
+  "GCP private_key_id",
+  "Basic auth header",
+  "Basic credentials in text",
+  "URL password",
+  "MongoDB SRV password",
+  "password assignment",
+]);
 
 const inText = (s: string) => `please use ${s} for the deploy`;
 
@@ -151,6 +162,7 @@ export const SECRET_CORPUS: readonly SecretSample[] = MAKERS.map(([name, secret,
   name,
   secret,
   text: wrap(secret),
+  contextual: CONTEXTUAL.has(name),
 }));
 
 /**
