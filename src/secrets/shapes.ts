@@ -139,7 +139,7 @@ export const SHAPES: readonly Shape[] = [
     replace: (match, encoded = "") => (isBasicCredential(encoded) ? `Basic ${REDACTED}` : match),
   },
   {
-    pattern: /(?<![A-Za-z0-9])(?:${PREFIXED})/g,
+    pattern: new RegExp(`(?<![A-Za-z0-9])(?:${PREFIXED})`, "g"),
     replace: (match) => (hasDigit.test(match) ? REDACTED : match),
   },
   // Incoming-webhook URLs carry their secret in the path.

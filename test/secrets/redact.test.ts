@@ -5,6 +5,13 @@ import { SECRET_CORPUS, telltales } from "../support/secret-corpus.js";
 
 const leaks = (out: string, secret: string) => telltales(secret).filter((piece) => out.includes(piece));
 
+/** sessiond's own shapes, without the preset. */
+function ownShapes(text: string): string {
+  let out = text;
+  for (const { pattern, replace } of SHAPES) out = out.replace(pattern, replace);
+  return out;
+}
+
 describe("redactSecrets over the corpus", () => {
   it("has at least 40 shapes", () => {
     expect(SECRET_CORPUS.length).toBeGreaterThanOrEqual(40);
@@ -37,10 +44,23 @@ describe("redactSecrets over the corpus", () => {
     // A Hugging Face token is letters only: no own shape takes a prefixed token without a digit.
     const hf = SECRET_CORPUS.find((s) => s.name === "Hugging Face token");
     if (!hf) throw new Error("no Hugging Face sample");
-    let ownOnly = hf.text;
-    for (const { pattern, replace } of SHAPES) ownOnly = ownOnly.replace(pattern, replace);
-    expect(ownOnly).toContain(hf.secret);
+    expect(ownShapes(hf.text)).toContain(hf.secret);
     expect(redactSecrets(hf.text)).toBe(`please use ${REDACTED} for the deploy`);
+  });
+
+  it.each([
+    "Twilio API key",
+    "Mailgun key",
+    "Mailchimp key",
+    "Shopify token",
+    "DigitalOcean token",
+    "Databricks token",
+    "Telegram bot token",
+    "AWS access key id",
+  ])("tells a hex or single-case %s by its prefix alone, without the preset", (name) => {
+    const found = SECRET_CORPUS.find((s) => s.name === name);
+    if (!found) throw new Error(`no sample ${name}`);
+    expect(leaks(ownShapes(`lookup_${found.secret}`), found.secret)).toEqual([]);
   });
 
   it("widens a range the preset reports short to the end of the secret", () => {
