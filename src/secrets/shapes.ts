@@ -4,7 +4,20 @@ export const REDACTED = "[redacted]";
 export interface Shape {
   pattern: RegExp;
   replace: (match: string, ...groups: string[]) => string;
+  /**
+   * What a text must hold for the shape to be tried at all (see `redact.ts`): one of these words (lowercase),
+   * and/or a run of 15+ token characters (`tokenRuns`). Both are cheap to look for; the patterns are not.
+   */
+  needs: { words?: readonly string[]; longToken?: true };
+  /**
+   * `run`: the shape's matches lie inside a run of 15+ token characters (`[A-Za-z0-9_+/=.:-]`), and it is
+   * tried on each such run alone rather than on the whole text, which costs a fraction.
+   */
+  scope?: "run";
 }
+
+// One of these is in every match of the `name=value` shape.
+const KEY_NAME_WORDS = ["pass", "pwd", "secret", "token", "key", "credential", "sig"];
 
 const whole = (): string => REDACTED;
 const hasDigit = /[0-9]/;
@@ -109,44 +122,50 @@ function isBasicCredential(encoded: string): boolean {
   return /^[\x20-\x7e]*:[\x20-\x7e]+$/.test(decoded);
 }
 
-// Order matters: private-key blocks first (their body could look like other shapes), and key=value pairs
-// after the told shapes so a shape inside a value is already gone; random-looking tokens last.
+// Order matters: private-key blocks first (their body could look like other shapes), then URLs and headers,
+// key=value pairs, and the token shapes last (`redact.ts` runs those on each long run of token characters).
 export const SHAPES: readonly Shape[] = [
   // A PEM block, or a cut one that never reaches its END line: everything from BEGIN on goes.
   {
     pattern:
       /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*$)/g,
     replace: whole,
+    needs: { words: ["private key"] },
   },
   // `scheme://user:password@host`: the password only.
   {
     pattern: /(:\/\/[^\s/:@]+:)[^\s/@]+@/g,
     replace: (_m, prefix = "") => `${prefix}${REDACTED}@`,
+    needs: { words: ["://"] },
   },
   // Header lines: the whole value, whatever its scheme (`Basic`, `Digest`, `token`…).
   {
     pattern: /\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?)(?!\[redacted\])(?:[A-Za-z]+\s+)?[^\s"',;]+/gi,
     replace: (_m, prefix = "") => `${prefix}${REDACTED}`,
+    needs: { words: ["authorization"] },
   },
   {
     pattern: /\b((?:set-)?cookie["']?\s*[:=]\s*)(?!\s*["']?\[redacted\])("[^"\r\n]*"?|[^\r\n]+)/gi,
     replace: (_m, prefix = "", value = "") =>
       value.startsWith('"') ? `${prefix}"${REDACTED}"` : `${prefix}${REDACTED}`,
+    needs: { words: ["cookie"] },
   },
-  { pattern: /\bBearer\s+(?!\[redacted\])[A-Za-z0-9\-._~+/]{8,}=*/g, replace: () => `Bearer ${REDACTED}` },
+  {
+    pattern: /\bBearer\s+(?!\[redacted\])[A-Za-z0-9\-._~+/]{8,}=*/g,
+    replace: () => `Bearer ${REDACTED}`,
+    needs: { words: ["bearer"] },
+  },
   {
     pattern: /\bBasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/g,
     replace: (match, encoded = "") => (isBasicCredential(encoded) ? `Basic ${REDACTED}` : match),
-  },
-  {
-    pattern: new RegExp(`(?<![A-Za-z0-9])(?:${PREFIXED})`, "g"),
-    replace: (match) => (hasDigit.test(match) ? REDACTED : match),
+    needs: { words: ["basic"] },
   },
   // Incoming-webhook URLs carry their secret in the path.
   {
     pattern:
       /https:\/\/(?:hooks\.slack\.com\/(?:services|workflows|triggers)|(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks)\/[A-Za-z0-9/_-]+/g,
     replace: whole,
+    needs: { words: ["https://"], longToken: true },
   },
   // `password=…`, `api_key: …`, `"client_secret": "…"`, `AccountKey=…`: the key stays, the whole value goes.
   {
@@ -158,15 +177,26 @@ export const SHAPES: readonly Shape[] = [
       const quote = value.startsWith('"') || value.startsWith("'") ? value[0] : "";
       return `${prefix}${quote}${REDACTED}${quote}`;
     },
+    needs: { words: KEY_NAME_WORDS },
+  },
+  {
+    pattern: new RegExp(`(?<![A-Za-z0-9])(?:${PREFIXED})`, "g"),
+    replace: (match) => (hasDigit.test(match) ? REDACTED : match),
+    needs: {},
+    scope: "run",
   },
   // A bare key in base64 (slashes included) of 40 to 128 characters: an AWS secret access key, an Azure key.
   {
     pattern: /(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40,128}={0,2}(?![A-Za-z0-9+/=])/g,
     replace: (match) => (looksRandom(match, 4.3) ? REDACTED : match),
+    needs: {},
+    scope: "run",
   },
   // Any other random-looking token of 32 to 256 characters.
   {
     pattern: /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{32,256}(?![A-Za-z0-9_-])/g,
     replace: (match) => (looksRandom(match, 4.0) ? REDACTED : match),
+    needs: {},
+    scope: "run",
   },
 ];
