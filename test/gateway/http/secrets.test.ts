@@ -182,6 +182,12 @@ describe.each(["sqlite", "jsonl"] as const)("no secret reaches the %s data dir o
     expect(leaksIn("log", log)).toEqual([]);
   });
 
+  it("replays history to the model with the secrets scrubbed", () => {
+    const bodies = JSON.stringify(upstream.chatRequests());
+    expect(bodies).toContain("[redacted]");
+    expect(leaksIn("requests to the model", bodies)).toEqual([]);
+  });
+
   it("answers clients without the provider's keys", () => {
     const joined = responses.join("\n");
     expect(joined).toContain("TURN_FAILED");
