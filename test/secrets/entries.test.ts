@@ -45,7 +45,8 @@ describe("the store scrubs every entry it appends", () => {
     );
     const session = await store.getSession("k");
     const stored = JSON.stringify([session, await store.readEntries(session?.id ?? "")]);
-    for (const secret of [gh, npm]) for (const piece of telltales(secret)) expect(stored).not.toContain(piece);
+    for (const secret of [gh, npm])
+      for (const piece of telltales(secret)) expect(stored).not.toContain(piece);
     expect(stored).not.toContain("hunter2");
     expect(session?.title).toBe("deploy [redacted]");
     expect(args.query).toBe(`use ${gh}`);
