@@ -11,6 +11,7 @@ import { contextLoad } from "./context-load.js";
 import { dashboardReads } from "./dashboard.js";
 import { gatewayThroughput } from "./gateway.js";
 import { jsonlConcurrentAppends, jsonlLoad, jsonlSequentialAppends } from "./jsonl.js";
+import { redactionCost } from "./redaction.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
 import { summarizerThroughput } from "./summarizer.js";
@@ -60,6 +61,7 @@ const BENCHES: readonly Planned[] = [
   plan("jsonlLoad", jsonlLoad),
   plan("context", contextLoad),
   plan("assembly", contextAssembly),
+  plan("redaction", redactionCost),
   plan("summarizer", summarizerThroughput),
   plan("gateway", gatewayThroughput),
   plan("dashboard", dashboardReads),

@@ -1,3 +1,4 @@
+export { isCredentialKey, REDACTED, redactSecrets } from "../secrets/index.js";
 export { type AssembledContext, type AssembleInput, assembleContext, SUMMARY_HEADER } from "./assemble.js";
 export type { ChatMessage, ChatRole } from "./chat-message.js";
 export { DROPPED_KEYS, fitJson, type JsonValue } from "./fit-json.js";
@@ -11,7 +12,6 @@ export {
   injectedMessage,
   stripInjected,
 } from "./injected.js";
-export { isCredentialKey, REDACTED, redactSecrets } from "./secrets.js";
 export {
   countMessagesTokens,
   countTokens,

@@ -1,10 +1,10 @@
 import type { ToolCall } from "../model/entry.js";
+import { isCredentialKey, redactSecrets } from "../secrets/index.js";
 import { fitJson, type JsonValue } from "./fit-json.js";
-import { isCredentialKey, redactSecrets } from "./secrets.js";
 import { FAILED_CALL_ID } from "./tool-recap.js";
 import { truncate } from "./truncate.js";
 
-export { redactSecrets } from "./secrets.js";
+export { redactSecrets } from "../secrets/index.js";
 export { FAILED_CALL_ID, toolCallRecap } from "./tool-recap.js";
 
 /** A tool call as a runtime reports it, before it is cut and stripped for history. */

@@ -1,5 +1,5 @@
 import type { ToolCall } from "../model/entry.js";
-import { redactSecrets } from "./secrets.js";
+import { redactSecrets } from "../secrets/index.js";
 
 /** Distinct calls listed in a recap before the rest are only counted. */
 export const RECAP_MAX_DISTINCT = 8;

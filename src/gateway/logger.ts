@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino } from "pino";
+import { redactJson, redactSecrets } from "../secrets/index.js";
 
 /** Header and field paths that must never reach a log line, should anything ever log them. */
 export const REDACT_PATHS = [
@@ -21,7 +22,22 @@ export function logDestination(dest: number | string = 1): DestinationStream {
   return pino.destination({ dest, sync: false, minLength: 8192, periodicFlush: 100 });
 }
 
-/** JSON lines on `destination` (batched stdout by default), with credentials redacted. */
+/** A log line's fields with secrets scrubbed from every string; an error becomes its scrubbed message and stack. */
+function scrubFields(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    out[key] =
+      value instanceof Error
+        ? { type: value.name, message: redactSecrets(value.message), stack: redactSecrets(value.stack ?? "") }
+        : redactJson(value);
+  }
+  return out;
+}
+
+/**
+ * JSON lines on `destination` (batched stdout by default), with credentials redacted: the listed paths, and
+ * every secret shape in any field or message (a provider's error may echo a key).
+ */
 export function createGatewayLogger(
   options: { level?: string; destination?: DestinationStream } = {},
 ): Logger {
@@ -30,6 +46,15 @@ export function createGatewayLogger(
       name: "sessiond",
       level: options.level ?? "info",
       redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+      formatters: { log: scrubFields },
+      hooks: {
+        logMethod(args, method) {
+          method.apply(
+            this,
+            args.map((arg) => (typeof arg === "string" ? redactSecrets(arg) : arg)) as typeof args,
+          );
+        },
+      },
     },
     options.destination ?? logDestination(),
   );

@@ -1,13 +1,17 @@
 import { createHash } from "node:crypto";
+import { redactSecrets } from "../secrets/index.js";
 import { validateKey } from "./validate.js";
 
 // Rust's char::is_alphanumeric, which the seed systems use: Alphabetic or Numeric.
 const NOT_ALNUM_RUN = /[^\p{Alphabetic}\p{N}]+/gu;
 const NOT_ZEROCLAW_SAFE = /[^\p{Alphabetic}\p{N}_-]/gu;
 
-/** CrabTalk's `sender_slug`: `TG:user-123` → `tg-user-123`, `a::b` → `a-b`, `:::` → ``. Lossy. */
+/**
+ * CrabTalk's `sender_slug`: `TG:user-123` → `tg-user-123`, `a::b` → `a-b`, `:::` → ``. Lossy. A secret in
+ * `s` becomes `redacted` first: a file name must never carry one.
+ */
 export function crabtalkSlug(s: string): string {
-  return s
+  return redactSecrets(s)
     .replace(NOT_ALNUM_RUN, "-")
     .toLowerCase()
     .replace(/^-+|-+$/g, "");
@@ -24,11 +28,12 @@ const HASH_CHARS = 32;
 /**
  * A file-name stem for a valid key: `[a-z0-9-]` only, never starting with `.`, at most 97 bytes.
  * A readable ASCII slug (possibly empty) then the first 128 bits of sha256(key) in hex, so keys that
- * share a slug (case, punctuation, non-ASCII, truncation) still get different names.
+ * share a slug (case, punctuation, non-ASCII, truncation) still get different names. A secret in the key
+ * is left out of the slug.
  */
 export function safeFileStem(key: string): string {
   validateKey(key);
-  const slug = key
+  const slug = redactSecrets(key)
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .slice(0, SLUG_MAX)

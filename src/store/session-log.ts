@@ -3,6 +3,7 @@ import { entryText, estimateTokens, makeEntry } from "../model/entry.js";
 import { SessiondError } from "../model/errors.js";
 import { newId } from "../model/ids.js";
 import type { Session, SessionInit } from "../model/session.js";
+import { redactEntryInput } from "../secrets/index.js";
 
 /**
  * The rules every backend applies to a session's log, written once: seq numbering, idempotency,
@@ -74,7 +75,8 @@ export interface PlannedAppend {
 /**
  * Numbers the inputs after the session's last entry and folds them into `session` (mutated).
  * An input whose idempotency key is already stored, or repeated within the inputs, yields the earlier entry.
- * The inputs are the store's own (parseEntryInput's copies): each becomes its entry, in place.
+ * The inputs are the store's own (parseEntryInput's copies): each becomes its entry, in place, with its
+ * secrets scrubbed, so no backend ever stores one (this is the one path every entry takes to storage).
  */
 export function planAppend(
   session: Session,
@@ -108,6 +110,7 @@ export function planAppend(
         `invalid compaction: it would be entry ${seq}, so it must summarise entries before it (throughSeq < ${seq}) and keep from at most ${seq}`,
       );
     }
+    redactEntryInput(input);
     const header = { id: newId(now), sessionId: session.id, seq, ts: ts ?? now, idempotencyKey };
     const entry = makeEntry(header, input);
     foldEntry(session, entry);

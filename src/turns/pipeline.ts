@@ -105,9 +105,14 @@ export class TurnPipeline {
     } catch (error) {
       await this.recordFailure(key, input, error);
       if (isSessiondError(error)) throw error;
-      throw new SessiondError("TURN_FAILED", `the turn on ${key} failed: ${messageOf(error)}`, {
-        cause: error,
-      });
+      // The runtime's text may echo a key (a provider's error, a CLI's stderr): it reaches clients and logs.
+      throw new SessiondError(
+        "TURN_FAILED",
+        `the turn on ${key} failed: ${redactSecrets(messageOf(error))}`,
+        {
+          cause: error,
+        },
+      );
     }
 
     // The reply's commit also makes the turn's earlier relaxed entries durable (one fsync covers the WAL).

@@ -108,3 +108,17 @@ describe("safeFileStem", () => {
     }
   });
 });
+
+describe("file names never carry a secret", () => {
+  const secret = `ghp_${"Q7vLm2Xz9RkT4wYb8NcJ".repeat(2)}`;
+
+  it("slugs a secret as `redacted`", () => {
+    expect(crabtalkSlug(`deploy with ${secret}`)).toBe("deploy-with-redacted");
+  });
+
+  it("leaves a secret in a key out of its stem", () => {
+    const stem = safeFileStem(`app_api:bob/${secret}`);
+    expect(stem.startsWith("app-api-bob-redacted-")).toBe(true);
+    expect(stem).not.toContain(secret.slice(4, 16).toLowerCase());
+  });
+});

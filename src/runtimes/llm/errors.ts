@@ -1,4 +1,5 @@
 import { SessiondError } from "../../model/errors.js";
+import { redactSecrets } from "../../secrets/index.js";
 
 export type LlmErrorKind =
   | "auth"
@@ -45,11 +46,14 @@ export function isLlmError(error: unknown): error is LlmError {
   return error instanceof LlmError;
 }
 
-/** Removes the key (and any bearer token) from text that may echo request headers. */
+/**
+ * Removes the key, any bearer token and every other secret shape from text that may echo request headers
+ * or a provider's view of the request (some echo the key they were sent, or another one).
+ */
 export function scrubSecret(text: string, secret: string | undefined | null): string {
   let out = text;
   if (secret) out = out.split(secret).join("[redacted]");
-  return out.replace(/(Bearer\s+)[^\s"',;]+/gi, "$1[redacted]");
+  return redactSecrets(out.replace(/(Bearer\s+)[^\s"',;]+/gi, "$1[redacted]"));
 }
 
 function kindOfStatus(status: number): LlmErrorKind {
