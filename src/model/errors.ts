@@ -9,6 +9,7 @@ export type ErrorCode =
   | "TURN_CANCELLED"
   | "STORE_CLOSED"
   | "STORE_UNAVAILABLE"
+  | "STORE_BUSY"
   | "STORE_CORRUPT"
   | "CONFIG_INVALID"
   | "COMPACTION_FAILED"
