@@ -43,6 +43,8 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 409;
     case "TURN_FAILED":
       return 502;
+    case "TURN_TIMEOUT":
+      return 504;
     case "STORE_CLOSED":
     case "STORE_UNAVAILABLE":
     case "STORE_BUSY":

@@ -7,6 +7,7 @@ export type ErrorCode =
   | "SESSION_BUSY"
   | "TURN_FAILED"
   | "TURN_CANCELLED"
+  | "TURN_TIMEOUT"
   | "STORE_CLOSED"
   | "STORE_UNAVAILABLE"
   | "STORE_BUSY"
