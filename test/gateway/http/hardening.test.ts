@@ -4,19 +4,7 @@ import { MAX_JSON_DEPTH } from "../../../src/gateway/body.js";
 import { statusOf } from "../../../src/gateway/errors.js";
 import { SessiondError } from "../../../src/model/errors.js";
 import type { Runtime, RuntimeEvent } from "../../../src/runtimes/index.js";
-import { startTestGateway, type TestGateway, TOKEN } from "./helpers.js";
-
-/** Every route that reads a JSON body, with the method it takes. */
-export const BODY_ROUTES: ReadonlyArray<[method: string, path: string]> = [
-  ["POST", "/api/chat"],
-  ["POST", "/api/webhook"],
-  ["POST", "/api/app/bob"],
-  ["POST", "/api/app/bob/s1"],
-  ["POST", "/api/hooks/main/push"],
-  ["POST", "/v1/chat/completions"],
-  ["PATCH", "/api/agents/main"],
-  ["POST", "/api/agents/main/duplicate"],
-];
+import { BODY_ROUTES, startTestGateway, type TestGateway, TOKEN } from "./helpers.js";
 
 /** A raw connection to the gateway, and a promise that settles when the gateway closes it. */
 function rawSocket(url: string): Promise<{ socket: Socket; closed: Promise<string> }> {
