@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import type { CompactionEntry, EntryInput } from "../model/entry.js";
 import { estimateTokens } from "../model/entry.js";
 import { SessiondError } from "../model/errors.js";
@@ -29,6 +30,9 @@ export interface CompactRequest {
 /** How the compactor writes: the engine's append to the key's current session. */
 export type AppendToKey = (key: string, entries: EntryInput[]) => Promise<AppendResult>;
 
+/** How many keys' backoff the compactor remembers; an evicted key is simply tried again at its next turn. */
+export const DEFAULT_MAX_BACKOFF_KEYS = 10_000;
+
 interface Backoff {
   failures: number;
   notBefore: number;
@@ -40,14 +44,18 @@ interface Backoff {
  * before the next try; it never resets anything. The caller holds the session's lane.
  */
 export class Compactor {
-  private readonly backoff = new Map<string, Backoff>();
+  /** Keys whose last compaction failed; the least recently failed go first past the bound. */
+  private readonly backoff: LRUCache<string, Backoff>;
 
   constructor(
     private readonly summarizer: Summarizer,
     private readonly append: AppendToKey,
     private readonly now: () => number = Date.now,
     private readonly work: CompactionWork = inThreadWork,
-  ) {}
+    maxBackoffKeys = DEFAULT_MAX_BACKOFF_KEYS,
+  ) {
+    this.backoff = new LRUCache({ max: Math.max(1, maxBackoffKeys) });
+  }
 
   get summarizerName(): string {
     return this.summarizer.name;
