@@ -25,7 +25,7 @@ const CLIENTS = 8;
 const MAX_PEAK_MB = 400;
 const MAX_IDLE_MB = 150;
 /** How long the gateway is left without requests before its idle RSS is read. */
-const IDLE_MS = 5_000;
+const IDLE_MS = 10_000;
 
 async function run(ctx: BenchContext): Promise<GatewayMemoryResult> {
   const turns = ctx.quick ? TURNS / 4 : TURNS;

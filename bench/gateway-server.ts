@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { Hono } from "hono";
 import { createEngine } from "../src/engine.js";
+import { limitHeapGrowth } from "../src/gateway/heap.js";
 import { createGatewayLogger, logDestination } from "../src/gateway/logger.js";
 import { startGateway } from "../src/gateway/server.js";
 import { BENCH_TOKEN } from "./gateway-store.js";
@@ -47,6 +48,8 @@ async function serveBare(): Promise<{ url: string; close(): Promise<void> }> {
 }
 
 async function serveGateway(path: string, dataDir: string): Promise<{ url: string; close(): Promise<void> }> {
+  // As `sessiond serve` does.
+  limitHeapGrowth();
   const config = { dataDir, store: { backend: "sqlite" as const, path } };
   const engine = await createEngine(config);
   const logger = createGatewayLogger({ destination: logDestination("/dev/null") });

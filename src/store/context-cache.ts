@@ -23,7 +23,7 @@ export interface CachedContext {
 }
 
 /** Default bound of the kept context held in memory, bytes. */
-export const DEFAULT_CONTEXT_CACHE_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_CONTEXT_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
  * The kept context of recently active sessions, so a turn's context load costs what was appended since

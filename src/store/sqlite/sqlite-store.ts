@@ -73,7 +73,7 @@ export interface SqliteStoreOptions {
   journalMinBatch?: number;
   /** Fold the journal after this long without writes (default 200 ms). */
   idleFoldMs?: number;
-  /** How many bytes of active sessions' kept entries to hold in memory for context loads (default 32 MiB). */
+  /** How many bytes of active sessions' kept entries to hold in memory for context loads (default 16 MiB). */
   contextCacheBytes?: number;
   /**
    * SQLite's page cache, KiB (default 4,096; better-sqlite3's own default is 16,000). The kernel caches the
