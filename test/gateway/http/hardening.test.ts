@@ -1,6 +1,7 @@
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_JSON_DEPTH } from "../../../src/gateway/body.js";
+import { serverOptions } from "../../../src/gateway/connection-limits.js";
 import { statusOf } from "../../../src/gateway/errors.js";
 import { SessiondError } from "../../../src/model/errors.js";
 import type { Runtime, RuntimeEvent } from "../../../src/runtimes/index.js";
@@ -85,6 +86,17 @@ describe("gateway hardening", () => {
     expect(received).toMatch(/^HTTP\/1\.1 200/);
     expect(received.toLowerCase()).toContain("\r\nconnection: close\r\n");
     expect(received).toContain("event: done");
+  });
+});
+
+describe("connection limits", () => {
+  it("default to 10 s for headers, 30 s for the request and 5 s idle between requests", () => {
+    expect(serverOptions({})).toMatchObject({
+      headersTimeout: 10_000,
+      requestTimeout: 30_000,
+      keepAliveTimeout: 5_000,
+    });
+    expect(serverOptions({}).connectionsCheckingInterval).toBeLessThanOrEqual(1_000);
   });
 });
 
