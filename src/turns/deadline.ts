@@ -17,9 +17,7 @@ export interface TurnDeadline {
  * stop waiting for a runtime that ignores it: the lane is freed either way.
  */
 export function turnDeadline(key: string, parent: AbortSignal, timeoutMs: number): TurnDeadline {
-  const controller = new AbortController();
-  const onParent = () => controller.abort(parent.reason);
-  parent.addEventListener("abort", onParent, { once: true });
+  const timeout = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -28,19 +26,17 @@ export function turnDeadline(key: string, parent: AbortSignal, timeoutMs: number
         `the turn on ${key} took longer than its ${Math.round(timeoutMs / 1000)} s deadline and was aborted`,
         { details: { timeoutMs } },
       );
-      controller.abort(error);
+      timeout.abort(error);
       reject(error);
     }, timeoutMs);
   });
   // Nobody may be listening when the timer is cleared first; the rejection is then only a formality.
   expired.catch(() => undefined);
   return {
-    signal: controller.signal,
+    // Follows the turn's own signal for as long as anyone holds it, with nothing to remove afterwards.
+    signal: AbortSignal.any([parent, timeout.signal]),
     expired,
-    clear: () => {
-      clearTimeout(timer);
-      parent.removeEventListener("abort", onParent);
-    },
+    clear: () => clearTimeout(timer),
   };
 }
 
