@@ -1,17 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { random } from "../../../bench/support.js";
 import { BODY_ROUTES, startTestGateway, type TestGateway } from "./helpers.js";
-
-/** mulberry32: the same seed draws the same bodies, so a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FIELDS = [
   "message",
