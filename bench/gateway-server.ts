@@ -2,19 +2,21 @@
  * The server side of `bench/gateway.ts`, in its own process so that its peak RSS is its own:
  * `node gateway-server.js gateway <db path> <data dir>` serves the gateway (echo runtime, SQLite store at the
  * path, strict durability, request log to /dev/null), `node gateway-server.js bare` a bare Hono handler.
- * Over IPC it sends `{ type: "ready", url }`, takes `{ type: "stop" }`, closes and sends `{ type: "done", ... }`.
+ * Over IPC it sends `{ type: "ready", url }`, answers `{ type: "rss" }` with its RSS now and at peak, takes `{ type: "stop" }`, closes and sends `{ type: "done", ... }`.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { Hono } from "hono";
 import { createEngine } from "../src/engine.js";
+import { limitHeapGrowth } from "../src/gateway/heap.js";
 import { createGatewayLogger, logDestination } from "../src/gateway/logger.js";
 import { startGateway } from "../src/gateway/server.js";
 import { BENCH_TOKEN } from "./gateway-store.js";
 
 export type ServerMessage =
   | { type: "ready"; url: string; rssKb: number }
+  | { type: "rss"; rssKb: number; maxRssKb: number }
   | { type: "done"; maxRssKb: number; rssKb: number; cpuMs: number }
   | { type: "error"; message: string };
 
@@ -46,6 +48,8 @@ async function serveBare(): Promise<{ url: string; close(): Promise<void> }> {
 }
 
 async function serveGateway(path: string, dataDir: string): Promise<{ url: string; close(): Promise<void> }> {
+  // As `sessiond serve` does.
+  limitHeapGrowth();
   const config = { dataDir, store: { backend: "sqlite" as const, path } };
   const engine = await createEngine(config);
   const logger = createGatewayLogger({ destination: logDestination("/dev/null") });
@@ -56,8 +60,15 @@ async function main(): Promise<void> {
   const [mode, path, dataDir] = process.argv.slice(2);
   const running =
     mode === "bare" ? await serveBare() : await serveGateway(path ?? "sessiond.db", dataDir ?? ".");
-  process.once("message", (message: { type?: string }) => {
+  const onMessage = (message: { type?: string }) => {
+    if (message.type === "rss")
+      send({
+        type: "rss",
+        rssKb: Math.round(process.memoryUsage.rss() / 1024),
+        maxRssKb: process.resourceUsage().maxRSS,
+      });
     if (message.type !== "stop") return;
+    process.off("message", onMessage);
     void running.close().then(() => {
       const usage = process.resourceUsage();
       send({
@@ -68,7 +79,8 @@ async function main(): Promise<void> {
       });
       process.disconnect?.();
     });
-  });
+  };
+  process.on("message", onMessage);
   send({ type: "ready", url: running.url, rssKb: Math.round(process.memoryUsage.rss() / 1024) });
 }
 

@@ -53,7 +53,7 @@ interface Driven {
 }
 
 /** One POST over a keep-alive socket; resolves with the status once the whole body is read. */
-function post(agent: Agent, url: URL, body: string): Promise<number> {
+export function post(agent: Agent, url: URL, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -118,15 +118,17 @@ async function drive(
   };
 }
 
-interface Child {
+export interface Child {
   url: string;
   pid: number;
   readyRssKb: number;
+  /** The server's RSS now and at its peak so far, KiB. */
+  rss(): Promise<{ rssKb: number; maxRssKb: number }>;
   stop(): Promise<{ maxRssKb: number }>;
 }
 
 /** Forks `gateway-server.js` with `args` and waits for it to listen. */
-function startServer(args: string[]): Promise<Child> {
+export function startServer(args: string[]): Promise<Child> {
   const script = new URL("./gateway-server.js", import.meta.url);
   const child: ChildProcess = fork(script, args, { stdio: ["ignore", "ignore", "inherit", "ipc"] });
   return new Promise((resolve, reject) => {
@@ -141,6 +143,13 @@ function startServer(args: string[]): Promise<Child> {
         url: message.url,
         pid: child.pid ?? 0,
         readyRssKb: message.rssKb,
+        rss: () =>
+          new Promise((done) => {
+            child.once("message", (answer: ServerMessage) =>
+              done(answer.type === "rss" ? answer : { rssKb: 0, maxRssKb: 0 }),
+            );
+            child.send({ type: "rss" });
+          }),
         stop: () =>
           new Promise((done, fail) => {
             child.once("message", (last: ServerMessage) => {

@@ -10,6 +10,7 @@ import { contextAssembly } from "./context-assembly.js";
 import { contextLoad } from "./context-load.js";
 import { dashboardReads } from "./dashboard.js";
 import { gatewayThroughput } from "./gateway.js";
+import { gatewayMemory } from "./gateway-memory.js";
 import { jsonlConcurrentAppends, jsonlLoad, jsonlSequentialAppends } from "./jsonl.js";
 import { redactionCost } from "./redaction.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
@@ -64,6 +65,7 @@ const BENCHES: readonly Planned[] = [
   plan("redaction", redactionCost),
   plan("summarizer", summarizerThroughput),
   plan("gateway", gatewayThroughput),
+  plan("memory", gatewayMemory),
   plan("dashboard", dashboardReads),
 ];
 

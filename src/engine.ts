@@ -574,6 +574,7 @@ class SessionEngine implements Engine {
         : {}),
       ...(contextWindow ? { contextWindow } : {}),
       ...(instructions ? { instructions } : {}),
+      ...(agentOptions?.turnTimeoutMs ? { turnTimeoutMs: agentOptions.turnTimeoutMs } : {}),
     };
   }
 }

@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import type { CompactionEntry, EntryInput } from "../model/entry.js";
 import { estimateTokens } from "../model/entry.js";
 import { SessiondError } from "../model/errors.js";
@@ -36,6 +37,9 @@ export type AppendToKey = (
   options: { expectSessionId: string },
 ) => Promise<AppendResult>;
 
+/** How many keys' backoff the compactor remembers; an evicted key is simply tried again at its next turn. */
+export const DEFAULT_MAX_BACKOFF_KEYS = 10_000;
+
 interface Backoff {
   failures: number;
   notBefore: number;
@@ -47,14 +51,18 @@ interface Backoff {
  * before the next try; it never resets anything. The caller holds the session's lane.
  */
 export class Compactor {
-  private readonly backoff = new Map<string, Backoff>();
+  /** Keys whose last compaction failed; the least recently failed go first past the bound. */
+  private readonly backoff: LRUCache<string, Backoff>;
 
   constructor(
     private readonly summarizer: Summarizer,
     private readonly append: AppendToKey,
     private readonly now: () => number = Date.now,
     private readonly work: CompactionWork = inThreadWork,
-  ) {}
+    maxBackoffKeys = DEFAULT_MAX_BACKOFF_KEYS,
+  ) {
+    this.backoff = new LRUCache({ max: Math.max(1, maxBackoffKeys) });
+  }
 
   get summarizerName(): string {
     return this.summarizer.name;

@@ -71,4 +71,6 @@ export interface AgentOptions extends Omit<AgentRuntimeSettings, "model" | "inst
    * `relaxed`: durable at the store's next sync or checkpoint.
    */
   durability?: AgentDurability;
+  /** How long a turn's runtime may run before it is aborted and the turn fails; default 10 minutes. */
+  turnTimeoutMs?: number;
 }

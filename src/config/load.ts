@@ -215,6 +215,7 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
           ...(a.compaction ? { compaction: compactionFrom(a.compaction) } : {}),
           ...(a.instructions !== undefined ? { instructions: a.instructions } : {}),
           ...(a.durability ? { durability: a.durability } : {}),
+          ...(a.turn_timeout ? { turnTimeoutMs: a.turn_timeout * 1000 } : {}),
           ...(a.runtime ? { runtime: a.runtime } : {}),
           ...(a.cwd ? { cwd: resolve(baseDir, a.cwd) } : {}),
           ...(a.executable

@@ -62,6 +62,8 @@ export const configFileSchema = z.strictObject({
         instructions: z.string().optional(),
         /** strict: every entry durable before acknowledged; meaningful (ZeroClaw): user messages of 20+ characters at once, the rest at the end of the turn; relaxed. */
         durability: z.enum(["strict", "meaningful", "relaxed"]).optional(),
+        /** Seconds a turn's runtime may take before it is aborted and the turn fails (default 600). */
+        turn_timeout: z.number().int().min(1).max(86_400).optional(),
         /** model (default when `model` is set), echo, claude-code, codex, a2a. For claude-code and codex, `model` is the runtime's own model name. */
         runtime: z.enum(RUNTIME_KINDS).optional(),
         /** The agent's working directory (claude-code, codex); relative to this file. Changing it clears its runtime sessions. */

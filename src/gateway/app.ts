@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { requireToken } from "./auth.js";
 import { DEFAULT_BODY_LIMIT } from "./body.js";
 import type { GatewayDeps } from "./deps.js";
-import { describeError, HttpError } from "./errors.js";
+import { describeError, errorHeaders, HttpError } from "./errors.js";
 import { agentRoutes } from "./routes/agents.js";
 import { chatRoutes } from "./routes/chat.js";
 import { dashboardRoutes } from "./routes/dashboard.js";
@@ -87,7 +87,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     if (status === 401) c.header("www-authenticate", 'Bearer realm="sessiond"');
     // The rest of an oversized body is never read: the connection cannot be reused for another request.
     if (status === 413) c.header("connection", "close");
-    return c.json(body, status);
+    return c.json(body, status, errorHeaders(error));
   });
   return { app, metrics };
 }

@@ -3,10 +3,16 @@ import { validateKey } from "../keys/index.js";
 import { badRequest, HttpError } from "./errors.js";
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/**
+ * How deep objects and arrays may nest in a request body. Far past any real payload, and far below what
+ * makes recursive code (JSON.stringify of a hook payload, redaction) overflow the stack.
+ */
+export const MAX_JSON_DEPTH = 64;
 
 /**
  * The request body as a JSON object. Over `limit` bytes is 413, whether Content-Length says so up front
- * or the stream runs past it; anything but a JSON object is 400 INVALID_JSON.
+ * or the stream runs past it; anything but a JSON object, or one nested deeper than `MAX_JSON_DEPTH`, is
+ * 400 INVALID_JSON.
  */
 export async function readJsonObject(c: Context, limit: number): Promise<Record<string, unknown>> {
   const declared = Number(c.req.header("content-length") ?? "NaN");
@@ -29,7 +35,27 @@ export async function readJsonObject(c: Context, limit: number): Promise<Record<
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new HttpError(400, "INVALID_JSON", "the request body must be a JSON object");
   }
+  if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
+    throw new HttpError(
+      400,
+      "INVALID_JSON",
+      `the request body nests objects and arrays more than ${MAX_JSON_DEPTH} deep`,
+    );
+  }
   return parsed as Record<string, unknown>;
+}
+
+/** Whether objects and arrays in `value` nest more than `max` deep; iterative, so any depth is safe to check. */
+function nestedDeeperThan(value: object, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [node, depth] = item;
+    if (depth > max) return true;
+    for (const child of Object.values(node as object)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 async function readCounted(c: Context, limit: number): Promise<string> {

@@ -45,6 +45,8 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 502;
     case "SESSION_CHANGED":
       return 409;
+    case "TURN_TIMEOUT":
+      return 504;
     case "STORE_CLOSED":
     case "STORE_UNAVAILABLE":
     case "STORE_FAILED":
@@ -53,6 +55,14 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
     default:
       return 500;
   }
+}
+
+/** Seconds a client should wait before retrying after a full write queue (`STORE_BUSY`). */
+export const STORE_BUSY_RETRY_AFTER_S = 1;
+
+/** Headers an error's response carries besides its body. */
+export function errorHeaders(error: unknown): Record<string, string> {
+  return isSessiondError(error, "STORE_BUSY") ? { "retry-after": String(STORE_BUSY_RETRY_AFTER_S) } : {};
 }
 
 /** Any thrown value as a status and the error body; internal details of unexpected errors stay in the log. */
@@ -68,7 +78,7 @@ export function describeError(error: unknown): { status: ContentfulStatusCode; b
 
 export function errorResponse(c: Context, error: unknown): Response {
   const { status, body } = describeError(error);
-  return c.json(body, status);
+  return c.json(body, status, errorHeaders(error));
 }
 
 export function badRequest(message: string): HttpError {

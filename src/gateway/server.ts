@@ -7,6 +7,7 @@ import type { Engine } from "../engine.js";
 import type { Runtime } from "../model/runtime.js";
 import { echoRuntime } from "../runtimes/index.js";
 import { createGatewayApp } from "./app.js";
+import { type ConnectionLimits, serverOptions } from "./connection-limits.js";
 import type { GatewayDeps, GatewayLogger } from "./deps.js";
 import { createGatewayLogger } from "./logger.js";
 import { runtimeResolver } from "./runtimes.js";
@@ -17,7 +18,7 @@ export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 7420;
 export const DEFAULT_GRACE_MS = 10_000;
 
-export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSignal"> {
+export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSignal">, ConnectionLimits {
   engine: Engine;
   /** The config the engine was built from: each agent's runtime comes from its `models`/`agentOptions`. */
   config?: EngineConfig;
@@ -70,7 +71,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     shutdownSignal: shutdown.signal,
     ...(options.webDir !== undefined ? { webDir: options.webDir } : {}),
   });
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const server = createAdaptorServer({ fetch: app.fetch, serverOptions: serverOptions(options) }) as Server;
   const host = options.host ?? DEFAULT_HOST;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -40,7 +40,10 @@ export interface Session extends SessionInit {
 export interface StoredContext {
   session: Session;
   /** The latest compaction, whose summary stands for everything before `contextFromSeq`. */
-  summary?: CompactionEntry;
-  /** Entries from `contextFromSeq` on, compaction entries excluded, in seq order. */
-  entries: Entry[];
+  summary?: Readonly<CompactionEntry>;
+  /**
+   * Entries from `contextFromSeq` on, compaction entries excluded, in seq order. The array is the caller's
+   * own; the entries may be the ones a store caches, frozen (deeply).
+   */
+  entries: Readonly<Entry>[];
 }

@@ -1,5 +1,7 @@
+import { LRUCache } from "lru-cache";
 import type { CompactionEntry, Entry } from "../model/entry.js";
 import type { Session } from "../model/session.js";
+import { frozenCopy } from "./frozen.js";
 
 interface Cached {
   /** The store's own id of the generation the entries belong to. */
@@ -7,27 +9,46 @@ interface Cached {
   /** The seq of the last entry seen: the cache is only good while it equals the session's `entryCount`. */
   lastSeq: number;
   fromSeq: number;
-  entries: Entry[];
-  summary?: CompactionEntry;
+  /** Frozen copies, never handed out as this array; `sizes[i]` is what `entries[i]` holds, in bytes. */
+  entries: Readonly<Entry>[];
+  sizes: number[];
+  summary?: Readonly<CompactionEntry>;
+  summaryBytes: number;
+  bytes: number;
 }
 
 export interface CachedContext {
-  entries: Entry[];
-  summary?: CompactionEntry;
+  entries: Readonly<Entry>[];
+  summary?: Readonly<CompactionEntry>;
 }
+
+/** Default bound of the kept context held in memory, bytes. */
+export const DEFAULT_CONTEXT_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
  * The kept context of recently active sessions, so a turn's context load costs what was appended since
  * the last one instead of every kept entry. Appends extend it; anything it cannot vouch for (another
- * generation, a gap in seq, a rolled-back batch, another process's write) drops it. Bounded by entries held.
+ * generation, a gap in seq, a rolled-back batch, another process's write) drops it. Bounded by the bytes
+ * its entries hold (least recently used sessions go first; a context over a quarter of the bound is not
+ * held at all). Entries are frozen copies: what a caller does with what it was given changes nothing here.
  */
 export class ContextCache {
-  private readonly byKey = new Map<string, Cached>();
-  private held = 0;
+  private readonly byKey: LRUCache<string, Cached>;
 
-  constructor(private readonly maxEntries: number) {}
+  constructor(maxBytes: number = DEFAULT_CONTEXT_CACHE_BYTES) {
+    this.byKey = new LRUCache<string, Cached>({
+      maxSize: Math.max(1, Math.floor(maxBytes)),
+      maxEntrySize: Math.max(1, Math.floor(maxBytes / 4)),
+      sizeCalculation: (cached) => Math.max(1, cached.bytes),
+    });
+  }
 
-  /** The kept entries (a fresh array) and summary, when the cache holds exactly `session`'s context. */
+  /** Bytes held now (as estimated). */
+  get bytes(): number {
+    return this.byKey.calculatedSize;
+  }
+
+  /** The kept entries (a fresh array of frozen entries) and summary, when the cache holds exactly `session`'s context. */
   get(key: string, sid: number, session: Session): CachedContext | undefined {
     const cached = this.byKey.get(key);
     if (!cached) return undefined;
@@ -39,29 +60,28 @@ export class ContextCache {
       this.drop(key);
       return undefined;
     }
-    this.byKey.delete(key);
-    this.byKey.set(key, cached);
     return { entries: cached.entries.slice(), ...(cached.summary ? { summary: cached.summary } : {}) };
   }
 
   /** Remembers a context just loaded from the store. */
   put(key: string, sid: number, session: Session, context: CachedContext): void {
-    this.drop(key);
-    if (context.entries.length > this.maxEntries / 4) return;
-    this.byKey.set(key, {
+    const cached: Cached = {
       sid,
       lastSeq: session.entryCount,
       fromSeq: session.contextFromSeq,
-      entries: context.entries.slice(),
-      ...(context.summary ? { summary: context.summary } : {}),
-    });
-    this.held += context.entries.length;
-    this.evict();
+      entries: [],
+      sizes: [],
+      summaryBytes: 0,
+      bytes: 0,
+    };
+    if (context.summary) setSummary(cached, context.summary);
+    for (const entry of context.entries) push(cached, entry);
+    this.store(key, cached);
   }
 
   /** Entries `fresh` were appended to the generation `sid`, leaving it as `session`. */
   appended(key: string, sid: number, session: Session, fresh: readonly Entry[]): void {
-    const cached = this.byKey.get(key);
+    const cached = this.byKey.peek(key);
     const first = fresh[0];
     if (!cached || !first) return;
     if (cached.sid !== sid || cached.lastSeq !== first.seq - 1 || session.contextFromSeq < cached.fromSeq) {
@@ -69,40 +89,47 @@ export class ContextCache {
       return;
     }
     for (const entry of fresh) {
-      if (entry.type === "compaction") {
-        if (entry.seq === session.lastCompactionSeq) cached.summary = entry;
-      } else {
-        cached.entries.push(entry);
-        this.held++;
-      }
+      if (entry.type !== "compaction") push(cached, entry);
+      else if (entry.seq === session.lastCompactionSeq) setSummary(cached, entry);
     }
     cached.lastSeq = session.entryCount;
     if (session.contextFromSeq !== cached.fromSeq) {
-      const before = cached.entries.length;
-      cached.entries = cached.entries.filter((e) => e.seq >= session.contextFromSeq);
-      this.held -= before - cached.entries.length;
+      let cut = 0;
+      while (cut < cached.entries.length && (cached.entries[cut]?.seq ?? 0) < session.contextFromSeq) {
+        cached.bytes -= cached.sizes[cut] ?? 0;
+        cut++;
+      }
+      cached.entries.splice(0, cut);
+      cached.sizes.splice(0, cut);
       cached.fromSeq = session.contextFromSeq;
     }
-    this.evict();
+    // A new object, so the cache takes its new size (and evicts, or drops it when it grew too big).
+    this.store(key, { ...cached });
   }
 
   drop(key: string): void {
-    const cached = this.byKey.get(key);
-    if (!cached) return;
-    this.held -= cached.entries.length;
     this.byKey.delete(key);
   }
 
   clear(): void {
     this.byKey.clear();
-    this.held = 0;
   }
 
-  private evict(): void {
-    while (this.held > this.maxEntries) {
-      const oldest = this.byKey.keys().next();
-      if (oldest.done) return;
-      this.drop(oldest.value);
-    }
+  private store(key: string, cached: Cached): void {
+    this.byKey.set(key, cached);
   }
+}
+
+function push(cached: Cached, entry: Readonly<Entry>): void {
+  const frozen = frozenCopy(entry);
+  cached.entries.push(frozen.value);
+  cached.sizes.push(frozen.bytes);
+  cached.bytes += frozen.bytes;
+}
+
+function setSummary(cached: Cached, summary: Readonly<CompactionEntry>): void {
+  const frozen = frozenCopy(summary);
+  cached.bytes += frozen.bytes - cached.summaryBytes;
+  cached.summary = frozen.value;
+  cached.summaryBytes = frozen.bytes;
 }

@@ -21,6 +21,7 @@ import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../model/session.js";
 import { sessionNotFound } from "../store/session-log.js";
 import type { Durability, Store } from "../store/store.js";
+import { DEFAULT_TURN_TIMEOUT_MS, stopped, turnDeadline } from "./deadline.js";
 import type { TurnContext, TurnReply, TurnResult, TurnRunner } from "./turn.js";
 
 /** What the pipeline needs to know about an agent for one turn. */
@@ -30,6 +31,8 @@ export interface AgentTurnSettings {
   window?: WindowOptions;
   policy: CompactionPolicy;
   contextWindow?: number;
+  /** How long the runtime may run; default `DEFAULT_TURN_TIMEOUT_MS` (10 minutes). */
+  turnTimeoutMs?: number;
 }
 
 /** ZeroClaw's AUTOSAVE_MIN_MESSAGE_CHARS: a user message this long is worth an immediate fsync. */
@@ -96,13 +99,20 @@ export class TurnPipeline {
     });
     if (compacted) stored = await this.load(key);
 
-    const context = await this.context(route, stored, input, settings, signal);
+    // A runtime that hangs past the deadline is aborted and no longer waited for: the lane is freed.
+    const deadline = turnDeadline(key, signal, settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS);
     let reply: TurnReply;
     try {
-      const out = await run(context);
+      const context = await this.context(route, stored, input, settings, deadline.signal);
+      const running = run(context);
+      const out = await Promise.race([running, deadline.expired]).catch(async (error: unknown) => {
+        if (isSessiondError(error, "TURN_TIMEOUT")) await stopped(running);
+        throw error;
+      });
       reply = typeof out === "string" ? { content: out } : out;
       if (signal.aborted) throw cancelled(key);
     } catch (error) {
+      deadline.clear();
       await this.recordFailure(key, input, error);
       if (isSessiondError(error)) throw error;
       // The runtime's text may echo a key (a provider's error, a CLI's stderr): it reaches clients and logs.
@@ -115,6 +125,7 @@ export class TurnPipeline {
       );
     }
 
+    deadline.clear();
     // The reply's commit also makes the turn's earlier relaxed entries durable (one fsync covers the WAL).
     const stamped = replyEntries(route, input, reply).map((e) => ({
       ...e,
@@ -214,7 +225,11 @@ export class TurnPipeline {
   }
 
   private async recordFailure(key: string, input: MessageEntry, error: unknown): Promise<void> {
-    const code = isSessiondError(error, "TURN_CANCELLED") ? "TURN_CANCELLED" : "TURN_FAILED";
+    const code = isSessiondError(error, "TURN_CANCELLED")
+      ? "TURN_CANCELLED"
+      : isSessiondError(error, "TURN_TIMEOUT")
+        ? "TURN_TIMEOUT"
+        : "TURN_FAILED";
     const text = `${code}: ${redactSecrets(messageOf(error))}`;
     await this.deps.store
       .append(

@@ -148,6 +148,27 @@ describe("Compactor", () => {
     });
   }
 
+  it("remembers the backoff of a bounded number of keys, the least recently failed evicted first", async () => {
+    const summarizer = new ScriptedSummarizer(() => "   ");
+    const c = new Compactor(
+      summarizer,
+      (key, entries) => store.append(key, entries),
+      () => clock,
+      undefined,
+      2,
+    );
+    for (const key of ["k1", "k2", "k3"]) {
+      await exchange(key, 6);
+      await c.maybeCompact({ key, context: await context(key), policy });
+    }
+    expect(summarizer.requests).toHaveLength(3);
+    // k2 is still backing off; k1's backoff was evicted, so it is tried again at once.
+    await c.maybeCompact({ key: "k2", context: await context("k2"), policy });
+    expect(summarizer.requests).toHaveLength(3);
+    await c.maybeCompact({ key: "k1", context: await context("k1"), policy });
+    expect(summarizer.requests).toHaveLength(4);
+  });
+
   it("gives a summariser that hangs up only its timeout", async () => {
     await exchange("k", 6);
     const summarizer = new ScriptedSummarizer(

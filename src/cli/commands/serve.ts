@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { createEngine } from "../../engine.js";
+import { limitHeapGrowth } from "../../gateway/heap.js";
 import { agentRuntimes } from "../../gateway/runtimes.js";
 import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT, startGateway } from "../../gateway/server.js";
 import { resolveToken } from "../../gateway/token.js";
@@ -60,6 +61,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       // Built before the engine opens, so a bad model config fails without touching the store.
       agentRuntimes(config, routing.agents);
       const token = resolveToken(config.dataDir, io.env);
+      limitHeapGrowth();
       const engine = await createEngine(config);
       let gateway: Awaited<ReturnType<typeof startGateway>>;
       try {

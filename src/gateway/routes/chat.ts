@@ -1,11 +1,11 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { streamSSE } from "hono/streaming";
 import type { EntryPoint, Envelope } from "../../model/envelope.js";
 import type { RuntimeTools } from "../../model/runtime.js";
 import { adminToolsFor } from "../admin-tools.js";
 import { optionalString, readJsonObject, requiredString } from "../body.js";
 import { describeError, HttpError } from "../errors.js";
+import { sseReply } from "../sse.js";
 import { runTurn, turnReply } from "../turn.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 
@@ -122,7 +122,7 @@ async function answer(c: Context<GatewayEnv>, deps: RouteDeps, envelope: Envelop
   if (!(c.req.header("accept") ?? "").includes("text/event-stream")) {
     return c.json(turnReply(await runTurn(deps, envelope)));
   }
-  return streamSSE(c, async (stream) => {
+  return sseReply(c, async (stream) => {
     try {
       const result = await runTurn(deps, envelope, {
         onText: (delta) => stream.writeSSE({ event: "delta", data: JSON.stringify({ text: delta }) }),

@@ -1,11 +1,11 @@
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { streamSSE } from "hono/streaming";
 import { ulid } from "ulid";
 import type { Envelope } from "../../model/envelope.js";
 import { readJsonObject } from "../body.js";
 import { badRequest, describeError, HttpError } from "../errors.js";
+import { sseReply } from "../sse.js";
 import { runTurn } from "../turn.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 
@@ -69,7 +69,7 @@ export function openAiRoutes(deps: RouteDeps): Hono<GatewayEnv> {
         model: agent,
         choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
       });
-    return streamSSE(c, async (stream) => {
+    return sseReply(c, async (stream) => {
       await stream.writeSSE({ data: chunk({ role: "assistant", content: "" }, null) });
       let streamed = false;
       try {

@@ -1,6 +1,7 @@
 import { redactSecrets } from "../../context/index.js";
 import { isSessiondError } from "../../model/errors.js";
 import type { Runtime, RuntimeEvent } from "../../model/runtime.js";
+import { deadlineOf } from "../../turns/deadline.js";
 import type { TurnContext, TurnRunner } from "../../turns/turn.js";
 import { newActivityPrompt } from "../prompt.js";
 import { runnerFor } from "../runner.js";
@@ -80,7 +81,8 @@ export function sessionRunner(
       },
     });
     try {
-      const reply = await runner(context);
+      // Past the turn's deadline the run fails at once, even if the runtime ignores the abort.
+      const reply = await Promise.race([runner(context), deadlineOf(context.signal)]);
       if (!priced && keeps.costs) await record(perRunCost(undefined));
       await store.setAttention(agent, key, undefined);
       return reply;

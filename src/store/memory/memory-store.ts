@@ -3,6 +3,7 @@ import { parseEntryInput } from "../../model/entry-schema.js";
 import { SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { readRange } from "../entry-range.js";
+import { frozenCopy } from "../frozen.js";
 import {
   cloneSession,
   currentNotDeletable,
@@ -80,7 +81,9 @@ export class MemoryStore implements Store {
       options?.expectSessionId,
     );
     const target = existing ?? this.addGeneration(session);
-    for (const entry of plan.fresh) {
+    for (const fresh of plan.fresh) {
+      // Its own frozen copy: what the caller does with the entries it gets back changes nothing stored.
+      const entry = frozenCopy(fresh).value as Entry;
       target.entries.push(entry);
       if (entry.idempotencyKey !== undefined) target.byIdempotencyKey.set(entry.idempotencyKey, entry);
     }

@@ -74,8 +74,8 @@ export interface SqliteStoreOptions {
   journalMinBatch?: number;
   /** Fold the journal after this long without writes (default 200 ms). */
   idleFoldMs?: number;
-  /** How many kept entries of active sessions to hold in memory for context loads (default 5,000). */
-  contextCacheEntries?: number;
+  /** How many bytes of active sessions' kept entries to hold in memory for context loads (default 16 MiB). */
+  contextCacheBytes?: number;
   /**
    * SQLite's page cache, KiB (default 4,096; better-sqlite3's own default is 16,000). The kernel caches the
    * file too, and the session and context caches above hold what is read most, so a bigger one mostly
@@ -194,7 +194,7 @@ export class SqliteStore implements Store {
     this.path = options.path;
     this.durability = options.durability ?? "strict";
     this.cacheSize = options.sessionCacheSize ?? 10_000;
-    this.contexts = new ContextCache(options.contextCacheEntries ?? 5_000);
+    this.contexts = new ContextCache(options.contextCacheBytes);
     this.db = openDatabase(options.path, this.durability, {
       busyTimeoutMs: options.busyTimeoutMs ?? 5000,
       pageCacheKb: options.pageCacheKb ?? 4096,

@@ -99,3 +99,15 @@ export function postJson(body: unknown, headers: Record<string, string> = {}): R
     body: JSON.stringify(body),
   };
 }
+
+/** Every route that reads a JSON body, with the method it takes. */
+export const BODY_ROUTES: ReadonlyArray<[method: string, path: string]> = [
+  ["POST", "/api/chat"],
+  ["POST", "/api/webhook"],
+  ["POST", "/api/app/bob"],
+  ["POST", "/api/app/bob/s1"],
+  ["POST", "/api/hooks/main/push"],
+  ["POST", "/v1/chat/completions"],
+  ["PATCH", "/api/agents/main"],
+  ["POST", "/api/agents/main/duplicate"],
+];

@@ -1,0 +1,47 @@
+/** A value's copy that nothing can change, and about how many bytes of heap it holds. */
+export interface Frozen<T> {
+  value: Readonly<T>;
+  bytes: number;
+}
+
+/** What V8 spends on an object or array besides its contents, and on each slot; rough, on purpose. */
+const OBJECT_BYTES = 64;
+const SLOT_BYTES = 16;
+
+/**
+ * A deep copy of plain JSON-like data with every object and array frozen. Strings are immutable and shared
+ * with the original, so a copy of a 1 MB message costs its few objects, not another megabyte; the copy
+ * leaves the original (which its owner may still change) alone. `bytes` counts strings at one byte per
+ * character (two when one is beyond Latin-1, as V8 stores them) and a fixed cost per object and slot.
+ */
+export function frozenCopy<T>(value: T): Frozen<T> {
+  const counter = { bytes: 0 };
+  const copy = copyFrozen(value, counter) as Readonly<T>;
+  return { value: copy, bytes: counter.bytes };
+}
+
+function copyFrozen(value: unknown, counter: { bytes: number }): unknown {
+  if (typeof value === "string") {
+    counter.bytes += SLOT_BYTES + (isOneByte(value) ? value.length : value.length * 2);
+    return value;
+  }
+  if (typeof value !== "object" || value === null) {
+    counter.bytes += SLOT_BYTES;
+    return value;
+  }
+  counter.bytes += OBJECT_BYTES;
+  if (Array.isArray(value)) return Object.freeze(value.map((item) => copyFrozen(item, counter)));
+  const copy: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(value)) {
+    counter.bytes += SLOT_BYTES;
+    copy[name] = copyFrozen(field, counter);
+  }
+  return Object.freeze(copy);
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the test is for any character past Latin-1
+const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
+
+function isOneByte(text: string): boolean {
+  return !BEYOND_LATIN1.test(text);
+}
