@@ -74,10 +74,10 @@ export class Compactor {
 
   private async run(request: CompactRequest, reason: CompactionReason): Promise<CompactionOutcome> {
     const { key, context, policy } = request;
+    // Only messages count: a title or note entry is not something a manual compaction can keep back.
+    const messages = context.entries.filter((e) => e.type === "message" && e.role !== "system").length;
     const keep =
-      reason === "manual"
-        ? Math.min(policy.keepRecent, Math.max(1, context.entries.length - 1))
-        : policy.keepRecent;
+      reason === "manual" ? Math.min(policy.keepRecent, Math.max(1, messages - 1)) : policy.keepRecent;
     const cut = chooseCut(context.entries, keep);
     if (!cut) {
       throw new SessiondError("NOTHING_TO_COMPACT", `nothing in ${key} can be summarised yet`, {

@@ -175,6 +175,18 @@ describe("Compactor", () => {
     });
   });
 
+  it("compacts a short titled session on demand: only messages count, not the title entry", async () => {
+    await exchange("k", 1);
+    await store.append("k", [{ type: "title", title: "Tickets about ABC", by: "offline" }]);
+    await exchange("k", 2, 1);
+    const summarizer = new ScriptedSummarizer((r) => `On demand. ${r.identifiers.join(" ")}`);
+    const defaults = { ...DEFAULT_COMPACTION, retryAfterMs: 1000 };
+    const c = compactor(summarizer);
+    const outcome = await c.compact({ key: "k", context: await context("k"), policy: defaults });
+    expect(outcome.entry.firstKeptSeq).toBe(4);
+    expect(outcome.entry.summary).toContain("ABC-100");
+  });
+
   it("with the compaction thread's offline summariser, hands the thread one piece of work per compaction", async () => {
     await exchange("k", 6);
     const thread = compactionThread();
