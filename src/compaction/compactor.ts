@@ -6,6 +6,7 @@ import type { Summarizer, SummaryResult } from "../model/summarizer.js";
 import type { AppendResult } from "../store/store.js";
 import { chooseCut } from "./cut.js";
 import type { CompactionPolicy } from "./policy.js";
+import { capSummary } from "./summary-cap.js";
 import { type CompactionWork, inThreadWork } from "./thread.js";
 import { buildTranscript } from "./transcript.js";
 import { type CompactionReason, dueReason, measureContext } from "./trigger.js";
@@ -111,7 +112,7 @@ export class Compactor {
         identifiers = kept.identifiers;
         result = kept;
       } else result = await this.summarizer.summarize({ ...asked, identifiers });
-      summary = result.summary.trim();
+      summary = capSummary(result.summary.trim(), policy.summaryMaxChars, identifiers);
       model = result.model;
       checkSummary(summary, policy.summaryMaxChars, identifiers);
     } catch (error) {
