@@ -32,7 +32,10 @@ export class TitleWriter {
       const user = first.find((e) => e.type === "message" && e.role === "user");
       const assistant = first.find((e) => e.type === "message" && e.role === "assistant");
       if (user?.type !== "message" || assistant?.type !== "message") return;
-      const title = await titleFromExchange({ user: user.content, assistant: assistant.content }, this.model);
+      const title = await titleFromExchange(
+        { user: user.content, assistant: assistant.content, key },
+        this.model,
+      );
       const now = await this.store.getSession(key);
       if (!now || now.id !== session.id || now.title !== "") return;
       await this.store.append(key, [{ type: "title", title, by: this.model ? this.model.model : "offline" }]);
