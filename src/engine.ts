@@ -181,9 +181,11 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
   const store = isStore(config.store)
     ? config.store
     : await openStore(config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
+  const clock = config.lifecycle?.clock ?? systemClock;
   const agents = opened.build(async (key, text) => {
     if (!(await store.getSession(key))) return;
-    await store.append(key, [{ type: "note", level: "info", code: "RUNTIME_SESSIONS_CLEARED", text }]);
+    const note = { type: "note", level: "info", code: "RUNTIME_SESSIONS_CLEARED", text } as const;
+    await store.append(key, [{ ...note, ts: clock.now() }]);
   });
   const agentNotices = await agents.reconcile();
   return new SessionEngine({
@@ -289,7 +291,7 @@ class SessionEngine implements Engine {
   private closing?: Promise<void>;
 
   constructor(private readonly parts: EngineParts) {
-    this.store = observedStore(parts.store, this.events);
+    this.store = observedStore(parts.store, this.events, parts.config.lifecycle?.clock ?? systemClock);
     this.agents = parts.agents;
     this.titles = parts.titles && new TitleWriter(this.store, parts.titles.model);
     this.routing = parts.routing;
@@ -313,7 +315,7 @@ class SessionEngine implements Engine {
     this.compactor = new Compactor(
       parts.summarizer,
       (key, entries) => this.store.append(key, entries, undefined, { durability: "relaxed" }),
-      Date.now,
+      () => this.lifecycle.clock.now(),
       parts.thread,
     );
     this.pipeline = new TurnPipeline({
