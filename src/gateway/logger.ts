@@ -4,8 +4,10 @@ import { type DestinationStream, type Logger, pino } from "pino";
 export const REDACT_PATHS = [
   "req.headers.authorization",
   'req.headers["x-sessiond-token"]',
+  'req.headers["x-goclaw-token"]',
   "headers.authorization",
   'headers["x-sessiond-token"]',
+  'headers["x-goclaw-token"]',
   "token",
   "apiKey",
   "*.token",
