@@ -82,7 +82,7 @@ describe("sessiond agents and runtime sessions in the CLI", () => {
     );
     const show = await cli(dir, ["sessions", "show", "telegram:7"]);
     expect(show.stdout).toMatch(/^ {2}dev +No session here yet$/m);
-    expect(show.stdout).toContain("note [info RUNTIME_SESSIONS_CLEARED]: Agent dev moved");
+    expect(show.stdout).toContain("note [info RUNTIME_SESSIONS_CLEARED]: Agent moved: New working directory");
     expect(existsSync(join(dir, "agents.json"))).toBe(true);
   });
 
