@@ -529,6 +529,7 @@ class SessionEngine implements Engine {
       const patch: Record<string, OverrideValue | null> = {};
       const result: OverrideChange[] = [];
       for (const [name, value] of changes) {
+        if (value !== null) this.checkConfigured(session.agent, name, value);
         const plan = planOverrideChange({ overrides }, name, value, inherited);
         for (const [field, v] of Object.entries(plan.patch.overrides)) {
           patch[field] = v;
@@ -542,6 +543,26 @@ class SessionEngine implements Engine {
       await this.store.updateSession(key, { overrides: patch });
       return result;
     });
+  }
+
+  /**
+   * A session's `model` or `provider` must be one the config has (for agents that call a model endpoint;
+   * Claude Code and Codex take their own model names): refused when set, with the list of what is.
+   */
+  private checkConfigured(agent: string, name: string, value: OverrideValue): void {
+    if (name !== "model" && name !== "provider") return;
+    const runtime =
+      this.agents.settings.get(agent)?.runtime ?? this.parts.config.agentOptions?.[agent]?.runtime;
+    if (!usesModelEndpoint(runtime)) return;
+    const { models } = this.parts;
+    const known =
+      name === "model" ? [...models.keys()] : [...new Set([...models.values()].map((m) => m.provider))];
+    if (known.includes(String(value))) return;
+    throw new SessiondError(
+      "INVALID_ARGUMENT",
+      `${name} ${JSON.stringify(value)} is not configured; configured ${name === "model" ? "models" : "providers"}: ${known.join(", ") || "none"}`,
+      { details: { name, known } },
+    );
   }
 
   /** The agent's compaction policy (default < agent < session overrides) and model facts. */

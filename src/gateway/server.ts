@@ -56,8 +56,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const fallback = echoRuntime();
   const deps: GatewayDeps = {
     engine,
-    runtimeFor: (agent) =>
-      fixed ? (fixed.get(agent) ?? fallback) : engine.agents.settings.get(agent) ? resolve(agent) : fallback,
+    runtimeFor: (agent, model) =>
+      fixed
+        ? (fixed.get(agent) ?? fallback)
+        : engine.agents.settings.get(agent)
+          ? resolve(agent, model)
+          : fallback,
     token: options.token,
     admins: options.admins ?? options.config?.admins ?? [],
     logger: options.logger ?? createGatewayLogger(),

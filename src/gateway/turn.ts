@@ -52,8 +52,10 @@ export function agentRunner(
   agent: string,
   onEvent?: (event: RuntimeEvent, context: TurnContext) => void | Promise<void>,
 ): TurnRunner {
-  return sessionRunner(deps.runtimeFor(agent), deps.engine.agents.store, {
-    agents: deps.engine.routing.agents,
-    ...(onEvent ? { onEvent } : {}),
-  });
+  const options = { agents: deps.engine.routing.agents, ...(onEvent ? { onEvent } : {}) };
+  return (context) => {
+    const model = context.session.overrides.model;
+    const runtime = deps.runtimeFor(agent, typeof model === "string" ? model : undefined);
+    return sessionRunner(runtime, deps.engine.agents.store, options)(context);
+  };
 }

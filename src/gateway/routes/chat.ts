@@ -108,8 +108,8 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
 function withTools(deps: RouteDeps, tools: RuntimeTools): RouteDeps {
   return {
     ...deps,
-    runtimeFor: (agent) => {
-      const runtime = deps.runtimeFor(agent);
+    runtimeFor: (agent, model) => {
+      const runtime = deps.runtimeFor(agent, model);
       return { kind: runtime.kind, run: (run) => runtime.run({ ...run, tools }) };
     },
   };
