@@ -182,9 +182,11 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
   const store = isStore(config.store)
     ? config.store
     : await openStore(config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
+  const clock = config.lifecycle?.clock ?? systemClock;
   const agents = opened.build(async (key, text) => {
     if (!(await store.getSession(key))) return;
-    await store.append(key, [{ type: "note", level: "info", code: "RUNTIME_SESSIONS_CLEARED", text }]);
+    const note = { type: "note", level: "info", code: "RUNTIME_SESSIONS_CLEARED", text } as const;
+    await store.append(key, [{ ...note, ts: clock.now() }]);
   });
   const agentNotices = await agents.reconcile();
   return new SessionEngine({
@@ -290,7 +292,7 @@ class SessionEngine implements Engine {
   private closing?: Promise<void>;
 
   constructor(private readonly parts: EngineParts) {
-    this.store = observedStore(parts.store, this.events);
+    this.store = observedStore(parts.store, this.events, parts.config.lifecycle?.clock ?? systemClock);
     this.agents = parts.agents;
     this.lanes = new Lanes({ maxQueue: parts.config.maxQueuedTurns ?? 16 });
     const inLanes: InLanes = (keys, work) => this.lanes.runAll(keys, work);
@@ -316,7 +318,7 @@ class SessionEngine implements Engine {
       parts.summarizer,
       (key, entries, options) =>
         this.store.append(key, entries, undefined, { ...options, durability: "relaxed" }),
-      Date.now,
+      () => this.lifecycle.clock.now(),
       parts.thread,
     );
     this.pipeline = new TurnPipeline({
@@ -535,6 +537,7 @@ class SessionEngine implements Engine {
       const patch: Record<string, OverrideValue | null> = {};
       const result: OverrideChange[] = [];
       for (const [name, value] of changes) {
+        if (value !== null) this.checkConfigured(session.agent, name, value);
         const plan = planOverrideChange({ overrides }, name, value, inherited);
         for (const [field, v] of Object.entries(plan.patch.overrides)) {
           patch[field] = v;
@@ -548,6 +551,26 @@ class SessionEngine implements Engine {
       await this.store.updateSession(key, { overrides: patch });
       return result;
     });
+  }
+
+  /**
+   * A session's `model` or `provider` must be one the config has (for agents that call a model endpoint;
+   * Claude Code and Codex take their own model names): refused when set, with the list of what is.
+   */
+  private checkConfigured(agent: string, name: string, value: OverrideValue): void {
+    if (name !== "model" && name !== "provider") return;
+    const runtime =
+      this.agents.settings.get(agent)?.runtime ?? this.parts.config.agentOptions?.[agent]?.runtime;
+    if (!usesModelEndpoint(runtime)) return;
+    const { models } = this.parts;
+    const known =
+      name === "model" ? [...models.keys()] : [...new Set([...models.values()].map((m) => m.provider))];
+    if (known.includes(String(value))) return;
+    throw new SessiondError(
+      "INVALID_ARGUMENT",
+      `${name} ${JSON.stringify(value)} is not configured; configured ${name === "model" ? "models" : "providers"}: ${known.join(", ") || "none"}`,
+      { details: { name, known } },
+    );
   }
 
   /** The agent's compaction policy (default < agent < session overrides) and model facts. */

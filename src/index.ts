@@ -27,6 +27,7 @@ export { type ImportOptions, type ImportReport, importSessions } from "./import/
 export { type ReadOptions, readSource } from "./import/read-source.js";
 export { IMPORT_SOURCES, type ImportProblem, type ImportSource, type SourceRead } from "./import/types.js";
 export * from "./keys/index.js";
+export { type Clock, ManualClock, systemClock } from "./lifecycle/clock.js";
 export { offlineTitle, titleFromExchange } from "./lifecycle/titles.js";
 export type * from "./model/entry.js";
 export type * from "./model/envelope.js";

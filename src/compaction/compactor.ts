@@ -7,6 +7,7 @@ import type { Summarizer, SummaryResult } from "../model/summarizer.js";
 import type { AppendResult } from "../store/store.js";
 import { chooseCut } from "./cut.js";
 import type { CompactionPolicy } from "./policy.js";
+import { capSummary } from "./summary-cap.js";
 import { type CompactionWork, inThreadWork } from "./thread.js";
 import { buildTranscript } from "./transcript.js";
 import { type CompactionReason, dueReason, measureContext } from "./trigger.js";
@@ -89,10 +90,10 @@ export class Compactor {
 
   private async run(request: CompactRequest, reason: CompactionReason): Promise<CompactionOutcome> {
     const { key, context, policy } = request;
+    // Only messages count: a title or note entry is not something a manual compaction can keep back.
+    const messages = context.entries.filter((e) => e.type === "message" && e.role !== "system").length;
     const keep =
-      reason === "manual"
-        ? Math.min(policy.keepRecent, Math.max(1, context.entries.length - 1))
-        : policy.keepRecent;
+      reason === "manual" ? Math.min(policy.keepRecent, Math.max(1, messages - 1)) : policy.keepRecent;
     const cut = chooseCut(context.entries, keep);
     if (!cut) {
       throw new SessiondError("NOTHING_TO_COMPACT", `nothing in ${key} can be summarised yet`, {
@@ -126,7 +127,7 @@ export class Compactor {
         identifiers = kept.identifiers;
         result = kept;
       } else result = await this.summarizer.summarize({ ...asked, identifiers });
-      summary = result.summary.trim();
+      summary = capSummary(result.summary.trim(), policy.summaryMaxChars, identifiers);
       model = result.model;
       checkSummary(summary, policy.summaryMaxChars, identifiers);
     } catch (error) {

@@ -1,6 +1,6 @@
 import type { IdentifierSource, SummaryRequest } from "../model/summarizer.js";
 import { requiredIdentifiers } from "./identifiers.js";
-import { summarizeOffline } from "./summarizers/offline.js";
+import { extractIdentifiers, summarizeOffline } from "./summarizers/offline.js";
 
 /** The pure, CPU-heavy steps of a compaction that the compaction thread takes off the event loop. */
 export type ThreadWork =
@@ -30,7 +30,9 @@ export function doWork(work: ThreadWork): WorkValue {
       return requiredIdentifiers(work.text, work.max, work.summaryMaxChars);
     case "summary-keeping": {
       const identifiers = requiredIdentifiers(work.source.text, work.source.max, work.request.maxChars);
-      return { summary: summarizeOffline({ ...work.request, identifiers }), identifiers };
+      // Beyond the required ones, every identifier of the summarised range is kept as room allows.
+      const every = extractIdentifiers(work.source.text);
+      return { summary: summarizeOffline({ ...work.request, identifiers }, every), identifiers };
     }
   }
 }

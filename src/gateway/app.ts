@@ -4,6 +4,7 @@ import { requireToken } from "./auth.js";
 import { DEFAULT_BODY_LIMIT } from "./body.js";
 import type { GatewayDeps } from "./deps.js";
 import { describeError, errorHeaders, HttpError } from "./errors.js";
+import { allowedMethods } from "./methods.js";
 import { agentRoutes } from "./routes/agents.js";
 import { chatRoutes } from "./routes/chat.js";
 import { dashboardRoutes } from "./routes/dashboard.js";
@@ -69,9 +70,19 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   app.route("/", openApiRoutes());
   app.route("/", dashboardRoutes(routeDeps));
 
-  app.notFound((c) =>
-    c.json({ error: { code: "NOT_FOUND", message: `no route for ${c.req.method} ${c.req.path}` } }, 404),
-  );
+  const methodsOf = allowedMethods(app);
+  app.notFound((c) => {
+    const allowed = methodsOf(c.req.path);
+    if (allowed.length > 0 && !allowed.includes(c.req.method)) {
+      c.header("allow", allowed.join(", "));
+      const message = `${c.req.path} takes ${allowed.join(" or ")}, not ${c.req.method}`;
+      return c.json({ error: { code: "METHOD_NOT_ALLOWED", message } }, 405);
+    }
+    return c.json(
+      { error: { code: "NOT_FOUND", message: `no route for ${c.req.method} ${c.req.path}` } },
+      404,
+    );
+  });
   app.onError((error, c) => {
     const { status, body } = describeError(error);
     if (status >= 500 && !(error instanceof HttpError)) {

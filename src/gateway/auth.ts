@@ -16,14 +16,21 @@ export function digestOf(token: string): Buffer {
   return createHash("sha256").update(token).digest();
 }
 
-/** The token a request presents: `Authorization: Bearer <token>` or `X-Sessiond-Token`. */
+/** Headers that carry the token as it is: sessiond's own, and GoClaw's so its users' scripts work unchanged. */
+export const TOKEN_HEADERS = ["x-sessiond-token", "x-goclaw-token"] as const;
+
+/** The token a request presents: `Authorization: Bearer <token>`, `X-Sessiond-Token` or `X-Goclaw-Token`. */
 export function presentedToken(headers: Headers): string | undefined {
   const authorization = headers.get("authorization");
   if (authorization) {
     const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
     if (match?.[1]) return match[1].trim();
   }
-  return headers.get("x-sessiond-token")?.trim() || undefined;
+  for (const name of TOKEN_HEADERS) {
+    const value = headers.get(name)?.trim();
+    if (value) return value;
+  }
+  return undefined;
 }
 
 export function requireToken(token: string): MiddlewareHandler {
@@ -35,7 +42,7 @@ export function requireToken(token: string): MiddlewareHandler {
       throw new HttpError(
         401,
         "UNAUTHORIZED",
-        "missing access token (Authorization: Bearer or X-Sessiond-Token)",
+        "missing access token (Authorization: Bearer, X-Sessiond-Token or X-Goclaw-Token)",
       );
     }
     if (!tokenMatches(given, digest)) throw new HttpError(401, "UNAUTHORIZED", "invalid access token");

@@ -11,8 +11,11 @@ export interface GatewayLogger {
 /** What every part of the gateway (HTTP routes, the WebSocket protocol) is built from. */
 export interface GatewayDeps {
   engine: Engine;
-  /** The runtime that answers for an agent: its configured model, else the offline echo. */
-  runtimeFor(agent: string): Runtime;
+  /**
+   * The runtime that answers for an agent: its configured model, else the offline echo. `model` is a
+   * session's own `model` override, used in place of the agent's.
+   */
+  runtimeFor(agent: string, model?: string): Runtime;
   /** The access token; compared in constant time. */
   token: string;
   /** Senders (ids) who are human admins: only their conversations get the admin tools. */

@@ -5,8 +5,10 @@ import { redactJson, redactSecrets } from "../secrets/index.js";
 export const REDACT_PATHS = [
   "req.headers.authorization",
   'req.headers["x-sessiond-token"]',
+  'req.headers["x-goclaw-token"]',
   "headers.authorization",
   'headers["x-sessiond-token"]',
+  'headers["x-goclaw-token"]',
   "token",
   "apiKey",
   "*.token",

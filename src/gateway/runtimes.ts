@@ -60,15 +60,21 @@ export function agentRuntimes(config: EngineConfig, agents: readonly string[]): 
  * Each agent's runtime as its current settings (agents.json over the config) say: rebuilt when they change,
  * so a new working directory or model applies from the next run.
  */
-export function runtimeResolver(config: EngineConfig, engine: Engine): (agent: string) => Runtime {
+export function runtimeResolver(
+  config: EngineConfig,
+  engine: Engine,
+): (agent: string, model?: string) => Runtime {
   const built = new Map<string, { settings: string; runtime: Runtime }>();
-  return (agent) => {
-    const settings = engine.agents.settings.get(agent) ?? {};
+  return (agent, model) => {
+    const own = engine.agents.settings.get(agent) ?? {};
+    // A session's model override stands in for the agent's model (checked against `models` when set).
+    const settings = model === undefined ? own : { ...own, model };
     const json = JSON.stringify(settings);
-    const cached = built.get(agent);
+    const slot = model === undefined ? agent : `${agent}\u0000${model}`;
+    const cached = built.get(slot);
     if (cached?.settings === json) return cached.runtime;
     const runtime = runtimeForSettings(agent, settings, config);
-    built.set(agent, { settings: json, runtime });
+    built.set(slot, { settings: json, runtime });
     return runtime;
   };
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import type { EngineConfig } from "../config/engine-config.js";
 import type { Engine } from "../engine.js";
+import { SessiondError } from "../model/errors.js";
 import type { Runtime } from "../model/runtime.js";
 import { echoRuntime } from "../runtimes/index.js";
 import { createGatewayApp } from "./app.js";
@@ -56,8 +57,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const fallback = echoRuntime();
   const deps: GatewayDeps = {
     engine,
-    runtimeFor: (agent) =>
-      fixed ? (fixed.get(agent) ?? fallback) : engine.agents.settings.get(agent) ? resolve(agent) : fallback,
+    runtimeFor: (agent, model) =>
+      fixed
+        ? (fixed.get(agent) ?? fallback)
+        : engine.agents.settings.get(agent)
+          ? resolve(agent, model)
+          : fallback,
     token: options.token,
     admins: options.admins ?? options.config?.admins ?? [],
     logger: options.logger ?? createGatewayLogger(),
@@ -73,9 +78,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   });
   const server = createAdaptorServer({ fetch: app.fetch, serverOptions: serverOptions(options) }) as Server;
   const host = options.host ?? DEFAULT_HOST;
+  const port = options.port ?? DEFAULT_PORT;
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? DEFAULT_PORT, host, () => {
+    server.once("error", (error: NodeJS.ErrnoException) => reject(listenError(error, host, port)));
+    server.listen(port, host, () => {
       server.off("error", reject);
       resolve();
     });
@@ -116,4 +122,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     return closing;
   };
   return { url, server, deps, close };
+}
+
+/** A busy address as one line with what to do about it; other listen errors as they are. */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (error.code !== "EADDRINUSE") return error;
+  return new SessiondError(
+    "ADDRESS_IN_USE",
+    `${host}:${port} is already in use (another sessiond?); stop it or pick another port with --port <n> (or SESSIOND_PORT)`,
+    { cause: error },
+  );
 }

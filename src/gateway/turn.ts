@@ -26,11 +26,18 @@ export function runTurn(
   });
 }
 
-/** The JSON answer of a turn, shared by the chat, webhook, App API and chat-hook endpoints. */
-export function turnReply(result: TurnResult) {
+/**
+ * The JSON answer of a turn, shared by the chat, webhook, App API and chat-hook endpoints. `session_id` is
+ * the key, as `/api/chat` takes it; which generation of it answered is said apart (`generation`, and its
+ * internal id `generation_id`).
+ */
+export async function turnReply(deps: RouteDeps, result: TurnResult) {
+  const session = await deps.engine.sessions.get(result.key);
   return {
     key: result.key,
-    session_id: result.sessionId,
+    session_id: result.key,
+    ...(session?.id === result.sessionId ? { generation: session.generation } : {}),
+    generation_id: result.sessionId,
     reply: result.reply?.content ?? null,
     ...(result.notice ? { notice: result.notice } : {}),
     ...(result.reset ? { reset: result.reset } : {}),
@@ -45,8 +52,10 @@ export function agentRunner(
   agent: string,
   onEvent?: (event: RuntimeEvent, context: TurnContext) => void | Promise<void>,
 ): TurnRunner {
-  return sessionRunner(deps.runtimeFor(agent), deps.engine.agents.store, {
-    agents: deps.engine.routing.agents,
-    ...(onEvent ? { onEvent } : {}),
-  });
+  const options = { agents: deps.engine.routing.agents, ...(onEvent ? { onEvent } : {}) };
+  return (context) => {
+    const model = context.session.overrides.model;
+    const runtime = deps.runtimeFor(agent, typeof model === "string" ? model : undefined);
+    return sessionRunner(runtime, deps.engine.agents.store, options)(context);
+  };
 }

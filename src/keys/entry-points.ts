@@ -43,14 +43,7 @@ export function entryPointRoute(
         entryPoint.sessionId === undefined
           ? "admin-session"
           : requireField(entryPoint.sessionId, "entryPoint.sessionId");
-      if (!isAdminSessionId(key)) {
-        throw new SessiondError(
-          "INVALID_KEY",
-          `Invalid session key ${JSON.stringify(key.slice(0, 64))}: web chat sessions are "admin-session" or "admin-…"`,
-          { details: { reason: "not an admin session id" } },
-        );
-      }
-      return { key, agent, createdBy: sender() };
+      return { key: requireAdminSession(key), agent, createdBy: sender() };
     }
     case "websocket": {
       const sessionId =
@@ -58,10 +51,10 @@ export function entryPointRoute(
           ? undefined
           : requireField(entryPoint.sessionId, "entryPoint.sessionId");
       if (entryPoint.web) {
-        // A browser may only name an admin conversation; anything else gets its own per-connection one.
+        // A browser may only name an admin conversation, as on REST; naming none gets its connection's own.
         const key =
-          sessionId !== undefined && isAdminSessionId(sessionId)
-            ? sessionId
+          sessionId !== undefined
+            ? requireAdminSession(sessionId)
             : `admin-conn-${requireField(entryPoint.connectionId, "entryPoint.connectionId")}`;
         return { key, agent, createdBy: sender() };
       }
@@ -114,4 +107,14 @@ export function entryPointRoute(
       );
     }
   }
+}
+
+/** A web session must be `admin-session` or `admin-…`: INVALID_KEY otherwise (REST and WebSocket alike). */
+function requireAdminSession(key: string): string {
+  if (isAdminSessionId(key)) return key;
+  throw new SessiondError(
+    "INVALID_KEY",
+    `Invalid session key ${JSON.stringify(key.slice(0, 64))}: web chat sessions are "admin-session" or "admin-…"`,
+    { details: { reason: "not an admin session id" } },
+  );
 }

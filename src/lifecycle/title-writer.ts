@@ -34,7 +34,10 @@ export class TitleWriter {
       const user = first.find((e) => e.type === "message" && e.role === "user");
       const assistant = first.find((e) => e.type === "message" && e.role === "assistant");
       if (user?.type !== "message" || assistant?.type !== "message") return;
-      const title = await titleFromExchange({ user: user.content, assistant: assistant.content }, this.model);
+      const title = await titleFromExchange(
+        { user: user.content, assistant: assistant.content, key },
+        this.model,
+      );
       // The model is asked outside the lane (it may be slow); the check and the write hold it, and
       // expectSessionId keeps another process's reset from putting the title on the next generation.
       await this.inLanes([key], async () => {

@@ -18,7 +18,8 @@ export type ErrorCode =
   | "CONFIG_INVALID"
   | "COMPACTION_FAILED"
   | "NOTHING_TO_COMPACT"
-  | "AGENT_NOT_FOUND";
+  | "AGENT_NOT_FOUND"
+  | "ADDRESS_IN_USE";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;

@@ -1,3 +1,6 @@
+/** How the offline echo runtime's replies start: they repeat the input, so they say nothing of their own. */
+export const ECHO_LABEL = "[echo runtime — no model configured]";
+
 /**
  * What produces replies: an LLM API, Claude Code, Codex, an A2A agent, or the offline `echo`.
  * Declared here so the turn layer can drive runtimes that live above it.

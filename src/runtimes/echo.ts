@@ -1,7 +1,7 @@
 import { SessiondError } from "../model/errors.js";
-import type { Runtime, RuntimeEvent, RuntimeRun } from "../model/runtime.js";
+import { ECHO_LABEL, type Runtime, type RuntimeEvent, type RuntimeRun } from "../model/runtime.js";
 
-export const ECHO_LABEL = "[echo runtime — no model configured]";
+export { ECHO_LABEL };
 
 /** A runtime that can say in one line what it is, for the gateway's start-up message. */
 export interface DescribedRuntime extends Runtime {

@@ -20,6 +20,7 @@ export {
   type AgentView,
   type ConversationRuntimeView,
   clearedNotice,
+  movedNotice,
   type RuntimeSessionView,
 } from "./sessions/agent-runtimes.js";
 export {

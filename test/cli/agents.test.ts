@@ -78,11 +78,11 @@ describe("sessiond agents and runtime sessions in the CLI", () => {
     const moved = await cli(dir, ["agents", "set", "dev", `cwd=${tempDir()}`]);
     expect(moved.code).toBe(0);
     expect(moved.stdout).toContain(
-      "Agent moved: new working directory. 1 saved session cleared, so the next run starts fresh.",
+      "Agent moved: New working directory. 1 saved session cleared, so the next run starts fresh.",
     );
     const show = await cli(dir, ["sessions", "show", "telegram:7"]);
     expect(show.stdout).toMatch(/^ {2}dev +No session here yet$/m);
-    expect(show.stdout).toContain("note [info RUNTIME_SESSIONS_CLEARED]: Agent dev moved");
+    expect(show.stdout).toContain("note [info RUNTIME_SESSIONS_CLEARED]: Agent moved: New working directory");
     expect(existsSync(join(dir, "agents.json"))).toBe(true);
   });
 
@@ -100,7 +100,13 @@ describe("sessiond agents and runtime sessions in the CLI", () => {
       model: "sonnet",
       instructions: "Be brief.",
     });
-    expect(shown.cost).toEqual({ usd: 0, pricedRuns: 0, unpricedRuns: 0, ambiguousRuns: 0 });
+    expect(shown.cost).toEqual({
+      usd: 0,
+      pricedRuns: 0,
+      unpricedRuns: 0,
+      ambiguousRuns: 0,
+      notMeasuredRuns: 0,
+    });
 
     const refused = await cli(dir, ["agents", "delete", "dev2"]);
     expect(refused.code).toBe(2);

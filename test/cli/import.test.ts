@@ -14,13 +14,13 @@ describe("sessiond import", () => {
     const args = ["--data-dir", join(dir, "data"), "import", "--from", "nanobot", src];
     const dry = await cli(dir, [...args, "--dry-run"]);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toContain("would import 1 sessions (3 entries)");
+    expect(dry.stdout).toContain("would import 1 session (3 entries)");
     expect(dry.stderr).toContain(`warning: ${join(src, "telegram_123.jsonl")}:6: unknown role 7`);
 
     const first = await cli(dir, args);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain(
-      "imported 1 sessions (3 entries); 0 already there; 1 problems; 1 tool results left out",
+      "imported 1 session (3 entries); 0 already there; 1 problem; 1 tool result left out",
     );
     // stderr is not a terminal here: plain counts, no bar.
     expect(first.stderr).toContain("importing: 1/1\n");

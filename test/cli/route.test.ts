@@ -84,6 +84,15 @@ describe("sessiond route", () => {
     }
   });
 
+  it("suggests --chat-id for --chat", async () => {
+    const dir = tempDir();
+    const slip = await cli(dir, ["route", "--channel", "telegram", "--sender", "1", "--chat", "5"]);
+    expect(slip).toMatchObject({
+      code: 2,
+      stderr: "error: unknown option '--chat' (did you mean --chat-id?)\n",
+    });
+  });
+
   it("rejects flags that are missing or belong to another entry point as usage errors", async () => {
     const dir = tempDir();
     const missing = await cli(dir, ["route", "--entry-point", "openai_compat"]);

@@ -10,7 +10,8 @@ describe("sessiond sessions set / unset", () => {
     const dir = tempDir();
     writeFileSync(
       join(dir, "sessiond.yaml"),
-      "agents:\n  - id: main\n    compaction: { max_messages: 80 }\n",
+      "models:\n  gpt-4o: { provider: openai, model: gpt-4o }\n" +
+        "agents:\n  - id: main\n    compaction: { max_messages: 80 }\n",
     );
     await seed(dir, async (engine) => {
       await engine.append("telegram:1", [{ type: "message", role: "user", content: "hi" }]);

@@ -116,15 +116,18 @@ describe("sessiond sessions show", () => {
 });
 
 describe("sessiond sessions append", () => {
-  it("appends messages, creating the session, and prints each seq", async () => {
+  it("appends messages, creating the session, and prints what it stored: key, generation, seq, id", async () => {
     const dir = tempDir();
     const first = await cli(dir, ["--data-dir", dir, "sessions", "append", "telegram:5", "hello", "there"]);
-    expect(first).toMatchObject({ code: 0, stdout: "1\n" });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(
+      /^stored in telegram:5 \(generation 1\): seq 1, id [0-9A-HJKMNP-TV-Z]{26}\n$/,
+    );
     const second = await cli(dir, [
       ...["--data-dir", dir, "sessions", "append", "telegram:5", "hi!"],
       ...["--role", "assistant", "--sender", "bot"],
     ]);
-    expect(second).toMatchObject({ code: 0, stdout: "2\n" });
+    expect(second.stdout).toMatch(/^stored in telegram:5 \(generation 1\): seq 2, id /);
     const shown = parseJson<ShowJson>(
       (await cli(dir, ["--data-dir", dir, "sessions", "show", "telegram:5", "--json"])).stdout,
     );

@@ -114,7 +114,6 @@ describe("Compactor", () => {
   const failures: Array<[string, (r: SummaryRequest) => Promise<string> | string, RegExp]> = [
     ["an error", () => Promise.reject(new Error("503 from the model")), /503 from the model/],
     ["an empty summary", () => "   ", /empty/],
-    ["an over-long summary", (r) => `${r.identifiers.join(" ")} ${"x".repeat(3000)}`, /over the limit/],
     [
       "a summary that drops identifiers",
       () => "A fine summary without any ids.",
@@ -169,6 +168,22 @@ describe("Compactor", () => {
     expect(summarizer.requests).toHaveLength(4);
   });
 
+  it("cuts a summary over the cap at a sentence boundary and labels it, instead of refusing it", async () => {
+    await exchange("k", 6);
+    const sentence = "The user asked about the ticket and the agent explained the plan in detail. ";
+    const summarizer = new ScriptedSummarizer((r) => `${r.identifiers.join(" ")}. ${sentence.repeat(60)}`);
+    const outcome = await compactor(summarizer).maybeCompact({
+      key: "k",
+      context: await context("k"),
+      policy,
+    });
+    const summary = outcome!.entry.summary;
+    expect(summary.length).toBeLessThanOrEqual(policy.summaryMaxChars);
+    expect(summary.length).toBeGreaterThan(policy.summaryMaxChars - sentence.length - 60);
+    expect(summary).toMatch(/in detail\.\n\[Summary cut to 2,000 characters\]$/);
+    for (const id of summarizer.requests[0]!.identifiers) expect(summary).toContain(id);
+  });
+
   it("gives a summariser that hangs up only its timeout", async () => {
     await exchange("k", 6);
     const summarizer = new ScriptedSummarizer(
@@ -194,6 +209,18 @@ describe("Compactor", () => {
     await expect(c.compact({ key: "x", context: await context("x"), policy })).rejects.toMatchObject({
       code: "NOTHING_TO_COMPACT",
     });
+  });
+
+  it("compacts a short titled session on demand: only messages count, not the title entry", async () => {
+    await exchange("k", 1);
+    await store.append("k", [{ type: "title", title: "Tickets about ABC", by: "offline" }]);
+    await exchange("k", 2, 1);
+    const summarizer = new ScriptedSummarizer((r) => `On demand. ${r.identifiers.join(" ")}`);
+    const defaults = { ...DEFAULT_COMPACTION, retryAfterMs: 1000 };
+    const c = compactor(summarizer);
+    const outcome = await c.compact({ key: "k", context: await context("k"), policy: defaults });
+    expect(outcome.entry.firstKeptSeq).toBe(4);
+    expect(outcome.entry.summary).toContain("ABC-100");
   });
 
   it("with the compaction thread's offline summariser, hands the thread one piece of work per compaction", async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { requiredIdentifiers } from "../../src/compaction/identifiers.js";
-import { summarizeOffline } from "../../src/compaction/summarizers/offline.js";
+import { extractIdentifiers, summarizeOffline } from "../../src/compaction/summarizers/offline.js";
 import { type CompactionThread, compactionThread } from "../../src/compaction/thread.js";
 import { builtModule } from "../../src/config/package-root.js";
 import type { SummaryRequest } from "../../src/model/summarizer.js";
@@ -64,7 +64,9 @@ describe("the compaction thread", () => {
       const kept = await thread.offline.summarizeKeeping!({ transcript, maxChars }, source);
       const identifiers = requiredIdentifiers(source.text, source.max, maxChars);
       expect(kept.identifiers).toEqual(identifiers);
-      expect(kept.summary).toBe(summarizeOffline({ transcript, maxChars, identifiers }));
+      expect(kept.summary).toBe(
+        summarizeOffline({ transcript, maxChars, identifiers }, extractIdentifiers(source.text)),
+      );
       expect(thread.threaded).toBe(script ? 1 : 0);
     }
   });

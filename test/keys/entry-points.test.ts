@@ -72,10 +72,10 @@ describe("entry points name their own sessions", () => {
       );
     });
 
-    it("channel web ignores a non-admin id and keeps its per-connection session", () => {
-      expect(key(env({ kind: "websocket", connectionId: "c42", web: true, sessionId: "telegram:1" }))).toBe(
-        "admin-conn-c42",
-      );
+    it("channel web refuses a non-admin id with INVALID_KEY, as the web chat does", () => {
+      expect(() =>
+        key(env({ kind: "websocket", connectionId: "c42", web: true, sessionId: "telegram:1" })),
+      ).toThrow(expect.objectContaining({ code: "INVALID_KEY" }));
     });
 
     it("other clients → the session id they send", () => {

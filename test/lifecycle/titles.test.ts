@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { offlineTitle, sanitizeTitle, titleFromExchange } from "../../src/lifecycle/titles.js";
+import {
+  FALLBACK_TITLE,
+  type FirstExchange,
+  offlineTitle,
+  sanitizeTitle,
+  titleFromExchange,
+} from "../../src/lifecycle/titles.js";
+import { ECHO_LABEL } from "../../src/model/runtime.js";
 import type { Completion, CompletionRequest, TextModel } from "../../src/model/text-model.js";
 
 function fakeModel(answer: string | Error): TextModel & { calls: CompletionRequest[] } {
@@ -107,9 +114,58 @@ describe("offlineTitle", () => {
   });
 
   it("never returns an empty title", () => {
-    expect(offlineTitle({ user: "", assistant: "" })).toBe("New conversation");
-    expect(offlineTitle({ user: "?!", assistant: "ok" })).toBe("New conversation");
+    expect(offlineTitle({ user: "", assistant: "" })).toBe("Conversation without a topic");
+    expect(offlineTitle({ user: "?!", assistant: "ok" })).toBe("Conversation without a topic");
     expect(offlineTitle({ user: "Kubernetes?", assistant: "" })).toBe("Chat about Kubernetes");
+  });
+
+  it("is 3–6 real words from what was said: never the key, the echo runtime's boilerplate or a secret", () => {
+    const echo = (input: string, key: string) =>
+      `${ECHO_LABEL} You said: ${JSON.stringify(input)}. Session ${key}: 1 entry, ~5 tokens.`;
+    const cases: Array<[FirstExchange, string]> = [
+      [
+        { user: "Invoice 4471", assistant: echo("Invoice 4471", "p2p:alice:main"), key: "p2p:alice:main" },
+        "Chat about Invoice 4471",
+      ],
+      [
+        { user: "websocket", assistant: echo("websocket", "admin-conn-1"), key: "admin-conn-1" },
+        "Chat about websocket",
+      ],
+      [
+        {
+          user: '{"hello":"world"}',
+          assistant: echo('{"hello":"world"}', "webhook:main:ci:ts-1"),
+          key: "webhook:main:ci:ts-1",
+        },
+        "Chat about world",
+      ],
+      [
+        { user: "my key is sk-abcdefghijklmnopqrstuvwx for billing", assistant: "", key: "telegram:1" },
+        "Chat about key billing",
+      ],
+      [
+        { user: "admin-session", assistant: echo("admin-session", "admin-session"), key: "admin-session" },
+        FALLBACK_TITLE,
+      ],
+    ];
+    for (const [exchange, expected] of cases) {
+      const title = offlineTitle(exchange);
+      expect(title).toBe(expected);
+      expect(words(title)).toBeGreaterThanOrEqual(3);
+      expect(words(title)).toBeLessThanOrEqual(6);
+    }
+  });
+
+  it("refuses a model title that carries the key or a secret, for the offline one", async () => {
+    const key = "p2p:alice:main";
+    const leaky = fakeModel(`Invoice for ${key} today`);
+    expect(await titleFromExchange({ user: "Invoice 4471 is late", assistant: "", key }, leaky)).toBe(
+      "Invoice 4471 late",
+    );
+    const secret = fakeModel("Token sk-abcdefghijklmnopqrstuvwx rotation plan");
+    expect(await titleFromExchange({ user: "Rotate the API token please", assistant: "", key }, secret)).toBe(
+      "Rotate API token",
+    );
   });
 
   it("keeps at most six words from a long message, in their original order", () => {

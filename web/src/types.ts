@@ -46,6 +46,8 @@ export interface Cost {
   pricedRuns: number;
   unpricedRuns: number;
   ambiguousRuns: number;
+  /** First runs seen on a session that already existed: "cost not measured". */
+  notMeasuredRuns: number;
 }
 
 export interface SessionDetail {
@@ -122,7 +124,7 @@ export interface AgentInfo {
   runtime: string;
   cwd?: string;
   model?: string;
-  cost: { usd: number; pricedRuns: number; unpricedRuns: number; ambiguousRuns: number };
+  cost: Cost;
 }
 
 export interface Agents {

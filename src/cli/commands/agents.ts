@@ -33,7 +33,7 @@ function printChange(io: CliIo, change: AgentChange, json: boolean | undefined):
     return;
   }
   io.stdout(`agent ${change.agent.name} updated\n`);
-  if (change.notice) io.stdout(`Agent moved: new working directory. ${change.notice}\n`);
+  if (change.notice) io.stdout(`${change.notice}\n`);
 }
 
 function describe(agent: AgentView): string {

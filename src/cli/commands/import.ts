@@ -4,6 +4,7 @@ import { importSessions } from "../../import/importer.js";
 import { readSource } from "../../import/read-source.js";
 import { IMPORT_SOURCES, type ImportProblem, type ImportSource } from "../../import/types.js";
 import { type GlobalOptions, withEngine } from "../context.js";
+import { plural } from "../format/plural.js";
 import { progressReporter } from "../format/progress.js";
 import type { CliIo } from "../io.js";
 
@@ -52,9 +53,9 @@ export function registerImport(program: Command, io: CliIo): void {
       for (const problem of report.problems) io.stderr(`warning: ${where(problem)}: ${problem.reason}\n`);
       const verb = dryRun ? "would import" : "imported";
       io.stdout(
-        `read ${report.read} sessions from ${options.from}; ${verb} ${report.imported.sessions} sessions ` +
-          `(${report.imported.entries} entries); ${report.alreadyThere} already there; ` +
-          `${report.problems.length} problems; ${report.toolResultsDropped} tool results left out\n`,
+        `read ${plural(report.read, "session")} from ${options.from}; ${verb} ${plural(report.imported.sessions, "session")} ` +
+          `(${plural(report.imported.entries, "entry")}); ${report.alreadyThere} already there; ` +
+          `${plural(report.problems.length, "problem")}; ${plural(report.toolResultsDropped, "tool result")} left out\n`,
       );
     });
 }

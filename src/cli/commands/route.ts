@@ -121,6 +121,8 @@ export function registerRoute(program: Command, io: CliIo): void {
     .option("--channel <name>", "channel the message came on (telegram, discord, slack, web, …)")
     .addOption(new Option("--chat-type <type>", "kind of chat").choices(CHAT_TYPES).default("direct"))
     .option("--chat-id <id>", "the platform's conversation id (default: the sender)")
+    // A common slip: Commander's own guess for it is --at.
+    .addOption(new Option("--chat <id>").hideHelp())
     .option("--sender <id>", "the sender's id on the channel")
     .option("--account <id>", "the bot account that received the message")
     .option("--thread <id>", "thread id inside the chat")
@@ -144,7 +146,9 @@ export function registerRoute(program: Command, io: CliIo): void {
     .option("--parent-agent <id>", "the agent that started the run (subagent)")
     .option("--json", "print the whole route as JSON")
     .action((_options: unknown, command: Command) => {
-      const options = command.optsWithGlobals<RouteOptions>();
+      const options = command.optsWithGlobals<RouteOptions & { chat?: string }>();
+      if (options.chat !== undefined)
+        throw new UsageError("unknown option '--chat' (did you mean --chat-id?)");
       const envelope = envelopeFrom(options);
       const routing = routingFromConfig(loadCliConfig(options, io));
       let route: ReturnType<typeof routeEnvelope>;

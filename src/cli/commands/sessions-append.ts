@@ -12,7 +12,7 @@ interface AppendOptions extends GlobalOptions {
 export function registerAppend(sessions: Command, io: CliIo): void {
   sessions
     .command("append")
-    .description("append one message to a key's current session (created if needed); prints its seq")
+    .description("append one message to a key's current session (created if needed); prints what it stored")
     .argument("<key>", "session key")
     .argument("<text...>", "the message (words are joined with spaces)")
     .addOption(
@@ -34,6 +34,10 @@ export function registerAppend(sessions: Command, io: CliIo): void {
       );
       const entry = result.entries[0];
       if (!entry) throw new Error("append returned no entry");
-      io.stdout(options.json ? `${JSON.stringify(entry, null, 2)}\n` : `${entry.seq}\n`);
+      io.stdout(
+        options.json
+          ? `${JSON.stringify(entry, null, 2)}\n`
+          : `stored in ${key} (generation ${result.session.generation}): seq ${entry.seq}, id ${entry.id}\n`,
+      );
     });
 }

@@ -4,6 +4,7 @@ import { validateKey } from "../../keys/index.js";
 import { sessionNotFound } from "../../store/session-log.js";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { AbortedError, UsageError } from "../errors.js";
+import { plural } from "../format/plural.js";
 import type { CliIo } from "../io.js";
 
 interface DeleteOptions extends GlobalOptions {
@@ -51,8 +52,4 @@ async function confirm(io: CliIo, question: string): Promise<boolean> {
   } finally {
     rl.close();
   }
-}
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }

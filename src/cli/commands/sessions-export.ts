@@ -7,6 +7,7 @@ import { EXPORT_FORMATS, type ExportFormat, exportSessions } from "../../export/
 import { safeFileStem } from "../../keys/index.js";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { CliError, UsageError } from "../errors.js";
+import { plural } from "../format/plural.js";
 import { readHistory } from "../history.js";
 import type { CliIo } from "../io.js";
 
@@ -64,7 +65,7 @@ export function registerExport(sessions: Command, io: CliIo): void {
       }
       const path = resolve(io.cwd, output);
       writeAtomically(path, text);
-      io.stdout(`exported ${history.entries.length} entries of ${JSON.stringify(key)} to ${path}\n`);
+      io.stdout(`exported ${plural(history.entries.length, "entry")} of ${JSON.stringify(key)} to ${path}\n`);
     });
 }
 
@@ -90,7 +91,7 @@ async function exportAll(options: ExportOptions, io: CliIo): Promise<void> {
     }
     return { files, entries };
   });
-  io.stdout(`exported ${counts.files} keys (${counts.entries} entries) to ${dir}\n`);
+  io.stdout(`exported ${plural(counts.files, "key")} (${plural(counts.entries, "entry")}) to ${dir}\n`);
 }
 
 async function allKeys(engine: Engine): Promise<string[]> {

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { UsageError } from "../errors.js";
+import { plural } from "../format/plural.js";
 import type { CliIo } from "../io.js";
 
 interface RelinkOptions extends GlobalOptions {
@@ -26,7 +27,8 @@ export function registerIdentity(sessions: Command, io: CliIo): void {
         return;
       }
       if (check.applied) {
-        for (const m of check.applied.merges) io.stdout(`moved ${m.from} → ${m.to} (${m.moved} sessions)\n`);
+        for (const m of check.applied.merges)
+          io.stdout(`moved ${m.from} → ${m.to} (${plural(m.moved, "session")})\n`);
         io.stdout(`${check.applied.merges.length} keys carried over\n`);
         return;
       }
@@ -57,7 +59,9 @@ export function registerIdentity(sessions: Command, io: CliIo): void {
         return;
       }
       for (const k of result.keys)
-        io.stdout(`deleted ${k.key}: ${k.sessions} sessions, ${k.entries} entries\n`);
-      io.stdout(`forgot ${result.person}: ${result.sessions} sessions, ${result.entries} entries\n`);
+        io.stdout(`deleted ${k.key}: ${plural(k.sessions, "session")}, ${plural(k.entries, "entry")}\n`);
+      io.stdout(
+        `forgot ${result.person}: ${plural(result.sessions, "session")}, ${plural(result.entries, "entry")}\n`,
+      );
     });
 }

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { type GlobalOptions, withEngine } from "../context.js";
+import { plural } from "../format/plural.js";
 import { formatDateTime } from "../format/time.js";
 import type { CliIo } from "../io.js";
 
@@ -33,7 +34,9 @@ export function registerPrune(sessions: Command, io: CliIo): void {
       }
       const n = result.plan.sessions.length;
       if (result.applied) {
-        io.stdout(`removed ${result.applied.sessions} sessions (${result.applied.entries} entries)\n`);
+        io.stdout(
+          `removed ${plural(result.applied.sessions, "session")} (${plural(result.applied.entries, "entry")})\n`,
+        );
       } else {
         io.stdout(`${n} would be removed${n > 0 ? "; run without --dry-run to remove them" : ""}\n`);
       }

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { exportJson } from "../../export/index.js";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { formatEntry } from "../format/entry.js";
+import { plural } from "../format/plural.js";
 import { formatRuntimeSessions } from "../format/runtime-sessions.js";
 import { formatFacts, formatGenerationLine } from "../format/session.js";
 import { type KeyHistory, readHistory } from "../history.js";
@@ -46,8 +47,8 @@ function transcript({ current, sessions, entries }: KeyHistory, now: number): st
   const total = sessions.reduce((n, s) => n + s.entryCount, 0);
   out.push(
     entries.length < total
-      ? `\ntranscript (the last ${entries.length} of ${total} entries):\n`
-      : `\ntranscript (${total} entries):\n`,
+      ? `\ntranscript (the last ${entries.length} of ${plural(total, "entry")}):\n`
+      : `\ntranscript (${plural(total, "entry")}):\n`,
   );
   let sessionId: string | undefined;
   for (const entry of entries) {

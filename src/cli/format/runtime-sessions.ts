@@ -11,7 +11,14 @@ export function formatCost(cost: CostTotals): string {
   ];
   if (cost.unpricedRuns) parts.push(`${cost.unpricedRuns} unpriced`);
   if (cost.ambiguousRuns) parts.push(`${cost.ambiguousRuns} ambiguous`);
-  return `${parts.join(", ")} ${cost.pricedRuns + cost.unpricedRuns + cost.ambiguousRuns === 1 ? "run" : "runs"}`;
+  const counted = cost.pricedRuns + cost.unpricedRuns + cost.ambiguousRuns;
+  const text = `${parts.join(", ")} ${counted === 1 ? "run" : "runs"}`;
+  return cost.notMeasuredRuns ? `${text}; ${notMeasuredText(cost.notMeasuredRuns)}` : text;
+}
+
+/** LoCrew's words for the first run seen on a session that already existed. */
+export function notMeasuredText(runs: number): string {
+  return runs === 1 ? "1 run: cost not measured" : `${runs} runs: cost not measured`;
 }
 
 /** Each member agent's short runtime session id, or "No session here yet"; then cost and attention. */

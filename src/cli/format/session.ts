@@ -1,4 +1,5 @@
 import type { Session } from "../../model/session.js";
+import { plural } from "./plural.js";
 import { oneLine } from "./table.js";
 import { formatWhen } from "./time.js";
 
@@ -32,9 +33,5 @@ export function formatFacts(session: Session, now: number): string {
 export function formatGenerationLine(session: Session, now: number): string {
   const end =
     session.archivedAt !== undefined ? `archived ${formatWhen(session.archivedAt, now)}` : session.state;
-  return `generation ${session.generation}  ${session.id}  ${session.entryCount} entries  created ${formatWhen(session.createdAt, now)}  ${end}`;
-}
-
-function plural(n: number, one: string): string {
-  return `${n} ${n === 1 ? one : `${one}s`}`;
+  return `generation ${session.generation}  ${session.id}  ${plural(session.entryCount, "entry")}  created ${formatWhen(session.createdAt, now)}  ${end}`;
 }

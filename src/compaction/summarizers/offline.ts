@@ -186,8 +186,10 @@ export function extractIdentifiers(text: string): string[] {
 
 export const OFFLINE_SUMMARY_LABEL = "[Offline extractive summary]";
 const IDENTIFIERS_PREFIX = "\nIdentifiers: ";
-const LONG_SENTENCE = 320;
+/** A sentence is kept whole up to this length; longer runs (logs, pastes) are cut into marked pieces. */
+const LONG_SENTENCE = 1_000;
 const CHUNK = 300;
+const ELISION = "…";
 
 const ROLE_RE = /^([A-Z][A-Z_]*(?: [A-Z][A-Z_]*)?(?: \([^)\n]{0,80}\))?|user|assistant|system|tool): /;
 const ABBREVIATIONS = new Set(["e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "no", "cf", "approx"]);
@@ -207,6 +209,8 @@ interface Message {
 
 interface Sentence {
   message: number;
+  /** The source line: sentences of one message from different lines stay on different lines. */
+  line: number;
   order: number;
   start: number;
   end: number;
@@ -259,20 +263,41 @@ function sentenceRanges(source: string, from: number, to: number): Array<[number
   return out;
 }
 
-/** Long runs without sentence ends (logs, pasted text) are cut at whitespace into chunks. */
-function chunkRange(source: string, start: number, end: number): Array<[number, number]> {
-  if (end - start <= LONG_SENTENCE) return [[start, end]];
-  const out: Array<[number, number]> = [];
+/**
+ * Very long runs without sentence ends (logs, pasted text) are cut at whitespace into chunks; a chunk
+ * that is only part of its run is marked with an ellipsis where it was cut, so no piece passes for a
+ * whole sentence. Sentences up to LONG_SENTENCE stay whole.
+ */
+function chunkRange(source: string, start: number, end: number): Array<[number, number, string, string]> {
+  if (end - start <= LONG_SENTENCE) return [[start, end, "", ""]];
+  const out: Array<[number, number, string, string]> = [];
   let s = start;
-  while (end - s > LONG_SENTENCE) {
+  while (end - s > CHUNK) {
     const limit = s + CHUNK;
     const space = source.lastIndexOf(" ", limit);
     const cut = space > s + CHUNK / 2 ? space : limit;
-    out.push([s, cut]);
+    out.push([s, cut, s === start ? "" : ELISION, ELISION]);
     s = cut;
   }
-  out.push([s, end]);
+  out.push([s, end, ELISION, ""]);
   return out;
+}
+
+/**
+ * An earlier summary as one `EARLIER SUMMARY:` line of its own sentences: without its label, its
+ * identifier line (those identifiers are asked for again) or the role prefixes of its lines, so
+ * summaries of summaries never nest `EARLIER SUMMARY: EARLIER SUMMARY:`.
+ */
+function earlierSummaryLine(previous: string): string {
+  const parts: string[] = [];
+  for (const raw of previous.split("\n")) {
+    let line = raw.split(OFFLINE_SUMMARY_LABEL).join(" ").trim();
+    if (line.startsWith(IDENTIFIERS_PREFIX.trim()) || DROPPED_NOTE_RE.test(line)) continue;
+    for (let role = ROLE_RE.exec(line); role; role = ROLE_RE.exec(line)) line = line.slice(role[0].length);
+    if (line) parts.push(line);
+  }
+  // One line per line of the earlier summary: a line end stays a sentence boundary.
+  return `EARLIER SUMMARY: ${parts.map(condense).join("\n")}`;
 }
 
 function parse(source: string): { messages: Message[]; sentences: Sentence[] } {
@@ -297,14 +322,16 @@ function parse(source: string): { messages: Message[]; sentences: Sentence[] } {
       if (role) contentStart = lineStart + role[0].length;
     }
     for (const [a, b] of sentenceRanges(source, contentStart, lineEnd)) {
-      for (const [s, e] of chunkRange(source, a, b)) {
-        const text = condense(source.slice(s, e));
+      for (const [s, e, before, after] of chunkRange(source, a, b)) {
+        const piece = condense(source.slice(s, e));
+        const text = piece ? `${before}${piece}${after}` : "";
         if (!text) continue;
         const key = text.toLowerCase();
         if (seenTexts.has(key)) continue;
         seenTexts.add(key);
         sentences.push({
           message: messages.length - 1,
+          line: lineStart,
           order: sentences.length,
           start: s,
           end: e,
@@ -382,8 +409,8 @@ function score(messages: Message[], sentences: Sentence[]): void {
   }
 }
 
-function identifierLine(ids: readonly string[], body: string, maxLength: number): string {
-  let line = "";
+function identifierLineOf(ids: readonly string[], body: string, maxLength: number, start = ""): string {
+  let line = start;
   for (const id of ids) {
     if (!id || body.includes(id) || line.includes(id)) continue;
     const next = line ? `${line}, ${id}` : `${IDENTIFIERS_PREFIX}${id}`;
@@ -391,6 +418,29 @@ function identifierLine(ids: readonly string[], body: string, maxLength: number)
     line = next;
   }
   return line;
+}
+
+const DROPPED_NOTE_RE = /^\(\d+ more identifiers? not kept\)$/;
+const droppedNote = (n: number) => ` (${n} more ${n === 1 ? "identifier" : "identifiers"} not kept)`;
+
+/**
+ * The identifiers the body lacks, the required ones first, as many as fit; when some don't, the line says
+ * how many it dropped (the selection reserved room for the required ones and that note).
+ */
+function identifierLine(
+  required: readonly string[],
+  listed: readonly string[],
+  body: string,
+  maxLength: number,
+): string {
+  const missing = (line: string) => listed.filter((id) => !body.includes(id) && !line.includes(id)).length;
+  const full = identifierLineOf(listed, body, maxLength);
+  if (missing(full) === 0) return full;
+  const room = maxLength - droppedNote(listed.length).length;
+  const line = identifierLineOf(listed, body, room, identifierLineOf(required, body, room));
+  const note = droppedNote(missing(line));
+  if (!line) return note.length + 1 <= maxLength ? `\n${note.trim()}` : "";
+  return `${line}${note}`;
 }
 
 function identifierLineCost(lengths: number[], uncovered: ReadonlySet<number>): number {
@@ -404,8 +454,12 @@ function withoutLabel(text: string): string {
   return text.split(OFFLINE_SUMMARY_LABEL).join(" ".repeat(OFFLINE_SUMMARY_LABEL.length));
 }
 
-/** The extractive summary of a request; pure and deterministic. */
-export function summarizeOffline(request: SummaryRequest): string {
+/**
+ * The extractive summary of a request; pure and deterministic. `more` are identifiers worth keeping
+ * beyond the required ones (every one of the summarised range): kept in the identifier line as room
+ * allows, with a count of those that did not fit.
+ */
+export function summarizeOffline(request: SummaryRequest, more: readonly string[] = []): string {
   const maxChars = Math.floor(request.maxChars);
   if (!Number.isFinite(maxChars) || maxChars < 1) {
     throw new SessiondError(
@@ -414,19 +468,22 @@ export function summarizeOffline(request: SummaryRequest): string {
     );
   }
   const ids = [...new Set(request.identifiers.filter((id) => id.length > 0))];
+  const listed = [...new Set([...ids, ...more.filter((id) => id.length > 0)])];
   const label = OFFLINE_SUMMARY_LABEL.length <= maxChars ? OFFLINE_SUMMARY_LABEL : "";
   const lengths = ids.map((id) => id.length);
   const allIds = new Set(ids.map((_, k) => k));
 
   if (label.length + identifierLineCost(lengths, allIds) > maxChars) {
     // Not even the identifiers fit: keep as many of them as do, and nothing else.
-    const line = identifierLine(ids, "", maxChars - label.length);
+    const line = identifierLine(ids, listed, "", maxChars - label.length);
     return label ? `${label}${line}` : line.slice(1);
   }
 
   let transcript = request.transcript;
-  if (request.previousSummary && !/^EARLIER SUMMARY: /m.test(transcript)) {
-    transcript = `EARLIER SUMMARY: ${request.previousSummary}\n${transcript}`;
+  if (request.previousSummary) {
+    // The compactor's transcript may carry the earlier summary flattened (and cut); read it from the source.
+    const rest = transcript.split("\n").filter((line) => !line.startsWith("EARLIER SUMMARY: "));
+    transcript = [earlierSummaryLine(request.previousSummary), ...rest].join("\n");
   }
   const source = withoutLabel(transcript);
   const { messages, sentences } = parse(source);
@@ -437,7 +494,8 @@ export function summarizeOffline(request: SummaryRequest): string {
   const picked: Sentence[] = [];
   const started = new Set<number>();
   const uncovered = new Set(allIds);
-  let used = label.length;
+  // Room for the note saying how many identifiers did not fit, should any not.
+  let used = label.length + (listed.length > 0 ? droppedNote(listed.length).length : 0);
   for (const s of ranked) {
     const role = messages[s.message]!.role;
     const cost = s.text.length + 1 + (started.has(s.message) ? 0 : role.length + 2);
@@ -453,16 +511,16 @@ export function summarizeOffline(request: SummaryRequest): string {
   picked.sort((a, b) => a.order - b.order);
   const lines: string[] = [];
   let current = -1;
+  let currentLine = -1;
   for (const s of picked) {
-    if (s.message !== current) {
-      lines.push(`${messages[s.message]!.role}: ${s.text}`);
-      current = s.message;
-    } else {
-      lines[lines.length - 1] += ` ${s.text}`;
-    }
+    if (s.message !== current) lines.push(`${messages[s.message]!.role}: ${s.text}`);
+    else if (s.line !== currentLine) lines.push(s.text);
+    else lines[lines.length - 1] += ` ${s.text}`;
+    current = s.message;
+    currentLine = s.line;
   }
   const body = lines.length > 0 ? `${label}\n${lines.join("\n")}` : label;
-  const summary = body + identifierLine(ids, body, maxChars - body.length);
+  const summary = body + identifierLine(ids, listed, body, maxChars - body.length);
   return summary.trimStart();
 }
 

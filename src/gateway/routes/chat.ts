@@ -82,7 +82,7 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     if (agent === undefined || type === undefined)
       throw new HttpError(400, "INVALID_ARGUMENT", "bad hook path");
     if (!deps.engine.routing.agents.includes(agent)) {
-      throw new HttpError(404, "NOT_FOUND", `no agent named ${JSON.stringify(agent)}`);
+      throw new HttpError(404, "AGENT_NOT_FOUND", `no agent named ${JSON.stringify(agent)}`);
     }
     const body = await readJsonObject(c, deps.bodyLimit);
     const entity = entityOf(body);
@@ -108,8 +108,8 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
 function withTools(deps: RouteDeps, tools: RuntimeTools): RouteDeps {
   return {
     ...deps,
-    runtimeFor: (agent) => {
-      const runtime = deps.runtimeFor(agent);
+    runtimeFor: (agent, model) => {
+      const runtime = deps.runtimeFor(agent, model);
       return { kind: runtime.kind, run: (run) => runtime.run({ ...run, tools }) };
     },
   };
@@ -120,14 +120,14 @@ async function answer(c: Context<GatewayEnv>, deps: RouteDeps, envelope: Envelop
   // Routing first, so a bad key or agent is a plain 400 before any stream starts.
   deps.engine.route(envelope);
   if (!(c.req.header("accept") ?? "").includes("text/event-stream")) {
-    return c.json(turnReply(await runTurn(deps, envelope)));
+    return c.json(await turnReply(deps, await runTurn(deps, envelope)));
   }
   return sseReply(c, async (stream) => {
     try {
       const result = await runTurn(deps, envelope, {
         onText: (delta) => stream.writeSSE({ event: "delta", data: JSON.stringify({ text: delta }) }),
       });
-      await stream.writeSSE({ event: "done", data: JSON.stringify(turnReply(result)) });
+      await stream.writeSSE({ event: "done", data: JSON.stringify(await turnReply(deps, result)) });
     } catch (error) {
       await stream.writeSSE({ event: "error", data: JSON.stringify(describeError(error).body) });
     }

@@ -100,7 +100,7 @@ function agentOf(deps: RouteDeps, model: unknown): string {
   if (!agents.includes(model)) {
     throw new HttpError(
       404,
-      "NOT_FOUND",
+      "AGENT_NOT_FOUND",
       `no model ${JSON.stringify(model)}; models are the agents: ${agents.join(", ")}`,
     );
   }

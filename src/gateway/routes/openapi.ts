@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { GatewayEnv } from "../types.js";
+import { methodDocs } from "../ws/handlers/index.js";
 
 const error = { $ref: "#/components/schemas/Error" };
 const errors = {
@@ -36,6 +37,7 @@ export const OPENAPI_DOCUMENT = {
     securitySchemes: {
       bearer: { type: "http", scheme: "bearer" },
       header: { type: "apiKey", in: "header", name: "X-Sessiond-Token" },
+      goclaw: { type: "apiKey", in: "header", name: "X-Goclaw-Token" },
     },
     schemas: {
       Error: {
@@ -224,6 +226,18 @@ export const OPENAPI_DOCUMENT = {
 
 export function openApiRoutes(): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
-  app.get("/api/openapi.json", (c) => c.json(OPENAPI_DOCUMENT));
+  const document = {
+    ...OPENAPI_DOCUMENT,
+    // OpenAPI has no WebSocket methods: an extension lists them with their parameters.
+    "x-websocket": {
+      path: "/ws",
+      frames:
+        'request {type:"req", id, method, params}; response {type:"res", id, ok, result | error}; event {type:"event", event, data}',
+      errors:
+        "BAD_FRAME, INVALID_REQUEST, UNKNOWN_METHOD, INVALID_ARGUMENT (an unknown parameter too), and the REST codes",
+      methods: methodDocs(),
+    },
+  };
+  app.get("/api/openapi.json", (c) => c.json(document));
   return app;
 }

@@ -85,5 +85,6 @@ export function sessionRoutes(deps: RouteDeps): Hono<GatewayEnv> {
 }
 
 function notFound(key: string): HttpError {
-  return new HttpError(404, "SESSION_NOT_FOUND", `no session with key ${JSON.stringify(key.slice(0, 64))}`);
+  // The engine's phrase, so REST, WebSocket and CLI say the same thing.
+  return new HttpError(404, "SESSION_NOT_FOUND", `no session for key ${JSON.stringify(key)}`);
 }

@@ -29,7 +29,7 @@ export interface AgentChange {
   agent: AgentView;
   /** Runtime sessions cleared by the change (a new working directory clears all of the agent's). */
   cleared: number;
-  /** `N saved sessions cleared, so the next run starts fresh.` when any were. */
+  /** LoCrew's toast, `Agent moved: New working directory. N saved sessions cleared, …`, when any were. */
   notice?: string;
 }
 
@@ -37,6 +37,11 @@ export const SHORT_ID_LENGTH = 8;
 
 export function clearedNotice(count: number): string {
   return `${count} saved ${count === 1 ? "session" : "sessions"} cleared, so the next run starts fresh.`;
+}
+
+/** LoCrew's words, exactly, for an agent whose working directory changed. */
+export function movedNotice(count: number): string {
+  return `Agent moved: New working directory. ${clearedNotice(count)}`;
 }
 
 /** Records a note entry in a conversation (the engine's append). */
@@ -71,7 +76,7 @@ export class AgentRuntimes {
     return {
       agent: await this.view(name),
       cleared,
-      ...(cleared > 0 ? { notice: clearedNotice(cleared) } : {}),
+      ...(cleared > 0 ? { notice: movedNotice(cleared) } : {}),
     };
   }
 
@@ -103,8 +108,7 @@ export class AgentRuntimes {
       }
       if (last === cwd) continue;
       const cleared = await this.moved(name, cwd ?? undefined);
-      if (cleared > 0)
-        notices.push(`agent ${name} moved to a new working directory: ${clearedNotice(cleared)}`);
+      if (cleared > 0) notices.push(`agent ${name}: ${movedNotice(cleared)}`);
     }
     return notices;
   }
@@ -136,7 +140,7 @@ export class AgentRuntimes {
   private async moved(name: string, cwd: string | undefined): Promise<number> {
     const keys = await this.store.clearAgent(name);
     await this.store.setLastCwd(name, cwd ?? null);
-    const notice = `Agent ${name} moved: new working directory. ${clearedNotice(keys.length)}`;
+    const notice = movedNotice(keys.length);
     for (const key of keys) await this.note(key, notice);
     return keys.length;
   }

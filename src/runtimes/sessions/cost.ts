@@ -78,13 +78,15 @@ export function perRunCost(usd: number | undefined): RunCost {
 export interface CostTotals {
   usd: number;
   pricedRuns: number;
-  /** Runs without a figure, and `not_measured` ones. */
+  /** Runs the runtime gave no figure for. */
   unpricedRuns: number;
   ambiguousRuns: number;
+  /** First runs seen on a session that already existed: they set the baseline ("cost not measured"). */
+  notMeasuredRuns: number;
 }
 
 export function emptyTotals(): CostTotals {
-  return { usd: 0, pricedRuns: 0, unpricedRuns: 0, ambiguousRuns: 0 };
+  return { usd: 0, pricedRuns: 0, unpricedRuns: 0, ambiguousRuns: 0, notMeasuredRuns: 0 };
 }
 
 export function addToTotals(totals: CostTotals, cost: RunCost): CostTotals {
@@ -93,6 +95,8 @@ export function addToTotals(totals: CostTotals, cost: RunCost): CostTotals {
       return { ...totals, usd: roundUsd(totals.usd + (cost.usd ?? 0)), pricedRuns: totals.pricedRuns + 1 };
     case "ambiguous":
       return { ...totals, ambiguousRuns: totals.ambiguousRuns + 1 };
+    case "not_measured":
+      return { ...totals, notMeasuredRuns: totals.notMeasuredRuns + 1 };
     default:
       return { ...totals, unpricedRuns: totals.unpricedRuns + 1 };
   }

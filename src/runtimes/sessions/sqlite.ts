@@ -244,8 +244,9 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
     const row = this.sql<string[], CostTotals>(
       `SELECT COALESCE(SUM(CASE WHEN status = 'priced' THEN usd END), 0) AS usd,
            COALESCE(SUM(status = 'priced'), 0) AS pricedRuns,
-           COALESCE(SUM(status IN ('unpriced', 'not_measured')), 0) AS unpricedRuns,
-           COALESCE(SUM(status = 'ambiguous'), 0) AS ambiguousRuns
+           COALESCE(SUM(status = 'unpriced'), 0) AS unpricedRuns,
+           COALESCE(SUM(status = 'ambiguous'), 0) AS ambiguousRuns,
+           COALESCE(SUM(status = 'not_measured'), 0) AS notMeasuredRuns
          FROM runtime_run_costs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`,
     ).get(...params);
     return row ? { ...row, usd: roundUsd(row.usd) } : emptyTotals();

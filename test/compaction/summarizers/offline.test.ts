@@ -164,8 +164,54 @@ describe("offlineSummarizer", () => {
     const { summary } = await summarize(transcriptWith([], 300), 120, ids);
     expect(summary.length).toBeLessThanOrEqual(120);
     const kept = ids.filter((id) => summary.includes(id));
-    expect(kept.length).toBeGreaterThanOrEqual(5);
+    expect(kept.length).toBeGreaterThanOrEqual(3);
     expect(kept).toEqual(ids.slice(0, kept.length));
+    expect(summary).toContain(` (${20 - kept.length} more identifiers not kept)`);
+  });
+
+  it("keeps the further identifiers it is given as room allows, and counts the ones it drops", async () => {
+    const required = ["PROJ-1"];
+    const more = Array.from({ length: 40 }, (_, i) => `ORDER-${200_000 + i}`);
+    const roomy = await offlineSummarizer().summarize({
+      transcript: "USER: hi",
+      maxChars: 2_000,
+      identifiers: [],
+    });
+    expect(roomy.summary).not.toContain("not kept");
+    const { summarizeOffline } = await import("../../../src/compaction/summarizers/offline.js");
+    const all = summarizeOffline(
+      { transcript: "USER: We ship PROJ-1.", maxChars: 2_000, identifiers: required },
+      more,
+    );
+    for (const id of more) expect(all).toContain(id);
+    const tight = summarizeOffline(
+      { transcript: "USER: We ship PROJ-1.", maxChars: 300, identifiers: required },
+      more,
+    );
+    expect(tight.length).toBeLessThanOrEqual(300);
+    const kept = more.filter((id) => tight.includes(id)).length;
+    expect(kept).toBeGreaterThan(0);
+    expect(tight).toContain(` (${40 - kept} more identifiers not kept)`);
+  });
+
+  it("never nests EARLIER SUMMARY over repeated compactions, and keeps long sentences whole", async () => {
+    const long = `The team agreed that ${"the nightly export of the billing tables ".repeat(9)}must finish before six.`;
+    expect(long.length).toBeGreaterThan(320);
+    let previous: string | undefined;
+    for (let round = 0; round < 4; round++) {
+      const transcript = [
+        ...(previous ? [`EARLIER SUMMARY: ${previous.replace(/\s+/g, " ")}`] : []),
+        `USER: Round ${round}: remember my name is Priya.`,
+        `ASSISTANT: ${long}`,
+      ].join("\n");
+      const { summary } = await summarize(transcript, 2_000, [], previous);
+      expect(summary).not.toMatch(/EARLIER SUMMARY: (?:EARLIER SUMMARY|USER|ASSISTANT):/);
+      expect(summary.split("EARLIER SUMMARY:").length).toBeLessThanOrEqual(2);
+      expect(summary.split(OFFLINE_SUMMARY_LABEL)).toHaveLength(2);
+      expect(summary).toContain(long);
+      previous = summary;
+    }
+    expect(previous).toContain("Round 0: remember my name is Priya.");
   });
 
   it("summarises the previous summary with the transcript, without repeating its label", async () => {

@@ -26,7 +26,13 @@ afterAll(async () => {
 
 interface SessionDetail {
   runtimeSessions: Array<{ agent: string; runtime: string; id: string; shortId: string; savedAt: number }>;
-  cost: { usd: number; pricedRuns: number; unpricedRuns: number; ambiguousRuns: number };
+  cost: {
+    usd: number;
+    pricedRuns: number;
+    unpricedRuns: number;
+    ambiguousRuns: number;
+    notMeasuredRuns: number;
+  };
   needsAttention: boolean;
 }
 
@@ -53,7 +59,13 @@ describe("runtime sessions, cost and agents over HTTP", () => {
     ]);
     expect(detail.runtimeSessions[0]?.shortId).toBe(detail.runtimeSessions[0]?.id.slice(0, 8));
     // ops (echo) answered in the same conversation: an offline echo costs nothing, so its run is not in the ledger.
-    expect(detail.cost).toEqual({ usd: 1, pricedRuns: 1, unpricedRuns: 0, ambiguousRuns: 0 });
+    expect(detail.cost).toEqual({
+      usd: 1,
+      pricedRuns: 1,
+      unpricedRuns: 0,
+      ambiguousRuns: 0,
+      notMeasuredRuns: 0,
+    });
     expect(detail.needsAttention).toBe(false);
   });
 
@@ -72,7 +84,13 @@ describe("runtime sessions, cost and agents over HTTP", () => {
       ["ops", "echo", undefined, undefined],
     ]);
     expect(body.agents[0]?.cost.pricedRuns).toBeGreaterThanOrEqual(1);
-    expect(body.agents[1]?.cost).toEqual({ usd: 0, pricedRuns: 0, unpricedRuns: 0, ambiguousRuns: 0 });
+    expect(body.agents[1]?.cost).toEqual({
+      usd: 0,
+      pricedRuns: 0,
+      unpricedRuns: 0,
+      ambiguousRuns: 0,
+      notMeasuredRuns: 0,
+    });
   });
 
   it("marks a conversation whose run failed, in its detail and in the list", async () => {
@@ -107,7 +125,7 @@ describe("runtime sessions, cost and agents over HTTP", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({
       cleared: 2,
-      notice: "2 saved sessions cleared, so the next run starts fresh.",
+      notice: "Agent moved: New working directory. 2 saved sessions cleared, so the next run starts fresh.",
       agent: { name: "dev", cwd: elsewhere },
     });
   });

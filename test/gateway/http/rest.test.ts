@@ -65,9 +65,13 @@ describe("auth", () => {
     expect(other.status).toBe(401);
   });
 
-  it("accepts the X-Sessiond-Token header", async () => {
+  it("accepts the X-Sessiond-Token header, and GoClaw's X-Goclaw-Token", async () => {
     const res = await fetch(`${gw.url}/api/sessions`, { headers: { "x-sessiond-token": TOKEN } });
     expect(res.status).toBe(200);
+    const goclaw = await fetch(`${gw.url}/api/sessions`, { headers: { "x-goclaw-token": TOKEN } });
+    expect(goclaw.status).toBe(200);
+    const wrong = await fetch(`${gw.url}/api/sessions`, { headers: { "x-goclaw-token": `${TOKEN}x` } });
+    expect(wrong.status).toBe(401);
   });
 
   it("never logs the token", () => {
@@ -82,6 +86,8 @@ describe("chat and sessions", () => {
     expect(res.status).toBe(200);
     const reply = await res.json();
     expect(reply.key).toBe("admin-rest");
+    // The key as the request named it, and the generation apart from it.
+    expect(reply).toMatchObject({ session_id: "admin-rest", generation: 1 });
     expect(reply.reply).toContain("hello there");
 
     const list = await (await gw.api("/api/sessions?channel=web&sort=activity&limit=10")).json();
@@ -164,7 +170,11 @@ describe("chat and sessions", () => {
     ] as const) {
       const res = await gw.api(path, { method });
       expect(res.status, `${method} ${path}`).toBe(404);
-      expect((await res.json()).error.code).toBe("SESSION_NOT_FOUND");
+      // One phrase, the engine's (the CLI prints the same).
+      expect((await res.json()).error).toEqual({
+        code: "SESSION_NOT_FOUND",
+        message: 'no session for key "admin-none"',
+      });
     }
   });
 
@@ -301,11 +311,41 @@ describe("operations", () => {
     const doc = await (await gw.api("/api/openapi.json")).json();
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/api/sessions", "/v1/chat/completions"]));
+    const ws = (doc as unknown as { "x-websocket": { methods: Record<string, { params: object }> } })[
+      "x-websocket"
+    ];
+    expect(Object.keys(ws.methods["chat.send"]!.params)).toEqual(["message", "session", "agent"]);
+    expect(Object.keys(ws.methods)).toHaveLength(10);
   });
 
   it("answers unknown routes with the JSON error shape", async () => {
     const res = await gw.api("/api/nothing");
     expect(res.status).toBe(404);
     expect((await res.json()).error.code).toBe("NOT_FOUND");
+  });
+
+  it("answers an unknown agent or model with AGENT_NOT_FOUND", async () => {
+    const hook = await gw.api("/api/hooks/nobody/ci", postJson({ entity: "1" }));
+    expect(hook.status).toBe(404);
+    expect((await hook.json()).error.code).toBe("AGENT_NOT_FOUND");
+    const model = await gw.api(
+      "/v1/chat/completions",
+      postJson({ model: "gpt-nobody", messages: [{ role: "user", content: "hi" }] }),
+    );
+    expect(model.status).toBe(404);
+    expect((await model.json()).error.code).toBe("AGENT_NOT_FOUND");
+  });
+
+  it("answers a known route under the wrong method with 405 and Allow", async () => {
+    for (const [method, path, allow] of [
+      ["GET", "/api/chat", "POST"],
+      ["GET", "/api/sessions/admin-x/compact", "POST"],
+      ["PUT", "/api/agents/main", "GET, PATCH, DELETE"],
+    ] as const) {
+      const res = await gw.api(path, { method });
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get("allow")).toBe(allow);
+      expect((await res.json()).error.code).toBe("METHOD_NOT_ALLOWED");
+    }
   });
 });

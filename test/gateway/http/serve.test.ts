@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -95,6 +96,31 @@ describe("sessiond serve", () => {
 });
 
 describe("graceful shutdown", () => {
+  it("says in one line that the port is busy, with a --port hint, instead of a stack trace", async () => {
+    const dir = tempDir();
+    const busy = createServer();
+    await new Promise<void>((done) => busy.listen(0, "127.0.0.1", done));
+    try {
+      const { port } = busy.address() as AddressInfo;
+      const child = spawn(process.execPath, [CLI, "serve", "--port", String(port)], {
+        cwd: dir,
+        env: { ...process.env, SESSIOND_DATA_DIR: dir, SESSIOND_TOKEN: "t", SESSIOND_CONFIG: "" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr?.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const code = await new Promise<number | null>((done) => child.on("exit", done));
+      expect(code).toBe(1);
+      expect(stderr).toBe(
+        `error [ADDRESS_IN_USE]: 127.0.0.1:${port} is already in use (another sessiond?); stop it or pick another port with --port <n> (or SESSIOND_PORT)\n`,
+      );
+    } finally {
+      await new Promise<void>((done) => busy.close(() => done()));
+    }
+  });
+
   it("lets a running turn finish within the grace period", async () => {
     let started!: () => void;
     const running = new Promise<void>((resolve) => {

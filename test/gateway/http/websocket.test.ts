@@ -26,7 +26,7 @@ describe("the gateway serves the WebSocket protocol beside HTTP", () => {
       socket.once("error", reject);
     });
     socket.send(
-      JSON.stringify({ type: "req", id: "1", method: "chat.send", params: { text: "hello over ws" } }),
+      JSON.stringify({ type: "req", id: "1", method: "chat.send", params: { message: "hello over ws" } }),
     );
     await answered;
     const res = frames.find((f) => f.type === "res" && f.id === "1")!;

@@ -37,7 +37,7 @@ describe("websocket sessions.kill", () => {
     const admin = await Client.open(h.url({ token: TOKEN, channel: "cli", peer: "admin" }));
     const key = `p2p:lee:${h.engine.routing.defaultAgent}`;
 
-    const reply = talker.request("chat.send", { text: "talk forever" });
+    const reply = talker.request("chat.send", { message: "talk forever" });
     await talker.next((f) => f.event === "chat.delta");
     const listed = await admin.call("sessions.list");
     expect(listed.sessions).toEqual([expect.objectContaining({ id: key, active: true })]);
@@ -53,7 +53,7 @@ describe("websocket sessions.kill", () => {
 
   it("a connection can kill its own turn without naming the session", async () => {
     const client = await Client.open(h.url({ token: TOKEN, channel: "web" }));
-    const reply = client.request("chat.send", { text: "go" });
+    const reply = client.request("chat.send", { message: "go" });
     await client.next((f) => f.event === "chat.delta");
     expect(await client.call("sessions.kill")).toEqual({
       key: `admin-conn-${client.connectionId}`,
@@ -65,7 +65,7 @@ describe("websocket sessions.kill", () => {
 
   it("the gateway's close aborts running turns", async () => {
     const client = await Client.open(h.url({ token: TOKEN, channel: "cli", peer: "max" }));
-    void client.request("chat.send", { text: "go" });
+    void client.request("chat.send", { message: "go" });
     await client.next((f) => f.event === "chat.delta");
     await h.gateway.close();
     expect(await client.closed).toBe(1001);
@@ -89,7 +89,7 @@ describe("websocket shutdown with a grace period", () => {
     };
     const h = await startHarness({ runtimeFor: () => gated });
     const client = await Client.open(h.url({ token: TOKEN, channel: "cli", peer: "kim" }));
-    const reply = client.request("chat.send", { text: "finish me" });
+    const reply = client.request("chat.send", { message: "finish me" });
     await client.next((f) => f.event === "chat.delta");
     const closing = h.gateway.close(60_000);
     expect(await client.request("sessions.list")).toMatchObject({

@@ -22,7 +22,7 @@ describe("websocket methods", () => {
 
   it("chat.send streams chat.delta events before its result, and the deltas make the reply", async () => {
     const client = await open({ channel: "telegram", peer: "alice" });
-    const res = await client.request("chat.send", { text: "hello there" });
+    const res = await client.request("chat.send", { message: "hello there" });
     expect(res.ok).toBe(true);
     const result = res.result as { key: string; reply: string; seq: number };
     expect(result.reply).toContain('You said: "hello there"');
@@ -42,43 +42,54 @@ describe("websocket methods", () => {
     expect(entries.at(-1)?.seq).toBe(result.seq);
   });
 
-  it("gives web connections admin-conn-<connection id> unless they name an admin- session", async () => {
+  it("gives web connections admin-conn-<connection id>, or the admin- session they name", async () => {
     const web = await open({ channel: "web" });
-    const own = await web.call("chat.send", { text: "hi" });
+    const own = await web.call("chat.send", { message: "hi" });
     expect(own.key).toBe(`admin-conn-${web.connectionId}`);
 
-    const named = await web.call("chat.send", { text: "hi", session: "admin-notes" });
+    const named = await web.call("chat.send", { message: "hi", session: "admin-notes" });
     expect(named.key).toBe("admin-notes");
 
-    // A browser cannot reach someone else's session by naming it.
-    const foreign = await web.call("chat.send", { text: "hi", session: "p2p:bob:main" });
-    expect(foreign.key).toBe(`admin-conn-${web.connectionId}`);
+    // A browser cannot reach someone else's session by naming it: INVALID_KEY, as on REST, and nothing stored.
+    const foreign = await web.request("chat.send", { message: "hi", session: "p2p:bob:main" });
+    expect(foreign).toMatchObject({ ok: false, error: { code: "INVALID_KEY" } });
+    expect(await h.engine.sessions.get("p2p:bob:main")).toBeUndefined();
 
     const webNamed = await open({ channel: "web", session: "admin-page" });
-    expect((await webNamed.call("chat.send", { text: "hi" })).key).toBe("admin-page");
+    expect((await webNamed.call("chat.send", { message: "hi" })).key).toBe("admin-page");
 
     const otherWeb = await open({ channel: "web" });
     expect(otherWeb.connectionId).not.toBe(web.connectionId);
-    expect((await otherWeb.call("chat.send", { text: "hi" })).key).toBe(
+    expect((await otherWeb.call("chat.send", { message: "hi" })).key).toBe(
       `admin-conn-${otherWeb.connectionId}`,
     );
+  });
+
+  it("refuses parameters a method does not take, naming those it does", async () => {
+    const client = await open({ channel: "cli", peer: "zed" });
+    const old = await client.request("chat.send", { text: "hi" });
+    expect(old).toMatchObject({ ok: false, error: { code: "INVALID_ARGUMENT" } });
+    expect(old.error?.message).toBe("chat.send takes message, session, agent; unknown: text");
+    const list = await client.request("sessions.list", { limt: 5 });
+    expect(list).toMatchObject({ ok: false, error: { code: "INVALID_ARGUMENT" } });
+    expect((await client.request("sessions.watch", { all: true })).ok).toBe(false);
   });
 
   it("lets other clients name their session, else gives them p2p:<peer>:<default agent>", async () => {
     const agent = h.engine.routing.defaultAgent;
     const peer = await open({ channel: "cli", peer: "carol" });
-    expect((await peer.call("chat.send", { text: "hi" })).key).toBe(`p2p:carol:${agent}`);
-    expect((await peer.call("chat.send", { text: "hi", session: "project-x" })).key).toBe("project-x");
+    expect((await peer.call("chat.send", { message: "hi" })).key).toBe(`p2p:carol:${agent}`);
+    expect((await peer.call("chat.send", { message: "hi", session: "project-x" })).key).toBe("project-x");
 
     const named = await open({ channel: "cli", peer: "dave", session: "dave-notes" });
-    expect((await named.call("chat.send", { text: "hi" })).key).toBe("dave-notes");
+    expect((await named.call("chat.send", { message: "hi" })).key).toBe("dave-notes");
     const session = await h.engine.sessions.get("dave-notes");
     expect(session?.createdBy).toBe("dave");
   });
 
   it("sessions.list answers CrabTalk's SessionList fields", async () => {
     const client = await open({ channel: "cli", peer: "erin" });
-    const { key } = await client.call("chat.send", { text: "first" });
+    const { key } = await client.call("chat.send", { message: "first" });
     const { sessions } = (await client.call("sessions.list")) as { sessions: Frame["data"][] };
     expect(sessions).toHaveLength(1);
     expect(sessions[0]).toEqual({
@@ -95,8 +106,8 @@ describe("websocket methods", () => {
   it("conversations.list filters by agent and sender", async () => {
     const alice = await open({ channel: "cli", peer: "alice" });
     const bob = await open({ channel: "cli", peer: "bob" });
-    const a = await alice.call("chat.send", { text: "from alice" });
-    const b = await bob.call("chat.send", { text: "from bob" });
+    const a = await alice.call("chat.send", { message: "from alice" });
+    const b = await bob.call("chat.send", { message: "from bob" });
     const agent = h.engine.routing.defaultAgent;
 
     const forAlice = await alice.call("conversations.list", { agent, sender: "alice" });
@@ -111,8 +122,8 @@ describe("websocket methods", () => {
 
   it("sessions.compact answers the summary, and fails for a missing session", async () => {
     const client = await open({ channel: "cli", peer: "frank" });
-    const { key } = await client.call("chat.send", { text: "remember the code word PELICAN-42" });
-    await client.call("chat.send", { text: "second message" });
+    const { key } = await client.call("chat.send", { message: "remember the code word PELICAN-42" });
+    await client.call("chat.send", { message: "second message" });
     const compacted = await client.call("sessions.compact", { session: key });
     expect(compacted.key).toBe(key);
     expect(typeof compacted.summary).toBe("string");
@@ -129,8 +140,8 @@ describe("websocket methods", () => {
 
   it("conversations.history without a session reads the connection's own", async () => {
     const client = await open({ channel: "cli", peer: "gina" });
-    await client.call("chat.send", { text: "one" });
-    await client.call("chat.send", { text: "two" });
+    await client.call("chat.send", { message: "one" });
+    await client.call("chat.send", { message: "two" });
     const last = await client.call("conversations.history", { limit: 1 });
     expect(last.key).toBe(`p2p:gina:${h.engine.routing.defaultAgent}`);
     const entries = last.entries as Array<{ content?: string }>;

@@ -28,7 +28,7 @@ describe("websocket protocol frames", () => {
     const unknown = await client.request("sessions.explode");
     expect(unknown).toMatchObject({ ok: false, error: { code: "UNKNOWN_METHOD" } });
 
-    const noText = await client.request("chat.send", { text: 42 });
+    const noText = await client.request("chat.send", { message: 42 });
     expect(noText).toMatchObject({ ok: false, error: { code: "INVALID_ARGUMENT" } });
 
     const list = await client.request("sessions.list");
@@ -40,7 +40,7 @@ describe("websocket protocol frames", () => {
     h = await startHarness({ ws: { maxPayload: 1024 } });
     const client = await Client.open(h.url({ token: TOKEN }));
     client.sendRaw(
-      JSON.stringify({ type: "req", id: 1, method: "chat.send", params: { text: "x".repeat(4096) } }),
+      JSON.stringify({ type: "req", id: 1, method: "chat.send", params: { message: "x".repeat(4096) } }),
     );
     expect(await client.closed).toBe(1009);
   });

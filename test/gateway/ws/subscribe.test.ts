@@ -18,8 +18,8 @@ describe("websocket sessions.subscribe", () => {
     expect(sub).toEqual({ key: "watched", subscribed: true });
 
     // On one socket frames arrive in order: every event of a turn comes before that turn's result.
-    await client.call("chat.send", { text: "elsewhere", session: "unwatched" });
-    const watched = await client.call("chat.send", { text: "here", session: "watched" });
+    await client.call("chat.send", { message: "elsewhere", session: "unwatched" });
+    const watched = await client.call("chat.send", { message: "here", session: "watched" });
 
     const events = client.frames.filter((f) => f.type === "event" && f.event?.startsWith("session."));
     expect(events.length).toBeGreaterThan(0);
@@ -38,14 +38,14 @@ describe("websocket sessions.subscribe", () => {
     const key = `p2p:jay:${h.engine.routing.defaultAgent}`;
     await watcher.call("sessions.subscribe", { session: key });
 
-    const first = await writer.call("chat.send", { text: "first" });
+    const first = await writer.call("chat.send", { message: "first" });
     await watcher.next(
       (f) => f.event === "session.appended" && appendedContents(f).includes(String(first.reply)),
     );
 
     expect(await watcher.call("sessions.unsubscribe", { session: key })).toEqual({ key, subscribed: false });
     const countAfterUnsubscribe = watcher.frames.filter((f) => f.event === "session.appended").length;
-    await writer.call("chat.send", { text: "second" });
+    await writer.call("chat.send", { message: "second" });
     // A round trip on the watcher's socket: anything the engine sent it for "second" would be before this.
     await watcher.call("sessions.list");
     expect(watcher.frames.filter((f) => f.event === "session.appended")).toHaveLength(countAfterUnsubscribe);

@@ -73,7 +73,7 @@ describe("websocket sessions.watch", () => {
     const watcher = await Client.open(h.url({ token: TOKEN, channel: "web", peer: "dashboard" }));
     const writer = await Client.open(h.url({ token: TOKEN, channel: "cli", peer: "kim" }));
     await watcher.call("sessions.watch");
-    const { key } = await writer.call("chat.send", { text: "hello" });
+    const { key } = await writer.call("chat.send", { message: "hello" });
     await watcher.next((f) => f.data?.type === "turn.finished");
     // Within one interval a key's turn events collapse into the latest: the turn has finished.
     const types = changes(watcher).map((f) => f.data?.type);
@@ -84,7 +84,7 @@ describe("websocket sessions.watch", () => {
 
     expect(await watcher.call("sessions.unwatch")).toEqual({ watching: false });
     const before = changes(watcher).length;
-    await writer.call("chat.send", { text: "again" });
+    await writer.call("chat.send", { message: "again" });
     // A request after the turn: its answer arrives after any event the turn could have caused.
     await watcher.call("sessions.list");
     expect(changes(watcher)).toHaveLength(before);

@@ -62,6 +62,7 @@ describe("runtime sessions of Codex and A2A agents (engine, SDKs, local CLI and 
       pricedRuns: 0,
       unpricedRuns: 2,
       ambiguousRuns: 0,
+      notMeasuredRuns: 0,
     });
   });
 

@@ -111,7 +111,7 @@ describe.each([
   ["memory", () => new MemoryRuntimeSessionStore()],
   ["sqlite", () => new SqliteRuntimeSessionStore(join(mkdtempSync(join(tmpdir(), "sessiond-rs-")), "rs.db"))],
 ])("the cost ledger (%s)", (_name, open) => {
-  it("sums per conversation and per agent, counting priced, unpriced and ambiguous runs", async () => {
+  it("sums per conversation and per agent, counting priced, unpriced, ambiguous and not measured runs", async () => {
     const store = open();
     await recordTotals(store, [
       ["r1", 2],
@@ -127,6 +127,14 @@ describe.each([
       status: "unpriced",
     });
     await store.recordCost({
+      agent: "dev",
+      key: "k2",
+      runId: "x2",
+      runtime: "claude-code",
+      at: 1,
+      status: "not_measured",
+    });
+    await store.recordCost({
       agent: "ops",
       key: "k1",
       runId: "y1",
@@ -140,12 +148,14 @@ describe.each([
       pricedRuns: 3,
       unpricedRuns: 0,
       ambiguousRuns: 1,
+      notMeasuredRuns: 0,
     });
     expect(await store.totals({ agent: "dev" })).toEqual({
       usd: 5,
       pricedRuns: 2,
       unpricedRuns: 1,
       ambiguousRuns: 1,
+      notMeasuredRuns: 1,
     });
     expect(await store.costOf("dev", "k1", "r2")).toEqual({ status: "priced", usd: 3 });
     await store.close();
@@ -163,6 +173,7 @@ describe.each([
       pricedRuns: 2,
       unpricedRuns: 0,
       ambiguousRuns: 0,
+      notMeasuredRuns: 0,
     });
     await store.close();
   });

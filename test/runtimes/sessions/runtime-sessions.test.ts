@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { formatCost } from "../../../src/cli/format/runtime-sessions.js";
 import type { EngineConfig } from "../../../src/config/engine-config.js";
 import { createEngine, type Engine } from "../../../src/engine.js";
 import { runtimeResolver } from "../../../src/gateway/runtimes.js";
@@ -174,7 +175,7 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
     const moved = await engine.agents.update("dev", { cwd: elsewhere });
     expect(moved).toMatchObject({
       cleared: 2,
-      notice: "2 saved sessions cleared, so the next run starts fresh.",
+      notice: "Agent moved: New working directory. 2 saved sessions cleared, so the next run starts fresh.",
     });
     expect(await engine.agents.store.forKey(a)).toEqual([]);
     expect(await engine.agents.store.forKey(b)).toEqual([]);
@@ -183,7 +184,7 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
       expect(note).toMatchObject({
         type: "note",
         code: "RUNTIME_SESSIONS_CLEARED",
-        text: "Agent dev moved: new working directory. 2 saved sessions cleared, so the next run starts fresh.",
+        text: "Agent moved: New working directory. 2 saved sessions cleared, so the next run starts fresh.",
       });
     }
     await say(engine, config, BACKEND, "fresh start");
@@ -200,7 +201,7 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
     const moved = configFor(dataDir, mkdtempSync(join(tmpdir(), "sessiond-moved-")));
     const second = await open(moved);
     expect(await second.startupWarnings()).toContain(
-      "agent dev moved to a new working directory: 1 saved session cleared, so the next run starts fresh.",
+      "agent dev: Agent moved: New working directory. 1 saved session cleared, so the next run starts fresh.",
     );
     expect(await second.agents.store.forKey(key)).toEqual([]);
     const unchanged = await open(moved);
@@ -300,6 +301,7 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
       pricedRuns: 2,
       unpricedRuns: 0,
       ambiguousRuns: 0,
+      notMeasuredRuns: 0,
     });
     await engine.close();
 
@@ -316,6 +318,7 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
       pricedRuns: 4,
       unpricedRuns: 0,
       ambiguousRuns: 1,
+      notMeasuredRuns: 0,
     });
     expect(await reopened.agents.store.totals({ agent: "dev" })).toMatchObject({ usd: 7.5 });
 
@@ -335,6 +338,9 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
     expect(await reopened.agents.store.costOf("dev", dmKey, notMeasured.input?.id ?? "")).toEqual({
       status: "not_measured",
     });
+    const shown = await reopened.agents.store.totals({ key: dmKey });
+    expect(shown).toMatchObject({ unpricedRuns: 0, notMeasuredRuns: 1 });
+    expect(formatCost(shown)).toBe("$0.00 over 0 priced runs; 1 run: cost not measured");
     const measured = await say(reopened, config, DM, "and again");
     expect(await reopened.agents.store.costOf("dev", dmKey, measured.input?.id ?? "")).toEqual({
       status: "priced",
@@ -375,6 +381,7 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
       pricedRuns: 0,
       unpricedRuns: 1,
       ambiguousRuns: 0,
+      notMeasuredRuns: 0,
     });
   });
 
@@ -389,6 +396,7 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
       pricedRuns: 0,
       unpricedRuns: 0,
       ambiguousRuns: 0,
+      notMeasuredRuns: 0,
     });
   });
 });

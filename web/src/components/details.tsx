@@ -44,7 +44,7 @@ export function Details({ detail }: { detail: SessionDetail }) {
           {detail.cost
             ? `${usd(detail.cost.usd)} (${detail.cost.pricedRuns} priced, ${detail.cost.unpricedRuns} unpriced${
                 detail.cost.ambiguousRuns > 0 ? `, ${detail.cost.ambiguousRuns} ambiguous` : ""
-              })`
+              }${notMeasured(detail.cost.notMeasuredRuns ?? 0)})`
             : "—"}
         </dd>
       </dl>
@@ -86,4 +86,10 @@ function RuntimeId({ entry }: { entry: RuntimeSession | undefined }) {
       <span class="sr-only"> (full id {entry.id})</span>
     </>
   );
+}
+
+/** LoCrew's words for the first run seen on a session that already existed. */
+function notMeasured(runs: number): string {
+  if (runs === 0) return "";
+  return runs === 1 ? ", 1 run: cost not measured" : `, ${runs} runs: cost not measured`;
 }

@@ -83,7 +83,7 @@ export function ChatPage({ query }: { query: URLSearchParams }) {
     });
     try {
       const result = await live.call<{ reply: string | null; notice?: string }>("chat.send", {
-        text: message,
+        message,
         session: sessionId,
         ...(agent ? { agent } : {}),
       });

@@ -3,11 +3,11 @@ import { envelopeFor, type Handler } from "../connection.js";
 import { optionalString, requiredString } from "../protocol.js";
 
 /**
- * `chat.send` {text, session?, agent?}: streams `chat.delta` {id, key, delta} events, then answers
+ * `chat.send` {message, session?, agent?}: streams `chat.delta` {id, key, delta} events, then answers
  * {key, reply, seq}. `sessions.kill` on the key aborts it (TURN_CANCELLED).
  */
 export const send: Handler = async (params, { deps, turns, connection, request }) => {
-  const text = requiredString(params, "text");
+  const text = requiredString(params, "message");
   const envelope = envelopeFor(connection.params, text, {
     session: optionalString(params, "session"),
     agent: optionalString(params, "agent"),

@@ -1,24 +1,96 @@
 import type { Handler } from "../connection.js";
+import { ProtocolError } from "../protocol.js";
 import * as chat from "./chat.js";
 import * as conversations from "./conversations.js";
 import * as sessions from "./sessions.js";
 import * as watch from "./watch.js";
 
-const METHODS: Readonly<Record<string, Handler>> = {
-  "sessions.list": sessions.list,
-  "sessions.kill": sessions.kill,
-  "sessions.compact": sessions.compact,
-  "sessions.subscribe": sessions.subscribe,
-  "sessions.unsubscribe": sessions.unsubscribe,
-  "conversations.list": conversations.list,
-  "conversations.history": conversations.history,
-  "chat.send": chat.send,
-  "sessions.watch": watch.watch,
-  "sessions.unwatch": watch.unwatch,
+/** A method, the parameters it takes (name → what it is) and what it answers; unknown parameters are refused. */
+export interface MethodSpec {
+  handler: Handler;
+  params: Readonly<Record<string, string>>;
+  result: string;
+}
+
+const SESSION = "the session key (default: this connection's own)";
+
+const METHODS: Readonly<Record<string, MethodSpec>> = {
+  "sessions.list": {
+    handler: sessions.list,
+    params: { agent: "only this agent's sessions", limit: "1–1000", cursor: "nextCursor of the page before" },
+    result: "{sessions: SessionList[], nextCursor?}",
+  },
+  "sessions.kill": {
+    handler: sessions.kill,
+    params: { session: SESSION },
+    result: "{key, killed}: the key's running chat.send turns stop; its data stays",
+  },
+  "sessions.compact": { handler: sessions.compact, params: { session: SESSION }, result: "{key, summary}" },
+  "sessions.subscribe": {
+    handler: sessions.subscribe,
+    params: { session: SESSION },
+    result: "{key, subscribed: true}; then session.<type> events of that key",
+  },
+  "sessions.unsubscribe": {
+    handler: sessions.unsubscribe,
+    params: { session: SESSION },
+    result: "{key, subscribed: false}",
+  },
+  "conversations.list": {
+    handler: conversations.list,
+    params: { agent: "only this agent's", sender: "only those this sender started" },
+    result: "{conversations: SessionList[]}",
+  },
+  "conversations.history": {
+    handler: conversations.history,
+    params: {
+      session: SESSION,
+      limit: "the newest this many entries",
+      before: "only entries with a seq below this",
+      includeArchived: "also earlier generations",
+    },
+    result: "{key, entries}",
+  },
+  "chat.send": {
+    handler: chat.send,
+    params: {
+      message: "the text (as /api/chat's message)",
+      session: `${SESSION}; on channel web an admin-… key, else INVALID_KEY`,
+      agent: "the agent to answer",
+    },
+    result: "chat.delta {id, key, delta} events, then {key, reply, seq, notice?}",
+  },
+  "sessions.watch": {
+    handler: watch.watch,
+    params: {},
+    result: "{watching: true}; then sessions.changed events for every session",
+  },
+  "sessions.unwatch": { handler: watch.unwatch, params: {}, result: "{watching: false}" },
 };
 
+/** The handler of a method, refusing parameters it does not take; undefined for an unknown method. */
 export function handlerFor(method: string): Handler | undefined {
-  return Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
+  if (!Object.hasOwn(METHODS, method)) return undefined;
+  const spec = METHODS[method] as MethodSpec;
+  return (params, context) => {
+    const unknown = Object.keys(params).filter((name) => !Object.hasOwn(spec.params, name));
+    if (unknown.length > 0) {
+      const takes = Object.keys(spec.params);
+      const message = `${method} takes ${takes.length > 0 ? takes.join(", ") : "no parameters"}; unknown: ${unknown.join(", ")}`;
+      return Promise.reject(new ProtocolError("INVALID_ARGUMENT", message));
+    }
+    return spec.handler(params, context);
+  };
+}
+
+/** Every method with its parameters, for the OpenAPI document's `x-websocket` section. */
+export function methodDocs(): Record<string, { params: Record<string, string>; result: string }> {
+  return Object.fromEntries(
+    Object.entries(METHODS).map(([name, spec]) => [
+      name,
+      { params: { ...spec.params }, result: spec.result },
+    ]),
+  );
 }
 
 export const METHOD_NAMES: readonly string[] = Object.keys(METHODS);
