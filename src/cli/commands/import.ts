@@ -43,7 +43,11 @@ export function registerImport(program: Command, io: CliIo): void {
         dryRun ? "checking" : "importing",
       );
       const report = await withEngine(options, io, { readOnly: dryRun }, (engine) =>
-        importSessions(engine.store, options.from, read, { dryRun, onProgress: progress }),
+        importSessions(engine.store, options.from, read, {
+          dryRun,
+          onProgress: progress,
+          routing: engine.routing,
+        }),
       );
       if (options.json) {
         io.stdout(`${JSON.stringify(report, null, 2)}\n`);
@@ -51,10 +55,14 @@ export function registerImport(program: Command, io: CliIo): void {
       }
       for (const problem of report.problems) io.stderr(`warning: ${where(problem)}: ${problem.reason}\n`);
       const verb = dryRun ? "would import" : "imported";
+      const s = report.summary;
       io.stdout(
         `read ${report.read} sessions from ${options.from}; ${verb} ${report.imported.sessions} sessions ` +
           `(${report.imported.entries} entries); ${report.alreadyThere} already there; ` +
-          `${report.problems.length} problems; ${report.toolResultsDropped} tool results left out\n`,
+          `${report.problems.length} problems\n` +
+          `${options.from}: ${s.sessions} sessions, ${s.entries} entries, ${s.messages} messages, ` +
+          `${s.toolCalls} tool calls, ${s.toolResults} tool results, ${s.summaries} summaries, ` +
+          `${s.titles} titles, ${s.problems} problems\n`,
       );
     });
 }
