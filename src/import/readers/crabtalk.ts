@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { ChatType } from "../../model/envelope.js";
 import { entryBody } from "../../model/entry.js";
@@ -7,6 +7,7 @@ import { parseSessionFile } from "../../store/jsonl/session-file.js";
 import { isObject, messageEntry, reasoningParts, timeOf, toolCallsOf } from "../messages.js";
 import type { ChatOrigin, ImportItem, ImportProblem, SourceRead, SourceSession } from "../types.js";
 import { emptyRead } from "../types.js";
+import { jsonlNames, sessionsDir } from "./dir-files.js";
 
 /** CrabTalk's default agent: imported as the agent sessiond routes to by default. */
 const CRABTALK_DEFAULT_AGENT = "crab";
@@ -19,8 +20,9 @@ const CHAT_TYPES = new Set(["direct", "group", "channel", "thread"]);
  * their time), the metadata title; the files of one `(agent, created_by)` are its generations in seq
  * order, the last one current. Files sessiond's JSONL store wrote are read by the store's own parser.
  */
-export function readCrabtalk(dir: string, agent: string): SourceRead {
+export function readCrabtalk(path: string, agent: string): SourceRead {
   const read = emptyRead();
+  const dir = sessionsDir(path);
   const byKey = new Map<string, Array<SourceSession & { order: number }>>();
   for (const name of jsonlNames(dir)) {
     const file = join(dir, name);
@@ -141,6 +143,9 @@ function foreignSession(
   const agent = agentName === CRABTALK_DEFAULT_AGENT ? defaultAgent : agentName;
   const lastPersist = timeOf(meta.created_at);
   const items: ImportItem[] = [];
+  // Message lines carry no time: each gets the next real time after it (an event's `ts`, a marker's
+  // `archived_at`), else the last persist time on the metadata line.
+  const times: Array<number | undefined> = [];
   const lines = bytes.toString("utf8").split("\n");
   for (let i = 1; i < lines.length; i++) {
     const text = lines[i] ?? "";
@@ -160,13 +165,28 @@ function foreignSession(
     if (typeof value.compact === "string") {
       const ts = timeOf(value.archived_at);
       items.push({ kind: "compaction", summary: value.compact, ...(ts !== undefined ? { ts } : {}) });
+      times.push(ts);
       continue;
     }
-    if (typeof value.event === "string") continue; // run events: tool timings and usage, no history
+    if (typeof value.event === "string") {
+      // Run events (tool timings, usage): no history, but a real time for the messages before them.
+      const ts = timeOf(value.ts);
+      if (ts !== undefined) times[items.length - 1] ??= ts;
+      continue;
+    }
     const message = isObject(value.message) ? value.message : value;
     const guest = typeof value.agent === "string" && value.agent !== "" ? value.agent : undefined;
     const item = crabtalkMessage(message, guest, where, problems);
-    if (item) items.push(item);
+    if (item) {
+      items.push(item);
+      times.push(undefined);
+    }
+  }
+  let next = lastPersist;
+  for (let i = items.length - 1; i >= 0; i--) {
+    next = times[i] ?? next;
+    const item = items[i];
+    if (item?.kind === "entry" && next !== undefined) item.entry.ts = next;
   }
   if (title) items.push(titleItem(title, lastPersist));
   return {
@@ -220,11 +240,4 @@ function originOf(agent: string, createdBy: string): ChatOrigin | undefined {
   const tg = /^tg:(.+)$/i.exec(createdBy);
   if (!tg?.[1]) return undefined;
   return { agent, channel: "telegram", chatType: "direct", chatId: tg[1], senderId: tg[1] };
-}
-
-export function jsonlNames(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((d) => d.isFile() && d.name.endsWith(".jsonl") && !d.name.startsWith("."))
-    .map((d) => d.name)
-    .sort();
 }

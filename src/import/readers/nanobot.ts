@@ -5,7 +5,7 @@ import { isObject, timeOf } from "../messages.js";
 import type { ImportItem, SourceRead } from "../types.js";
 import { emptyRead } from "../types.js";
 import { chatItem, keyedSession, keyFromStem, splitKey } from "./chat-lines.js";
-import { jsonlNames } from "./crabtalk.js";
+import { jsonlNames } from "./dir-files.js";
 
 /**
  * nanobot (peer-formats §4): `sessions/<workspace-id>/<base64url key>.jsonl` (current), or the flat

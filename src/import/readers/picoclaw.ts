@@ -5,6 +5,7 @@ import { isObject, timeOf } from "../messages.js";
 import type { ChatOrigin, ImportItem, ImportProblem, SourceRead } from "../types.js";
 import { emptyRead } from "../types.js";
 import { chatItem, keyedSession } from "./chat-lines.js";
+import { sessionsDir } from "./dir-files.js";
 
 /**
  * PicoClaw's `sessions/` directory (peer-formats §5): `<key>.jsonl` (one message per line) beside
@@ -13,8 +14,9 @@ import { chatItem, keyedSession } from "./chat-lines.js";
  * corrupt lines each count one), so the summary becomes a compaction right after line `skip`: where
  * PicoClaw's context starts. The chat comes from the meta's `scope`, else its most specific alias.
  */
-export function readPicoclaw(dir: string, agent: string): SourceRead {
+export function readPicoclaw(path: string, agent: string): SourceRead {
   const read = emptyRead();
+  const dir = sessionsDir(path);
   const names = readdirSync(dir, { withFileTypes: true })
     .filter((d) => d.isFile() && !d.name.startsWith("."))
     .map((d) => d.name)
@@ -34,6 +36,10 @@ function readLog(dir: string, stem: string, agent: string, read: SourceRead): vo
   const meta = existsSync(metaFile) ? readMeta(metaFile, read.problems) : {};
   const skip = typeof meta.skip === "number" && Number.isInteger(meta.skip) && meta.skip > 0 ? meta.skip : 0;
   const summary = typeof meta.summary === "string" && meta.summary !== "" ? meta.summary : undefined;
+  const summarisedAt = timeOf(meta.updated_at);
+  const compaction: ImportItem | undefined = summary
+    ? { kind: "compaction", summary, ...(summarisedAt !== undefined ? { ts: summarisedAt } : {}) }
+    : undefined;
   const items: ImportItem[] = [];
   let physical = 0;
   let text: string;
@@ -47,7 +53,7 @@ function readLog(dir: string, stem: string, agent: string, read: SourceRead): vo
   raw.forEach((rawLine, i) => {
     const lineText = rawLine.endsWith("\r") ? rawLine.slice(0, -1) : rawLine;
     if (lineText.length === 0) return;
-    if (physical === skip && skip > 0 && summary) items.push({ kind: "compaction", summary });
+    if (physical === skip && skip > 0 && compaction) items.push(compaction);
     physical++;
     if (lineText.trim() === "") return;
     let value: unknown;
@@ -65,9 +71,9 @@ function readLog(dir: string, stem: string, agent: string, read: SourceRead): vo
     if (item) items.push(item);
   });
   // Summary and nothing (left) before it: the log was rewritten, or skip ran past the end.
-  if (summary && !items.some((item) => item.kind === "compaction")) {
-    if (physical <= skip) items.push({ kind: "compaction", summary });
-    else items.unshift({ kind: "compaction", summary });
+  if (compaction && !items.includes(compaction)) {
+    if (physical <= skip) items.push(compaction);
+    else items.unshift(compaction);
   }
   const key = typeof meta.key === "string" && meta.key !== "" ? meta.key : stem;
   const session = keyedSession(key, agent, `picoclaw:${key}`, file, items, false, timeOf(meta.created_at));

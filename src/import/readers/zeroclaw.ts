@@ -6,7 +6,7 @@ import { isObject, messageEntry, reasoningParts, timeOf, toolCallsOf } from "../
 import type { ChatOrigin, ImportItem, SourceRead } from "../types.js";
 import { emptyRead } from "../types.js";
 import { keyedSession, keyFromStem } from "./chat-lines.js";
-import { jsonlNames } from "./crabtalk.js";
+import { jsonlNames } from "./dir-files.js";
 import { columnsOf, hasTable, withDatabase } from "./sqlite-rows.js";
 
 /**
