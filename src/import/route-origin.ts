@@ -35,7 +35,12 @@ export function routeSession(
     );
     return {
       key: route.key,
-      init: { agent: route.agent, channel: route.channel, chatType: route.chatType, createdBy: route.createdBy },
+      init: {
+        agent: route.agent,
+        channel: route.channel,
+        chatType: route.chatType,
+        createdBy: route.createdBy,
+      },
     };
   } catch {
     return { key: validateKey(session.key), init: session.init };

@@ -16,7 +16,9 @@ describe("sessiond import", () => {
     const dry = await cli(dir, [...args, "--dry-run"]);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain("would import 2 sessions (12 entries)");
-    expect(dry.stderr).toContain(`warning: ${join(src, "sessions", WORKSPACE_ID, "c2xhY2s6Qzk.jsonl")}:3: not JSON`);
+    expect(dry.stderr).toContain(
+      `warning: ${join(src, "sessions", WORKSPACE_ID, "c2xhY2s6Qzk.jsonl")}:3: not JSON`,
+    );
 
     const first = await cli(dir, args);
     expect(first.code).toBe(0);
@@ -30,7 +32,14 @@ describe("sessiond import", () => {
 
     const second = await cli(dir, args);
     expect(second.stdout).toContain("imported 0 sessions (0 entries); 2 already there");
-    const shown = await cli(dir, ["--data-dir", join(dir, "data"), "sessions", "show", "telegram:12345", "--json"]);
+    const shown = await cli(dir, [
+      "--data-dir",
+      join(dir, "data"),
+      "sessions",
+      "show",
+      "telegram:12345",
+      "--json",
+    ]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain("Lisbon is 21C.");
   });

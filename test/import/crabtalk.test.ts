@@ -11,8 +11,16 @@ describe("import --from crabtalk", () => {
     const dir = join(src, "sessions");
     expect(report.problems).toEqual([
       { file: join(dir, "crab_tg-12345_2_lisbon-trip.jsonl"), line: 8, reason: "not JSON" },
-      { file: join(dir, "crab_user_1.jsonl"), line: 1, reason: "metadata title is not a string (5); left out" },
-      { file: join(dir, "main_42_1.jsonl"), line: 1, reason: "metadata chat_type is not a string ({}); left out" },
+      {
+        file: join(dir, "crab_user_1.jsonl"),
+        line: 1,
+        reason: "metadata title is not a string (5); left out",
+      },
+      {
+        file: join(dir, "main_42_1.jsonl"),
+        line: 1,
+        reason: "metadata chat_type is not a string ({}); left out",
+      },
     ]);
     // `tg:12345` is a Telegram chat: the key sessiond routes its next message to; `crab` is the default agent.
     const gens = await t.store().generations("telegram:12345");

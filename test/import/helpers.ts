@@ -16,7 +16,9 @@ export function shape(entries: readonly Entry[]): string[] {
   return entries.map((e) => {
     switch (e.type) {
       case "message": {
-        const calls = e.toolCalls?.length ? ` [${e.toolCalls.map((c) => `${c.name}#${c.id}`).join(",")}]` : "";
+        const calls = e.toolCalls?.length
+          ? ` [${e.toolCalls.map((c) => `${c.name}#${c.id}`).join(",")}]`
+          : "";
         const role = e.role === "tool" ? `tool(${e.toolCallId ?? ""})` : e.role;
         return `${role}:${e.content}${calls}`;
       }

@@ -19,14 +19,17 @@ const FIXTURE_OF = {
 } as const;
 
 describe("sessiond import", () => {
-  it.each(IMPORT_SOURCES)("%s: a dry run reports exactly what the real run then does, and writes nothing", async (source) => {
-    const src = t.fixture(FIXTURE_OF[source]);
-    const dry = await importSessions(t.store(), source, readSource(source, src), { dryRun: true });
-    expect((await t.store().listSessions({ includeArchived: true })).sessions).toEqual([]);
-    const real = await importSessions(t.store(), source, readSource(source, src));
-    expect(real.imported.sessions).toBeGreaterThan(0);
-    expect({ ...dry, dryRun: false }).toEqual(real);
-  });
+  it.each(IMPORT_SOURCES)(
+    "%s: a dry run reports exactly what the real run then does, and writes nothing",
+    async (source) => {
+      const src = t.fixture(FIXTURE_OF[source]);
+      const dry = await importSessions(t.store(), source, readSource(source, src), { dryRun: true });
+      expect((await t.store().listSessions({ includeArchived: true })).sessions).toEqual([]);
+      const real = await importSessions(t.store(), source, readSource(source, src));
+      expect(real.imported.sessions).toBeGreaterThan(0);
+      expect({ ...dry, dryRun: false }).toEqual(real);
+    },
+  );
 
   it("a key that already has a current session from elsewhere is left alone and reported", async () => {
     const src = t.fixture("nanobot-flat");
@@ -60,13 +63,20 @@ describe("sessiond import", () => {
         reason: "no session_nodes / transcript_events tables: not an OpenClaw agent database",
       },
     ]);
-    expect((await importSessions(t.store(), "zeroclaw", readSource("zeroclaw", src))).imported.sessions).toBe(4);
+    expect((await importSessions(t.store(), "zeroclaw", readSource("zeroclaw", src))).imported.sessions).toBe(
+      4,
+    );
   });
 
   it("one bad field is a problem for that session, never an aborted import or STORE_UNAVAILABLE", async () => {
     const dir = join(t.dir(), "bad-fields", "sessions");
     mkdirSync(dir, { recursive: true });
-    const meta = { agent: "crab", created_by: "tg:7", created_at: "2026-11-30T08:00:00+00:00", uptime_secs: 1 };
+    const meta = {
+      agent: "crab",
+      created_by: "tg:7",
+      created_at: "2026-11-30T08:00:00+00:00",
+      uptime_secs: 1,
+    };
     writeFileSync(
       join(dir, "crab_tg-7_1.jsonl"),
       `${JSON.stringify({ ...meta, title: 5 })}\n${JSON.stringify({ role: "user", content: "one" })}\n`,
@@ -76,7 +86,11 @@ describe("sessiond import", () => {
       `${JSON.stringify({ ...meta, agent: "main", created_by: "8", title: "", key: "slack:8", session_id: "01JD0000000000000000000009", generation: 1, channel: "slack", chat_type: {} })}\n` +
         `${JSON.stringify({ role: "user", content: "two", seq: 1, id: "01JD000000000000000000000A", ts: 1796119200000 })}\n`,
     );
-    const report = await importSessions(t.store(), "crabtalk", readSource("crabtalk", join(t.dir(), "bad-fields")));
+    const report = await importSessions(
+      t.store(),
+      "crabtalk",
+      readSource("crabtalk", join(t.dir(), "bad-fields")),
+    );
     expect(report.problems.map((p) => p.reason)).toEqual([
       "metadata title is not a string (5); left out",
       "metadata chat_type is not a string ({}); left out",
@@ -101,7 +115,10 @@ describe("sessiond import", () => {
       await jsonl.flush();
       const back = await importSessions(copy, "crabtalk", readSource("crabtalk", join(t.dir(), "jsonl")));
       expect(back.problems).toEqual([]);
-      const [a, b] = [(await jsonl.loadContext("telegram:12345"))!, (await copy.loadContext("telegram:12345"))!];
+      const [a, b] = [
+        (await jsonl.loadContext("telegram:12345"))!,
+        (await copy.loadContext("telegram:12345"))!,
+      ];
       expect(shape(b.entries)).toEqual(shape(a.entries));
       expect(b.summary?.summary).toBe(a.summary?.summary);
       expect(b.session).toMatchObject({ title: a.session.title, messageCount: a.session.messageCount });

@@ -35,7 +35,10 @@ describe("import --from nanobot", () => {
     expect(JSON.stringify(entries)).not.toContain("sk-live");
     const context = (await t.store().loadContext("telegram:12345"))!;
     expect(context.summary?.summary).toBe("User plans a trip; Lisbon is 21C.");
-    expect(shape(context.entries.filter((e) => e.type === "message"))).toEqual(["user:book it", "assistant:Booked."]);
+    expect(shape(context.entries.filter((e) => e.type === "message"))).toEqual([
+      "user:book it",
+      "assistant:Booked.",
+    ]);
     expect(shape(await t.store().readEntries((await t.store().getSession("slack:C9"))!.id))).toEqual([
       "user:hi",
       "assistant:hello",

@@ -10,7 +10,11 @@ import { importTwice, shape, useImportDir } from "./helpers.js";
 const t = useImportDir();
 // The 2026.9 fixture pads two lines with this sentence so that OpenClaw's rule compresses them.
 const unpadded = (entries: Entry[]) =>
-  shape(entries.map((e) => (e.type === "message" ? { ...e, content: e.content.replace(/ Lisbon sits.*$/s, "") } : e)));
+  shape(
+    entries.map((e) =>
+      e.type === "message" ? { ...e, content: e.content.replace(/ Lisbon sits.*$/s, "") } : e,
+    ),
+  );
 const lisbon = [
   "user:weather in Lisbon?",
   "assistant:Checking. [weather#call_w1]",
@@ -49,7 +53,11 @@ describe("import --from openclaw", () => {
       [2, "active", "Trip to Lisbon", "telegram", "direct"],
       [1, "archived", "", "telegram", "direct"],
     ]);
-    expect(shape(await t.store().readEntries(gens[1]!.id))).toEqual(["user:hello", "assistant:hi Ann", "reset"]);
+    expect(shape(await t.store().readEntries(gens[1]!.id))).toEqual([
+      "user:hello",
+      "assistant:hi Ann",
+      "reset",
+    ]);
     const entries = await t.store().readEntries(gens[0]!.id);
     // The abandoned draft is on another branch and stays out; the bad line is reported, not fatal.
     expect(shape(entries)).toEqual(lisbon);
@@ -59,7 +67,11 @@ describe("import --from openclaw", () => {
       // Credential keys dropped as for any append.
       toolCalls: [{ id: "call_w1", name: "weather", arguments: { city: "Lisbon" } }],
     });
-    expect(entries[2]).toMatchObject({ role: "tool", toolCallId: "call_w1", parts: [{ kind: "tool", name: "weather" }] });
+    expect(entries[2]).toMatchObject({
+      role: "tool",
+      toolCallId: "call_w1",
+      parts: [{ kind: "tool", name: "weather" }],
+    });
     expect(entries[4]).toMatchObject({ fromSeq: 1, throughSeq: 3, firstKeptSeq: 4, tokensBefore: 1234 });
     const context = (await t.store().loadContext("telegram:12345"))!;
     expect(context.summary?.summary).toBe("User asked about the weather in Lisbon: 21C.");
@@ -80,16 +92,25 @@ describe("import --from openclaw", () => {
     const src = t.fixture("openclaw-2026.7");
     const sessions = join(src, "agents", "main", "sessions");
     // Before the reset: only the first transcript, live under its key.
-    const store = JSON.parse(readFileSync(join(sessions, "sessions.json"), "utf8")) as Record<string, { sessionId: string; sessionFile?: string }>;
+    const store = JSON.parse(readFileSync(join(sessions, "sessions.json"), "utf8")) as Record<
+      string,
+      { sessionId: string; sessionFile?: string }
+    >;
     const live = { ...store };
     live["agent:main:telegram:direct:12345"] = { sessionId: "a0a0-before" };
-    renameSync(join(sessions, "a0a0-before.jsonl.reset.2026-12-01T08-30-00.000Z"), join(sessions, "a0a0-before.jsonl"));
+    renameSync(
+      join(sessions, "a0a0-before.jsonl.reset.2026-12-01T08-30-00.000Z"),
+      join(sessions, "a0a0-before.jsonl"),
+    );
     renameSync(join(sessions, "b3f1c2d4-live.jsonl"), join(sessions, "later.tmp"));
     writeFileSync(join(sessions, "sessions.json"), JSON.stringify(live));
     const first = await importSessions(t.store(), "openclaw", readSource("openclaw", src));
     expect(first.imported.sessions).toBe(4);
     // The reset, as OpenClaw does it: the transcript renamed to an archive, the key given a new session.
-    renameSync(join(sessions, "a0a0-before.jsonl"), join(sessions, "a0a0-before.jsonl.reset.2026-12-01T08-30-00.000Z"));
+    renameSync(
+      join(sessions, "a0a0-before.jsonl"),
+      join(sessions, "a0a0-before.jsonl.reset.2026-12-01T08-30-00.000Z"),
+    );
     renameSync(join(sessions, "later.tmp"), join(sessions, "b3f1c2d4-live.jsonl"));
     writeFileSync(join(sessions, "sessions.json"), JSON.stringify(store));
     const second = await importSessions(t.store(), "openclaw", readSource("openclaw", src));
@@ -109,13 +130,23 @@ describe("import --from openclaw", () => {
     expect(report.problems).toEqual([
       { file: db, row: "transcript_events g1/2", reason: "event_zstd does not decode: invalid zstd data" },
     ]);
-    expect(report.summary).toMatchObject({ sessions: 3, messages: 10, toolCalls: 1, toolResults: 1, summaries: 1 });
+    expect(report.summary).toMatchObject({
+      sessions: 3,
+      messages: 10,
+      toolCalls: 1,
+      toolResults: 1,
+      summaries: 1,
+    });
     const gens = await t.store().generations("telegram:12345");
     expect(gens.map((g) => [g.generation, g.state, g.title])).toEqual([
       [2, "active", "Trip to Lisbon"],
       [1, "archived", ""],
     ]);
-    expect(shape(await t.store().readEntries(gens[1]!.id))).toEqual(["user:hello", "assistant:hi Ann", "reset"]);
+    expect(shape(await t.store().readEntries(gens[1]!.id))).toEqual([
+      "user:hello",
+      "assistant:hi Ann",
+      "reset",
+    ]);
     const entries = await t.store().readEntries(gens[0]!.id);
     expect(unpadded(entries)).toEqual(lisbon);
     // The two compressed rows came in whole.

@@ -10,7 +10,9 @@ describe("import --from picoclaw", () => {
     const src = t.fixture("picoclaw");
     const report = await importTwice(t.store(), "picoclaw", src);
     const key = picoKey("v=1|agent=main|channel=telegram|account=default|chat=direct:12345");
-    expect(report.problems).toEqual([{ file: join(src, "sessions", `${key}.jsonl`), line: 5, reason: "not JSON" }]);
+    expect(report.problems).toEqual([
+      { file: join(src, "sessions", `${key}.jsonl`), line: 5, reason: "not JSON" },
+    ]);
     // The key from the meta's scope: the chat sessiond routes the next Telegram message of to.
     const session = (await t.store().getSession("telegram:12345"))!;
     const entries = await t.store().readEntries(session.id);
@@ -25,7 +27,10 @@ describe("import --from picoclaw", () => {
     ]);
     expect(entries[3]!.ts).toBe(Date.parse("2026-11-30T04:00:03Z")); // +08:00 offset
     const context = (await t.store().loadContext("telegram:12345"))!;
-    expect(shape(context.entries.filter((e) => e.type === "message"))).toEqual(["user:book it", "assistant:Booked."]);
+    expect(shape(context.entries.filter((e) => e.type === "message"))).toEqual([
+      "user:book it",
+      "assistant:Booked.",
+    ]);
 
     // The legacy whole-session file, keyed by its alias; the .json.migrated one is not read.
     const legacy = (await t.store().loadContext("discord:dm:u9"))!;

@@ -29,7 +29,9 @@ describe("import --from zeroclaw", () => {
     ]);
     // `[2026-12-01 09:00:00 +01:00] ` is the user's own time; the key named in api_key is dropped.
     expect(entries[1]!.ts).toBe(Date.parse("2026-12-01T08:00:00Z"));
-    expect(entries[2]).toMatchObject({ toolCalls: [{ id: "call_1", name: "reminder", arguments: { at: "17:00" } }] });
+    expect(entries[2]).toMatchObject({
+      toolCalls: [{ id: "call_1", name: "reminder", arguments: { at: "17:00" } }],
+    });
     expect(JSON.stringify(entries)).not.toContain("sk-live");
 
     // The channel from channel_id `discord.clamps` (alias dropped), the DM keyed as sessiond keys it.

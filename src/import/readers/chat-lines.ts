@@ -7,7 +7,12 @@ import type { ImportItem, ImportProblem, SourceSession } from "../types.js";
  * "timestamp"?}`), as nanobot, PicoClaw and CrabTalk write them, as an entry; a tool result is a `tool`
  * message linked to its call. Undefined (and a reported problem) when it is not a message.
  */
-export function chatItem(file: string, line: number, value: Record<string, unknown>, problems: ImportProblem[]): ImportItem | undefined {
+export function chatItem(
+  file: string,
+  line: number,
+  value: Record<string, unknown>,
+  problems: ImportProblem[],
+): ImportItem | undefined {
   const ts = timeOf(value.timestamp ?? value.created_at ?? value.ts);
   const read = messageEntry(value.role, value.content, {
     ...(ts !== undefined ? { ts } : {}),

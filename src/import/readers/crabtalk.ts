@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { ChatType } from "../../model/envelope.js";
 import { entryBody } from "../../model/entry.js";
+import type { ChatType } from "../../model/envelope.js";
 import { parseStem, stemOf } from "../../store/jsonl/file-names.js";
 import { parseSessionFile } from "../../store/jsonl/session-file.js";
 import { isObject, messageEntry, reasoningParts, timeOf, toolCallsOf } from "../messages.js";
@@ -59,7 +59,8 @@ function readFile(
   const meta = parsed.meta as unknown as Record<string, unknown>;
   const title = checkedField(meta, "title", "string", file, problems);
   const seq = parseStem(stemOf(name))?.seq ?? 0;
-  if (parsed.foreign) return { ...foreignSession(file, bytes, meta, title, defaultAgent, problems), order: seq };
+  if (parsed.foreign)
+    return { ...foreignSession(file, bytes, meta, title, defaultAgent, problems), order: seq };
 
   const chatType = checkedField(meta, "chat_type", "string", file, problems);
   const channel = checkedField(meta, "channel", "string", file, problems);
@@ -119,7 +120,11 @@ function checkedField(
   const value = meta[field];
   if (value === undefined || value === null) return undefined;
   if (typeof value === type) return value as string;
-  problems.push({ file, line: 1, reason: `metadata ${field} is not a ${type} (${JSON.stringify(value)}); left out` });
+  problems.push({
+    file,
+    line: 1,
+    reason: `metadata ${field} is not a ${type} (${JSON.stringify(value)}); left out`,
+  });
   return undefined;
 }
 
@@ -218,7 +223,9 @@ function crabtalkMessage(
     toolCallId: m.tool_call_id,
     parts: [
       ...reasoningParts(m.reasoning_content),
-      ...(role === "tool" && typeof m.name === "string" && m.name !== "" ? [{ kind: "tool", name: m.name }] : []),
+      ...(role === "tool" && typeof m.name === "string" && m.name !== ""
+        ? [{ kind: "tool", name: m.name }]
+        : []),
     ],
   });
   if ("error" in read) {

@@ -41,7 +41,8 @@ function readFile(file: string, agent: string, read: SourceRead): void {
   let key = keyOfStem(stem);
   if (meta && meta.key !== undefined) {
     if (typeof meta.key === "string" && meta.key !== "") key = meta.key;
-    else read.problems.push({ file, line: 1, reason: "metadata key is not text; the file name's key is used" });
+    else
+      read.problems.push({ file, line: 1, reason: "metadata key is not text; the file name's key is used" });
   }
   const info = isObject(meta?.metadata) ? meta.metadata : {};
   const items: ImportItem[] = [];
@@ -72,7 +73,12 @@ function readFile(file: string, agent: string, read: SourceRead): void {
       const text = typeof value.content === "string" ? value.content : "";
       items.push({
         kind: "entry",
-        entry: { type: "note", text: `${role}: ${text}`, code: "NANOBOT_COMMAND", ...(ts !== undefined ? { ts } : {}) },
+        entry: {
+          type: "note",
+          text: `${role}: ${text}`,
+          code: "NANOBOT_COMMAND",
+          ...(ts !== undefined ? { ts } : {}),
+        },
       });
       continue;
     }
@@ -85,7 +91,12 @@ function readFile(file: string, agent: string, read: SourceRead): void {
       const ts = timeOf(meta?.updated_at);
       items.push({
         kind: "entry",
-        entry: { type: "title", title: info.title.trim().slice(0, 200), by: "nanobot", ...(ts !== undefined ? { ts } : {}) },
+        entry: {
+          type: "title",
+          title: info.title.trim().slice(0, 200),
+          by: "nanobot",
+          ...(ts !== undefined ? { ts } : {}),
+        },
       });
     } else if (typeof info.title !== "string")
       read.problems.push({ file, line: 1, reason: "metadata.title is not text; left out" });
@@ -115,4 +126,3 @@ function keyOfStem(stem: string): string {
   }
   return keyFromStem(stem);
 }
-

@@ -25,7 +25,12 @@ interface Live {
  * OpenClaw records no key for an archive: it is given to the key whose next transcript (an archive's or
  * the live one) started first at or after the reset, or, with none, kept under `<agent>:openclaw:<id>`.
  */
-export function readSessionsJson(file: string, agentId: string, defaultAgent: string, read: SourceRead): void {
+export function readSessionsJson(
+  file: string,
+  agentId: string,
+  defaultAgent: string,
+  read: SourceRead,
+): void {
   let index: unknown;
   try {
     index = JSON.parse(readFileSync(file, "utf8"));
@@ -47,7 +52,12 @@ export function readSessionsJson(file: string, agentId: string, defaultAgent: st
     const transcriptFile = transcriptOf(dir, value.sessionId, value.sessionFile);
     // A key with no transcript yet is normal in OpenClaw: nothing to bring in.
     if (!existsSync(transcriptFile)) continue;
-    live.push({ rawKey, entry: value, transcript: readFileTranscript(transcriptFile, read), file: transcriptFile });
+    live.push({
+      rawKey,
+      entry: value,
+      transcript: readFileTranscript(transcriptFile, read),
+      file: transcriptFile,
+    });
   }
   const liveIds = new Set(live.map((l) => l.transcript.id ?? ""));
   const archives = readdirSync(dir)
@@ -63,7 +73,10 @@ export function readSessionsJson(file: string, agentId: string, defaultAgent: st
   // Latest reset first: its successor (live or a later archive) already has its key.
   const keyOf = new Map<Transcript, { rawKey: string; entry: Record<string, unknown> }>();
   for (const l of live) keyOf.set(l.transcript, l);
-  const attributed: Array<{ archive: (typeof archives)[number]; owner?: { rawKey: string; entry: Record<string, unknown> } }> = [];
+  const attributed: Array<{
+    archive: (typeof archives)[number];
+    owner?: { rawKey: string; entry: Record<string, unknown> };
+  }> = [];
   for (const archive of archives) {
     const next = [...keyOf.keys()]
       .filter((t) => (t.startedAt ?? -1) >= archive.resetAt - 1000)
@@ -76,13 +89,29 @@ export function readSessionsJson(file: string, agentId: string, defaultAgent: st
     const id = archive.transcript.id ?? basename(archive.path);
     const rawKey = owner?.rawKey ?? `agent:${agentId}:openclaw:${id}`;
     read.sessions.push(
-      openclawSession(openclawChat(rawKey, owner?.entry ?? {}, defaultAgent), id, archive.path, archive.transcript, true, undefined),
+      openclawSession(
+        openclawChat(rawKey, owner?.entry ?? {}, defaultAgent),
+        id,
+        archive.path,
+        archive.transcript,
+        true,
+        undefined,
+      ),
     );
   }
   for (const l of live) {
-    const title = [l.entry.label, l.entry.displayName].find((t): t is string => typeof t === "string" && t.trim() !== "");
+    const title = [l.entry.label, l.entry.displayName].find(
+      (t): t is string => typeof t === "string" && t.trim() !== "",
+    );
     read.sessions.push(
-      openclawSession(openclawChat(l.rawKey, l.entry, defaultAgent), l.transcript.id ?? String(l.entry.sessionId), l.file, l.transcript, false, title),
+      openclawSession(
+        openclawChat(l.rawKey, l.entry, defaultAgent),
+        l.transcript.id ?? String(l.entry.sessionId),
+        l.file,
+        l.transcript,
+        false,
+        title,
+      ),
     );
   }
 }
@@ -102,7 +131,9 @@ function transcriptOf(dir: string, sessionId: string, sessionFile: unknown): str
 }
 
 function readFileTranscript(file: string, read: SourceRead): Transcript {
-  const lines = readJsonLines(file, read.problems).map((l) => ({ where: { file, line: l.line }, event: l.value }));
+  const lines = readJsonLines(file, read.problems).map((l) => ({
+    where: { file, line: l.line },
+    event: l.value,
+  }));
   return readTranscript(lines, read.problems);
 }
-

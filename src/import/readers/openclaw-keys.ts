@@ -19,7 +19,11 @@ const INTERNAL = new Set(["cron", "subagent", "acp"]);
  * `main` is sessiond's default agent. Where the key has no channel (`direct:<peer>`, `main`), the
  * session entry's `channel`, `lastChannel`, `deliveryContext.channel` or `origin` names it.
  */
-export function openclawChat(rawKey: string, entry: Record<string, unknown>, defaultAgent: string): OpenclawChat {
+export function openclawChat(
+  rawKey: string,
+  entry: Record<string, unknown>,
+  defaultAgent: string,
+): OpenclawChat {
   const match = /^agent:([^:]+):(.+)$/.exec(rawKey);
   const agentId = match?.[1] ?? "main";
   const agent = agentId === "main" ? defaultAgent : agentId;
@@ -31,7 +35,8 @@ export function openclawChat(rawKey: string, entry: Record<string, unknown>, def
   const thread = threadId === undefined ? "" : `:thread:${threadId}`;
   const parts = base.split(":");
   const head = parts[0] ?? "";
-  if (parts.length === 1 && head === "main") return { agent, fallbackKey: `${agent}:main${thread}`, channel: "openclaw", peer: "main" };
+  if (parts.length === 1 && head === "main")
+    return { agent, fallbackKey: `${agent}:main${thread}`, channel: "openclaw", peer: "main" };
   if (INTERNAL.has(head)) return { agent, fallbackKey: rawKey, channel: "openclaw", peer: rest };
   const kindAt = parts.findIndex((p, i) => i <= 2 && (p === "direct" || p === "group" || p === "channel"));
   if (kindAt === -1) return { agent, fallbackKey: `${prefix}${rest}`, channel: "openclaw", peer: rest };

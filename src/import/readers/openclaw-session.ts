@@ -17,8 +17,19 @@ export function openclawSession(
   const items = [...transcript.items];
   const label = title?.trim();
   if (label && label !== transcript.title) {
-    const ts = transcript.items.at(-1)?.kind === "entry" ? (transcript.items.at(-1) as { entry: { ts?: number } }).entry.ts : undefined;
-    items.push({ kind: "entry", entry: { type: "title", title: label.slice(0, 200), by: "openclaw", ...(ts !== undefined ? { ts } : {}) } });
+    const ts =
+      transcript.items.at(-1)?.kind === "entry"
+        ? (transcript.items.at(-1) as { entry: { ts?: number } }).entry.ts
+        : undefined;
+    items.push({
+      kind: "entry",
+      entry: {
+        type: "title",
+        title: label.slice(0, 200),
+        by: "openclaw",
+        ...(ts !== undefined ? { ts } : {}),
+      },
+    });
   }
   return {
     key: chat.fallbackKey,

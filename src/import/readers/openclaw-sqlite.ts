@@ -42,54 +42,85 @@ interface ArchiveRow {
  * `display_name` / `label`.
  */
 export function readAgentDatabase(file: string, defaultAgent: string, read: SourceRead): void {
-  withDatabase(file, ["session_nodes", "transcript_events"], "an OpenClaw agent database", read.problems, (db) => {
-    const nodes = db.prepare("SELECT session_key, current_session_id, entry_json, label FROM session_nodes ORDER BY session_key").all() as NodeRow[];
-    const windows = hasTable(db, "session_windows")
-      ? (db.prepare("SELECT session_id, previous_session_id, display_name, created_at FROM session_windows WHERE session_key = ? ORDER BY created_at, session_id") as Database.Statement<[string], WindowRow>)
-      : undefined;
-    const zstd = columnsOf(db, "transcript_events").has("event_zstd");
-    const events = db.prepare(
-      `SELECT seq, event_json, ${zstd ? "event_zstd, event_utf8_bytes" : "NULL AS event_zstd, NULL AS event_utf8_bytes"} FROM transcript_events WHERE session_id = ? ORDER BY seq`,
-    ) as Database.Statement<[string], EventRow>;
-    const archives = hasTable(db, "session_transcript_archives")
-      ? (db.prepare("SELECT session_id, generation, encoding, archive_blob, archive_name FROM session_transcript_archives WHERE session_key = ? ORDER BY created_at, generation") as Database.Statement<[string], ArchiveRow>)
-      : undefined;
-    for (const node of nodes) {
-      const entry = parseEntry(node.entry_json, file, node.session_key, read.problems);
-      const chat = openclawChat(node.session_key, entry, defaultAgent);
-      const chain = windowChain(node, windows?.all(node.session_key) ?? []);
-      const archived = archives?.all(node.session_key) ?? [];
-      const done = new Set<string>();
-      const generations: SourceSession[] = [];
-      for (const window of chain) {
-        done.add(window.session_id);
-        let lines = eventLines(file, window.session_id, events.all(window.session_id), read.problems);
-        const archive = archived.find((a) => a.session_id === window.session_id);
-        if (lines.length === 0 && archive) lines = archiveLines(file, archive, read.problems);
-        if (lines.length === 0) continue;
-        const current = window.session_id === node.current_session_id;
-        const title = [window.display_name, current ? node.label : undefined].find(
-          (t): t is string => typeof t === "string" && t.trim() !== "",
-        );
-        generations.push(openclawSession(chat, window.session_id, file, readTranscript(lines, read.problems), !current, title));
+  withDatabase(
+    file,
+    ["session_nodes", "transcript_events"],
+    "an OpenClaw agent database",
+    read.problems,
+    (db) => {
+      const nodes = db
+        .prepare(
+          "SELECT session_key, current_session_id, entry_json, label FROM session_nodes ORDER BY session_key",
+        )
+        .all() as NodeRow[];
+      const windows = hasTable(db, "session_windows")
+        ? (db.prepare(
+            "SELECT session_id, previous_session_id, display_name, created_at FROM session_windows WHERE session_key = ? ORDER BY created_at, session_id",
+          ) as Database.Statement<[string], WindowRow>)
+        : undefined;
+      const zstd = columnsOf(db, "transcript_events").has("event_zstd");
+      const events = db.prepare(
+        `SELECT seq, event_json, ${zstd ? "event_zstd, event_utf8_bytes" : "NULL AS event_zstd, NULL AS event_utf8_bytes"} FROM transcript_events WHERE session_id = ? ORDER BY seq`,
+      ) as Database.Statement<[string], EventRow>;
+      const archives = hasTable(db, "session_transcript_archives")
+        ? (db.prepare(
+            "SELECT session_id, generation, encoding, archive_blob, archive_name FROM session_transcript_archives WHERE session_key = ? ORDER BY created_at, generation",
+          ) as Database.Statement<[string], ArchiveRow>)
+        : undefined;
+      for (const node of nodes) {
+        const entry = parseEntry(node.entry_json, file, node.session_key, read.problems);
+        const chat = openclawChat(node.session_key, entry, defaultAgent);
+        const chain = windowChain(node, windows?.all(node.session_key) ?? []);
+        const archived = archives?.all(node.session_key) ?? [];
+        const done = new Set<string>();
+        const generations: SourceSession[] = [];
+        for (const window of chain) {
+          done.add(window.session_id);
+          let lines = eventLines(file, window.session_id, events.all(window.session_id), read.problems);
+          const archive = archived.find((a) => a.session_id === window.session_id);
+          if (lines.length === 0 && archive) lines = archiveLines(file, archive, read.problems);
+          if (lines.length === 0) continue;
+          const current = window.session_id === node.current_session_id;
+          const title = [window.display_name, current ? node.label : undefined].find(
+            (t): t is string => typeof t === "string" && t.trim() !== "",
+          );
+          generations.push(
+            openclawSession(
+              chat,
+              window.session_id,
+              file,
+              readTranscript(lines, read.problems),
+              !current,
+              title,
+            ),
+          );
+        }
+        // Archives of windows the chain no longer lists come first: they ended before it began.
+        for (const a of archived) {
+          if (done.has(a.session_id)) continue;
+          const transcript = readTranscript(archiveLines(file, a, read.problems), read.problems);
+          if (transcript.items.length > 0)
+            read.sessions.push(openclawSession(chat, a.session_id, file, transcript, true, undefined));
+        }
+        read.sessions.push(...generations);
       }
-      // Archives of windows the chain no longer lists come first: they ended before it began.
-      for (const a of archived) {
-        if (done.has(a.session_id)) continue;
-        const transcript = readTranscript(archiveLines(file, a, read.problems), read.problems);
-        if (transcript.items.length > 0) read.sessions.push(openclawSession(chat, a.session_id, file, transcript, true, undefined));
-      }
-      read.sessions.push(...generations);
-    }
-  });
+    },
+  );
 }
 
 /** The key's windows oldest first: the chain back from the current one, then any others by creation. */
 function windowChain(node: NodeRow, rows: WindowRow[]): WindowRow[] {
   const byId = new Map(rows.map((r) => [r.session_id, r]));
   const chain: WindowRow[] = [];
-  for (let id: unknown = node.current_session_id; typeof id === "string" && !chain.some((w) => w.session_id === id); ) {
-    const row = byId.get(id) ?? (id === node.current_session_id ? { session_id: id, previous_session_id: null, display_name: null, created_at: null } : undefined);
+  for (
+    let id: unknown = node.current_session_id;
+    typeof id === "string" && !chain.some((w) => w.session_id === id);
+  ) {
+    const row =
+      byId.get(id) ??
+      (id === node.current_session_id
+        ? { session_id: id, previous_session_id: null, display_name: null, created_at: null }
+        : undefined);
     if (!row) break;
     chain.unshift(row);
     id = row.previous_session_id;
@@ -98,7 +129,12 @@ function windowChain(node: NodeRow, rows: WindowRow[]): WindowRow[] {
   return [...others, ...chain];
 }
 
-function parseEntry(json: unknown, file: string, key: string, problems: ImportProblem[]): Record<string, unknown> {
+function parseEntry(
+  json: unknown,
+  file: string,
+  key: string,
+  problems: ImportProblem[],
+): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(String(json));
     if (isObject(value)) return value;
@@ -109,7 +145,12 @@ function parseEntry(json: unknown, file: string, key: string, problems: ImportPr
   return {};
 }
 
-function eventLines(file: string, sessionId: string, rows: EventRow[], problems: ImportProblem[]): TranscriptLine[] {
+function eventLines(
+  file: string,
+  sessionId: string,
+  rows: EventRow[],
+  problems: ImportProblem[],
+): TranscriptLine[] {
   const lines: TranscriptLine[] = [];
   for (const row of rows) {
     const where = { file, row: `transcript_events ${sessionId}/${row.seq}` };
@@ -140,7 +181,12 @@ function archiveLines(file: string, archive: ArchiveRow, problems: ImportProblem
   try {
     const blob = archive.archive_blob;
     if (!(blob instanceof Uint8Array) && typeof blob !== "string") throw new Error("no archive_blob");
-    const bytes = typeof blob === "string" ? Buffer.from(blob, "utf8") : archive.encoding === "zstd" ? decompress(blob) : blob;
+    const bytes =
+      typeof blob === "string"
+        ? Buffer.from(blob, "utf8")
+        : archive.encoding === "zstd"
+          ? decompress(blob)
+          : blob;
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch (error) {
     problems.push({ file, row, reason: `archive does not decode: ${(error as Error).message}` });
@@ -153,7 +199,12 @@ function archiveLines(file: string, archive: ArchiveRow, problems: ImportProblem
   return lines;
 }
 
-function pushLine(text: string, where: TranscriptLine["where"], lines: TranscriptLine[], problems: ImportProblem[]): void {
+function pushLine(
+  text: string,
+  where: TranscriptLine["where"],
+  lines: TranscriptLine[],
+  problems: ImportProblem[],
+): void {
   try {
     const event: unknown = JSON.parse(text);
     if (isObject(event)) lines.push({ where, event });

@@ -42,7 +42,8 @@ export function readTranscript(lines: readonly TranscriptLine[], problems: Impor
       if (typeof event.id === "string") itemOfId.set(event.id, out.items.length);
       out.items.push(item);
     };
-    const note = (code: string, text: string) => push({ kind: "entry", entry: { type: "note", text, code, ...at } });
+    const note = (code: string, text: string) =>
+      push({ kind: "entry", entry: { type: "note", text, code, ...at } });
     switch (event.type) {
       case "session":
         break;
@@ -62,7 +63,8 @@ export function readTranscript(lines: readonly TranscriptLine[], problems: Impor
           problems.push({ ...where, reason: "compaction without a summary" });
           break;
         }
-        const keepFrom = typeof event.firstKeptEntryId === "string" ? itemOfId.get(event.firstKeptEntryId) : undefined;
+        const keepFrom =
+          typeof event.firstKeptEntryId === "string" ? itemOfId.get(event.firstKeptEntryId) : undefined;
         push({
           kind: "compaction",
           summary: event.summary,
@@ -77,7 +79,10 @@ export function readTranscript(lines: readonly TranscriptLine[], problems: Impor
       case "session_info":
         if (typeof event.name === "string" && event.name.trim() !== "") {
           out.title = event.name.trim();
-          push({ kind: "entry", entry: { type: "title", title: out.title.slice(0, 200), by: "openclaw", ...at } });
+          push({
+            kind: "entry",
+            entry: { type: "title", title: out.title.slice(0, 200), by: "openclaw", ...at },
+          });
         }
         break;
       case "custom_message":
@@ -94,7 +99,10 @@ export function readTranscript(lines: readonly TranscriptLine[], problems: Impor
   return out;
 }
 
-function messageOf(message: Record<string, unknown>, lineTs: number | undefined): { entry: EntryInput } | { error: string } {
+function messageOf(
+  message: Record<string, unknown>,
+  lineTs: number | undefined,
+): { entry: EntryInput } | { error: string } {
   const ts = timeOf(message.timestamp) ?? lineTs;
   const at = ts !== undefined ? { ts } : {};
   switch (message.role) {
@@ -127,7 +135,10 @@ function messageOf(message: Record<string, unknown>, lineTs: number | undefined)
  * one chain.
  * A broken chain (a parent that is not in the file) is reported and the whole file is taken in order.
  */
-function activeBranch(lines: readonly TranscriptLine[], problems: ImportProblem[]): readonly TranscriptLine[] {
+function activeBranch(
+  lines: readonly TranscriptLine[],
+  problems: ImportProblem[],
+): readonly TranscriptLine[] {
   const body = lines.filter((l) => l.event.type !== "session");
   if (body.some((l) => typeof l.event.id !== "string" || !("parentId" in l.event))) return lines;
   const byId = new Map(body.map((l) => [l.event.id as string, l]));
@@ -141,7 +152,10 @@ function activeBranch(lines: readonly TranscriptLine[], problems: ImportProblem[
   for (let id = leaf; id !== undefined; ) {
     const line = byId.get(id);
     if (!line || onPath.has(id)) {
-      problems.push({ ...(body[0]?.where ?? { file: "" }), reason: `the branch's parent ${id} is not in the transcript; every line is taken in order` });
+      problems.push({
+        ...(body[0]?.where ?? { file: "" }),
+        reason: `the branch's parent ${id} is not in the transcript; every line is taken in order`,
+      });
       return lines;
     }
     onPath.add(id);

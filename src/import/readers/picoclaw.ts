@@ -24,7 +24,11 @@ export function readPicoclaw(path: string, agent: string): SourceRead {
   const stems = new Set(names.filter((n) => n.endsWith(".jsonl")).map((n) => n.slice(0, -".jsonl".length)));
   for (const name of names) {
     if (name.endsWith(".jsonl")) readLog(dir, name.slice(0, -".jsonl".length), agent, read);
-    else if (name.endsWith(".json") && !name.endsWith(".meta.json") && !stems.has(name.slice(0, -".json".length)))
+    else if (
+      name.endsWith(".json") &&
+      !name.endsWith(".meta.json") &&
+      !stems.has(name.slice(0, -".json".length))
+    )
       readLegacy(join(dir, name), agent, read);
   }
   return read;
@@ -60,7 +64,11 @@ function readLog(dir: string, stem: string, agent: string, read: SourceRead): vo
     try {
       value = JSON.parse(lineText);
     } catch {
-      read.problems.push({ file, line: i + 1, reason: i === raw.length - 1 ? "torn last line (not JSON)" : "not JSON" });
+      read.problems.push({
+        file,
+        line: i + 1,
+        reason: i === raw.length - 1 ? "torn last line (not JSON)" : "not JSON",
+      });
       return;
     }
     if (!isObject(value)) {
@@ -88,7 +96,8 @@ function readLegacy(file: string, agent: string, read: SourceRead): void {
     return;
   }
   const items: ImportItem[] = [];
-  if (typeof value.summary === "string" && value.summary !== "") items.push({ kind: "compaction", summary: value.summary });
+  if (typeof value.summary === "string" && value.summary !== "")
+    items.push({ kind: "compaction", summary: value.summary });
   value.messages.forEach((m: unknown, i) => {
     if (!isObject(m)) {
       read.problems.push({ file, row: `messages[${i}]`, reason: "not a JSON object" });
@@ -96,7 +105,8 @@ function readLegacy(file: string, agent: string, read: SourceRead): void {
     }
     const item = chatItem(file, 0, m, []);
     if (item) items.push(item);
-    else read.problems.push({ file, row: `messages[${i}]`, reason: `unknown role ${JSON.stringify(m.role)}` });
+    else
+      read.problems.push({ file, row: `messages[${i}]`, reason: `unknown role ${JSON.stringify(m.role)}` });
   });
   const stem = file.slice(file.lastIndexOf("/") + 1, -".json".length);
   const key = typeof value.key === "string" && value.key !== "" ? value.key : stem;
@@ -121,7 +131,9 @@ function readMeta(file: string, problems: ImportProblem[]): Record<string, unkno
  * sender?, topic?}}`, else the most specific OpenClaw-shaped alias (`agent:<a>:<ch>[:<acct>]:<kind>:<peer>`).
  */
 function originOf(meta: Record<string, unknown>, fallbackAgent: string): ChatOrigin | undefined {
-  const aliases = Array.isArray(meta.aliases) ? meta.aliases.filter((a): a is string => typeof a === "string") : [];
+  const aliases = Array.isArray(meta.aliases)
+    ? meta.aliases.filter((a): a is string => typeof a === "string")
+    : [];
   const fromAlias = aliases
     .map((a) => aliasOrigin(a, fallbackAgent))
     .filter((o): o is ChatOrigin => o !== undefined)
@@ -133,9 +145,14 @@ function originOf(meta: Record<string, unknown>, fallbackAgent: string): ChatOri
     const type = at > 0 ? values.chat.slice(0, at) : "direct";
     const [chatId = "", topic] = (at > 0 ? values.chat.slice(at + 1) : values.chat).split("/");
     const chatType = chatTypeOf(type);
-    const agent = typeof scope.agent_id === "string" && scope.agent_id !== "" ? scope.agent_id : fallbackAgent;
+    const agent =
+      typeof scope.agent_id === "string" && scope.agent_id !== "" ? scope.agent_id : fallbackAgent;
     const sender =
-      typeof values.sender === "string" ? values.sender : chatType === "direct" ? (fromAlias?.senderId ?? chatId) : chatId;
+      typeof values.sender === "string"
+        ? values.sender
+        : chatType === "direct"
+          ? (fromAlias?.senderId ?? chatId)
+          : chatId;
     const thread = typeof values.topic === "string" ? values.topic.replace(/^topic:/, "") : topic;
     return {
       agent: agent === "main" ? fallbackAgent : agent,

@@ -1,9 +1,8 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { ImportProblem } from "../types.js";
 import { readJsonLines } from "../jsonl-lines.js";
 import { isObject, messageEntry, reasoningParts, timeOf, toolCallsOf } from "../messages.js";
-import type { ChatOrigin, ImportItem, SourceRead } from "../types.js";
+import type { ChatOrigin, ImportItem, ImportProblem, SourceRead } from "../types.js";
 import { emptyRead } from "../types.js";
 import { keyedSession, keyFromStem } from "./chat-lines.js";
 import { jsonlNames } from "./dir-files.js";
@@ -41,7 +40,10 @@ export function readZeroclaw(path: string, agent: string): SourceRead {
         if (item) items.push(item);
       }
       read.sessions.push(
-        withOrigin(keyedSession(keyFromStem(stem), agent, `zeroclaw:jsonl:${stem}`, file, items, false), originOfKey(stem, agent)),
+        withOrigin(
+          keyedSession(keyFromStem(stem), agent, `zeroclaw:jsonl:${stem}`, file, items, false),
+          originOfKey(stem, agent),
+        ),
       );
     }
   }
@@ -162,8 +164,13 @@ function readDatabase(file: string, agent: string, read: SourceRead, receipts: S
         .all() as MetadataRow[];
       for (const row of rows) meta.set(row.session_key, row);
     }
-    const keys = db.prepare("SELECT DISTINCT session_key FROM sessions ORDER BY session_key").pluck().all() as string[];
-    const rows = db.prepare("SELECT id, role, content, created_at FROM sessions WHERE session_key = ? ORDER BY id");
+    const keys = db
+      .prepare("SELECT DISTINCT session_key FROM sessions ORDER BY session_key")
+      .pluck()
+      .all() as string[];
+    const rows = db.prepare(
+      "SELECT id, role, content, created_at FROM sessions WHERE session_key = ? ORDER BY id",
+    );
     for (const rawKey of keys) {
       const items: ImportItem[] = [];
       const m = meta.get(rawKey);
@@ -172,7 +179,12 @@ function readDatabase(file: string, agent: string, read: SourceRead, receipts: S
         items.push({ kind: "entry", entry: { type: "title", title: m.name.slice(0, 200), by: "zeroclaw" } });
       else if (m && m.name !== null && m.name !== undefined)
         read.problems.push({ file, row: `session_metadata ${rawKey}`, reason: "name is not text; left out" });
-      for (const row of rows.iterate(rawKey) as Iterable<{ id: number; role: unknown; content: unknown; created_at: unknown }>) {
+      for (const row of rows.iterate(rawKey) as Iterable<{
+        id: number;
+        role: unknown;
+        content: unknown;
+        created_at: unknown;
+      }>) {
         const where = { file, row: `sessions ${row.id}` };
         if (typeof row.role !== "string" || typeof row.content !== "string") {
           read.problems.push({ ...where, reason: "role or content is not text" });
@@ -183,8 +195,18 @@ function readDatabase(file: string, agent: string, read: SourceRead, receipts: S
         if (item) items.push(item);
       }
       const createdAt = timeOf(m?.created_at);
-      const session = keyedSession(keyFromStem(rawKey), sessionAgent, `zeroclaw:db:${rawKey}`, file, items, false, createdAt);
-      read.sessions.push(withOrigin(session, metadataOrigin(rawKey, m, sessionAgent) ?? originOfKey(rawKey, sessionAgent)));
+      const session = keyedSession(
+        keyFromStem(rawKey),
+        sessionAgent,
+        `zeroclaw:db:${rawKey}`,
+        file,
+        items,
+        false,
+        createdAt,
+      );
+      read.sessions.push(
+        withOrigin(session, metadataOrigin(rawKey, m, sessionAgent) ?? originOfKey(rawKey, sessionAgent)),
+      );
     }
   });
 }

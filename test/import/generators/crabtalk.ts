@@ -22,7 +22,9 @@ export function writeCrabtalk(root: string): void {
       { role: "user", content: "find flights" },
       {
         role: "assistant",
-        tool_calls: [{ id: "call_9", type: "function", function: { name: "flights", arguments: '{"to":"LIS"}' } }],
+        tool_calls: [
+          { id: "call_9", type: "function", function: { name: "flights", arguments: '{"to":"LIS"}' } },
+        ],
       },
       { role: "tool", name: "flights", tool_call_id: "call_9" },
       { role: "assistant", content: "No flights today.", reasoning_content: "Empty result." },
@@ -44,10 +46,16 @@ export function writeCrabtalk(root: string): void {
         message: {
           role: "assistant",
           content: null,
-          tool_calls: [{ id: "c1", type: "function", function: { name: "book", arguments: '{"flight":"TP1"}' } }],
+          tool_calls: [
+            { id: "c1", type: "function", function: { name: "book", arguments: '{"flight":"TP1"}' } },
+          ],
         },
       },
-      { event: "tool_start", calls: [{ id: "c1", name: "book", arguments: '{"flight":"TP1"}' }], ts: "2026-12-01T09:00:01+00:00" },
+      {
+        event: "tool_start",
+        calls: [{ id: "c1", name: "book", arguments: '{"flight":"TP1"}' }],
+        ts: "2026-12-01T09:00:01+00:00",
+      },
       { message: { role: "tool", content: "booked", tool_call_id: "c1", name: "book" } },
       { event: "tool_result", call_id: "c1", duration_ms: 12, ts: "2026-12-01T09:00:02+00:00" },
       { agent: "helper", message: { role: "assistant", content: "Seat 12A is yours." } },
@@ -83,7 +91,13 @@ export function writeCrabtalk(root: string): void {
         channel: "slack",
         chat_type: {},
       },
-      { role: "user", content: "hello from sessiond", seq: 1, id: "01JD0000000000000000000001", ts: 1796119200000 },
+      {
+        role: "user",
+        content: "hello from sessiond",
+        seq: 1,
+        id: "01JD0000000000000000000001",
+        ts: 1796119200000,
+      },
     ]),
   );
 }

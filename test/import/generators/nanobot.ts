@@ -38,12 +38,21 @@ export function writeNanobot(root: string): void {
           {
             id: "call_1",
             type: "function",
-            function: { name: "weather", arguments: '{"city": "Lisbon", "token": "sk-live-123456789012345678901234"}' },
+            function: {
+              name: "weather",
+              arguments: '{"city": "Lisbon", "token": "sk-live-123456789012345678901234"}',
+            },
           },
         ],
         timestamp: "2026-11-30T10:00:30",
       },
-      { role: "tool", tool_call_id: "call_1", name: "weather", content: "21C", timestamp: "2026-11-30T10:01:00" },
+      {
+        role: "tool",
+        tool_call_id: "call_1",
+        name: "weather",
+        content: "21C",
+        timestamp: "2026-11-30T10:01:00",
+      },
       { role: "assistant", content: "Lisbon is 21C.", timestamp: "2026-11-30T10:01:30", latency_ms: 812 },
       { role: "user", content: "/status", _command: true, timestamp: "2026-11-30T10:03:00" },
       { role: "assistant", content: "Session: 6 messages", _command: true, timestamp: "2026-11-30T10:03:01" },
@@ -66,7 +75,13 @@ export function writeNanobot(root: string): void {
   writeFileSync(
     join(dir, `${Buffer.from(other).toString("base64url")}.jsonl`),
     lines(pythonDumps, [
-      { _type: "metadata", key: other, created_at: "2026-11-30T11:00:00", metadata: { title: 5 }, last_consolidated: 0 },
+      {
+        _type: "metadata",
+        key: other,
+        created_at: "2026-11-30T11:00:00",
+        metadata: { title: 5 },
+        last_consolidated: 0,
+      },
       { role: "user", content: "hi", timestamp: "2026-11-30T11:00:00" },
       "{not json",
       { role: "assistant", content: "hello", timestamp: "2026-11-30T11:00:01" },
@@ -81,7 +96,14 @@ export function writeNanobotFlat(root: string): void {
   writeFileSync(
     join(dir, "telegram_42.jsonl"),
     lines(pythonDumps, [
-      { _type: "metadata", key: "telegram:42", created_at: "2026-01-05T08:00:00", updated_at: "2026-01-05T08:10:00", metadata: {}, last_consolidated: 0 },
+      {
+        _type: "metadata",
+        key: "telegram:42",
+        created_at: "2026-01-05T08:00:00",
+        updated_at: "2026-01-05T08:10:00",
+        metadata: {},
+        last_consolidated: 0,
+      },
       { role: "user", content: "weather?", timestamp: "2026-01-05T08:00:00" },
       { role: "assistant", content: "It is -3C in Oslo.", timestamp: "2026-01-05T08:00:03" },
     ]),

@@ -184,7 +184,11 @@ export function writeOpenclaw7(root: string): void {
       totalTokens: 19,
       compactionCount: 1,
     },
-    "agent:main:discord:channel:c42": { sessionId: "d4e5-channel", updatedAt: 1796000000000, channel: "discord" },
+    "agent:main:discord:channel:c42": {
+      sessionId: "d4e5-channel",
+      updatedAt: 1796000000000,
+      channel: "discord",
+    },
     "agent:main:main": { sessionId: "e5f6-main", updatedAt: 1796000000000, lastChannel: "whatsapp" },
     // A key with no transcript yet: normal, nothing to bring in.
     "agent:main:telegram:direct:777": { sessionId: "f6a7-empty", updatedAt: 1796000000000 },
@@ -244,9 +248,15 @@ export function writeOpenclaw9(root: string): void {
     CREATE TABLE schema_meta (meta_key TEXT PRIMARY KEY, role TEXT, schema_version INTEGER, agent_id TEXT, app_version TEXT, created_at INTEGER, updated_at INTEGER) STRICT;
     CREATE TABLE agent_databases (agent_id TEXT PRIMARY KEY, path TEXT NOT NULL, schema_version INTEGER, last_seen_at INTEGER, size_bytes INTEGER) STRICT;
   `);
-  global.prepare("INSERT INTO schema_meta VALUES ('primary','global',18,NULL,'2026.9.6',1796000000000,1796000000000)").run();
   global
-    .prepare("INSERT INTO agent_databases VALUES ('main','agents/main/agent/openclaw-agent.sqlite',23,1796100001000,0)")
+    .prepare(
+      "INSERT INTO schema_meta VALUES ('primary','global',18,NULL,'2026.9.6',1796000000000,1796000000000)",
+    )
+    .run();
+  global
+    .prepare(
+      "INSERT INTO agent_databases VALUES ('main','agents/main/agent/openclaw-agent.sqlite',23,1796100001000,0)",
+    )
     .run();
   global.close();
 
@@ -261,7 +271,9 @@ export function writeOpenclaw9(root: string): void {
     CREATE TABLE session_transcript_active_events (session_id TEXT NOT NULL, active_position INTEGER NOT NULL, event_seq INTEGER, message_position INTEGER, context_eligible INTEGER, PRIMARY KEY (session_id, active_position)) STRICT;
     CREATE TABLE session_transcript_archives (session_id TEXT NOT NULL, generation INTEGER NOT NULL, session_key TEXT, reason TEXT, encoding TEXT, archive_blob BLOB, archive_sha256 TEXT, archive_name TEXT UNIQUE, created_at INTEGER, published_at INTEGER, publish_attempts INTEGER, PRIMARY KEY (session_id, generation)) STRICT;
   `);
-  db.prepare("INSERT INTO schema_meta VALUES ('primary','agent',23,'main','2026.9.6',1796000000000,1796000000000)").run();
+  db.prepare(
+    "INSERT INTO schema_meta VALUES ('primary','agent',23,'main','2026.9.6',1796000000000,1796000000000)",
+  ).run();
   const node = db.prepare(
     "INSERT INTO session_nodes (session_key, current_session_id, entry_json, entry_valid, updated_at, created_at, label, display_name) VALUES (?, ?, ?, 1, ?, ?, ?, ?)",
   );
@@ -275,7 +287,12 @@ export function writeOpenclaw9(root: string): void {
   node.run(
     dm,
     "w2-live",
-    compact({ sessionId: "w2-live", updatedAt: 1796100001000, delivery: { kind: "none" }, label: "Trip to Lisbon" }),
+    compact({
+      sessionId: "w2-live",
+      updatedAt: 1796100001000,
+      delivery: { kind: "none" },
+      label: "Trip to Lisbon",
+    }),
     1796100001000,
     1796097600000,
     "Trip to Lisbon",
@@ -286,20 +303,39 @@ export function writeOpenclaw9(root: string): void {
   const before = pair("w1-before", "2026-12-01T08:00:00.000Z", "hello", "hi Ann", 1796097600000);
   db.prepare(
     "INSERT INTO session_transcript_archives (session_id, generation, session_key, reason, encoding, archive_blob, archive_name, created_at) VALUES (?, 1, ?, 'reset', 'zstd', ?, ?, ?)",
-  ).run("w1-before", dm, zstd(lines(compact, before)), "w1-before.jsonl.reset.2026-12-01T08-30-00.000Z", 1796099400000);
+  ).run(
+    "w1-before",
+    dm,
+    zstd(lines(compact, before)),
+    "w1-before.jsonl.reset.2026-12-01T08-30-00.000Z",
+    1796099400000,
+  );
   lisbonLines("w2-live", 4, true).forEach((line, seq) => {
     const text = compact(line);
     const created = Date.parse((line as { timestamp: string }).timestamp);
     const bytes = Buffer.byteLength(text);
     // OpenClaw's rule: 1 KiB or more, no \u escapes, not the header.
     if (bytes >= 1024 && !text.includes("\\u") && seq > 0) {
-      const navigation = compact({ version: 1, report: { kind: "message" }, navigation: {}, modelBytes: bytes });
+      const navigation = compact({
+        version: 1,
+        report: { kind: "message" },
+        navigation: {},
+        modelBytes: bytes,
+      });
       event.run("w2-live", seq, null, zstd(text), bytes, navigation, created);
     } else event.run("w2-live", seq, text, null, bytes, null, created);
   });
 
   const group = "agent:main:telegram:group:-100777:thread:99";
-  node.run(group, "g1", compact({ sessionId: "g1", updatedAt: 1796000000000 }), 1796000000000, 1796000000000, null, null);
+  node.run(
+    group,
+    "g1",
+    compact({ sessionId: "g1", updatedAt: 1796000000000 }),
+    1796000000000,
+    1796000000000,
+    null,
+    null,
+  );
   window.run("g1", group, null, "initial", 1796000000000, 1796000000000, null);
   const g = pair("g1", "2026-11-30T09:00:00.000Z", "standup at 10?", "yes, 10:00", 1796029200000);
   event.run("g1", 0, compact(g[0]), null, null, null, 1796029200000);

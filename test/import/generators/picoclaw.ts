@@ -75,5 +75,8 @@ export function writePicoclaw(root: string): void {
       updated: "2026-11-01T00:01:00Z",
     }),
   );
-  writeFileSync(join(dir, "agent_main_slack_direct_u1.json.migrated"), goMarshalIndent({ key: "x", messages: [] }));
+  writeFileSync(
+    join(dir, "agent_main_slack_direct_u1.json.migrated"),
+    goMarshalIndent({ key: "x", messages: [] }),
+  );
 }

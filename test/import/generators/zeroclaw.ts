@@ -27,7 +27,12 @@ export function writeZeroclaw(root: string): void {
   `);
   const row = db.prepare("INSERT INTO sessions (session_key, role, content, created_at) VALUES (?, ?, ?, ?)");
   const alice = "telegram_12345_alice";
-  row.run(alice, "user", "[2026-12-01 09:00:00 +01:00] remind me at 5", "2026-12-01T08:00:01.000000000+00:00");
+  row.run(
+    alice,
+    "user",
+    "[2026-12-01 09:00:00 +01:00] remind me at 5",
+    "2026-12-01T08:00:01.000000000+00:00",
+  );
   row.run(
     alice,
     "assistant",
@@ -41,13 +46,33 @@ export function writeZeroclaw(root: string): void {
   const meta = db.prepare(
     "INSERT INTO session_metadata (session_key, created_at, last_activity, message_count, name, state, agent_alias, channel_id, room_id, sender_id) VALUES (?, ?, ?, ?, ?, 'idle', ?, ?, ?, ?)",
   );
-  meta.run(alice, "2026-12-01T08:00:01+00:00", "2026-12-01T08:00:04+00:00", 4, "Reminders", null, null, "12345", "alice");
+  meta.run(
+    alice,
+    "2026-12-01T08:00:01+00:00",
+    "2026-12-01T08:00:04+00:00",
+    4,
+    "Reminders",
+    null,
+    null,
+    "12345",
+    "alice",
+  );
   // A channel with an alias: channel_id is `<channel>.<alias>`.
   const bob = "discord_clamps_d900_bob";
   row.run(bob, "user", "[2026-12-01 10:00:00 +00:00] status?", "2026-12-01T10:00:00+00:00");
   row.run(bob, "assistant", "[No reply sent]", "2026-12-01T10:00:01+00:00");
   row.run(bob, "robot", "beep", "2026-12-01T10:00:02+00:00");
-  meta.run(bob, "2026-12-01T10:00:00+00:00", "2026-12-01T10:00:02+00:00", 3, null, null, "discord.clamps", "d900", "bob");
+  meta.run(
+    bob,
+    "2026-12-01T10:00:00+00:00",
+    "2026-12-01T10:00:02+00:00",
+    3,
+    null,
+    null,
+    "discord.clamps",
+    "d900",
+    "bob",
+  );
   // A metadata row created before any message (set_session_context).
   meta.run("telegram_1_x", "2026-12-01T11:00:00+00:00", null, 0, null, null, null, "1", "x");
   db.prepare("INSERT INTO jsonl_import_receipts VALUES (?, ?, ?, ?, ?)").run(
@@ -70,17 +95,21 @@ export function writeZeroclaw(root: string): void {
   writeFileSync(join(dir, "telegram_555_carol.jsonl.migrated"), carol);
   writeFileSync(join(dir, "telegram_555_carol.jsonl"), carol);
   // The JSONL backend: exactly {role, content}; a forum topic carries the thread twice in the key.
+  const torn = '{"role":"user","content":"torn';
   writeFileSync(
     join(dir, "telegram_-100777_42_42_dave.jsonl"),
     lines(compact, [
       { role: "user", content: "[2026-12-01 12:00:00 +00:00] list files" },
-      { role: "assistant", content: toolTurn(null, [{ id: "call_2", name: "shell", args: { command: "ls" } }]) },
+      {
+        role: "assistant",
+        content: toolTurn(null, [{ id: "call_2", name: "shell", args: { command: "ls" } }]),
+      },
       { role: "tool", content: toolResult("a.txt", "call_2") },
       { role: "assistant", content: "One file: a.txt." },
       "   ",
       { role: "user", content: 7 },
       { role: "user", content: "[2026-12-01 12:05:00 +00:00] thanks" },
       { role: "assistant", content: "[Session interrupted — not continuing this request]" },
-    ]) + '{"role":"user","content":"torn',
+    ]) + torn,
   );
 }
