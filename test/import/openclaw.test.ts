@@ -123,6 +123,21 @@ describe("import --from openclaw", () => {
     ]);
   });
 
+  it("2026.7: a reset archive no later transcript follows keeps a key of its own", async () => {
+    const src = t.fixture("openclaw-2026.7");
+    const sessions = join(src, "agents", "main", "sessions");
+    const store = JSON.parse(readFileSync(join(sessions, "sessions.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    delete store["agent:main:telegram:direct:12345"];
+    writeFileSync(join(sessions, "sessions.json"), JSON.stringify(store));
+    await importSessions(t.store(), "openclaw", readSource("openclaw", src));
+    expect(await t.store().getSession("telegram:12345")).toBeUndefined();
+    const [archived] = await t.store().generations("openclaw:a0a0-before");
+    expect(archived).toMatchObject({ state: "archived", messageCount: 2 });
+  });
+
   it("2026.9: the agent database, zstd rows decoded, a reset window from its archive blob, a bad row reported", async () => {
     const src = t.fixture("openclaw-2026.9");
     const report = await importTwice(t.store(), "openclaw", src);

@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { importTwice, shape, useImportDir } from "./helpers.js";
@@ -5,6 +6,16 @@ import { importTwice, shape, useImportDir } from "./helpers.js";
 const t = useImportDir();
 
 describe("import --from zeroclaw", () => {
+  it("a JSONL key of another channel cannot be split back into its parts: it stays opaque", async () => {
+    const src = t.fixture("zeroclaw");
+    writeFileSync(
+      join(src, "sessions", "slack_C1_u_2.jsonl"),
+      `${JSON.stringify({ role: "user", content: "[2026-12-01 09:00:00 +00:00] hi" })}\n`,
+    );
+    await importTwice(t.store(), "zeroclaw", src);
+    expect((await t.store().getSession("slack:C1_u_2"))!.messageCount).toBe(1);
+  });
+
   it("sessions.db rows and JSONL lines: tool turns from their JSON text, stamped times, routed keys", async () => {
     const src = t.fixture("zeroclaw");
     const report = await importTwice(t.store(), "zeroclaw", src);
