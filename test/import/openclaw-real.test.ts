@@ -1,0 +1,71 @@
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import type { Entry } from "../../src/model/entry.js";
+import { importTwice, shape, useImportDir } from "./helpers.js";
+
+// State folders written by OpenClaw's own code (test/import/generators/openclaw-real.mjs): its output wins
+// over peer-formats.md where they differ. The 2026.9 databases are committed gzipped.
+const t = useImportDir();
+
+function gunzipAll(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) gunzipAll(path);
+    else if (name.endsWith(".gz")) {
+      writeFileSync(path.slice(0, -3), gunzipSync(readFileSync(path)));
+      rmSync(path);
+    }
+  }
+}
+
+const unpadded = (entries: Entry[]) =>
+  shape(
+    entries.map((e) =>
+      e.type === "message" ? { ...e, content: e.content.replace(/ Lisbon sits.*$/s, "") } : e,
+    ),
+  );
+
+describe.each(["2026.7", "2026.9"])(
+  "import --from openclaw, state written by OpenClaw %s itself",
+  (version) => {
+    it("every message in order, tool call and result linked, thinking kept, the label as title, routed keys", async () => {
+      const src = t.fixture(`openclaw-real-${version}`);
+      gunzipAll(src);
+      const report = await importTwice(t.store(), "openclaw", src);
+      expect(report.problems).toEqual([]);
+      expect(report.summary).toMatchObject({
+        sessions: 3,
+        messages: 10,
+        toolCalls: 1,
+        toolResults: 1,
+        titles: 1,
+      });
+      const session = (await t.store().getSession("telegram:12345"))!;
+      expect(session.title).toBe("Trip to Lisbon");
+      const entries = await t.store().readEntries(session.id);
+      expect(unpadded(entries)).toEqual([
+        "user:weather in Lisbon?",
+        "assistant:Checking. [weather#call_w1]",
+        "tool(call_w1):21C, clear.",
+        "assistant:It is 21C and clear.",
+        "user:thanks",
+        "assistant:You're welcome.",
+        "title:Trip to Lisbon",
+      ]);
+      // The producer's own clock (an hour before the write), and the big lines whole (zstd rows in 2026.9).
+      expect(entries[0]!.ts).toBe(Date.parse("2026-12-01T07:00:00Z"));
+      expect(entries[1]).toMatchObject({
+        parts: [{ kind: "thinking", text: "Need the weather tool." }],
+        toolCalls: [{ id: "call_w1", name: "weather", arguments: { city: "Lisbon" } }],
+      });
+      expect(entries[2]!.type === "message" && entries[2]!.content.length).toBeGreaterThan(1024);
+      expect(shape(await t.store().readEntries((await t.store().getSession("discord:c42"))!.id))).toEqual([
+        "user:deploy?",
+        "assistant:deployed",
+      ]);
+      expect(await t.store().getSession("work:discord:dm:u777")).toMatchObject({ agent: "work" });
+    });
+  },
+);
