@@ -34,6 +34,14 @@ export function shape(entries: readonly Entry[]): string[] {
   });
 }
 
+/** `shape` without the sentence the generators pad lines with (so that OpenClaw compresses them). */
+export const unpadded = (entries: readonly Entry[]): string[] =>
+  shape(
+    entries.map((e) =>
+      e.type === "message" ? { ...e, content: e.content.replace(/ Lisbon sits.*$/s, "") } : e,
+    ),
+  );
+
 /** A temp folder with a copy of one fixture (the tests never touch the committed files) and a SQLite store. */
 export function useImportDir(): { dir: () => string; store: () => Store; fixture: (name: string) => string } {
   let dir = "";

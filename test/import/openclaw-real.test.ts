@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../src/model/entry.js";
-import { importTwice, shape, useImportDir } from "./helpers.js";
+import { importTwice, shape, unpadded, useImportDir } from "./helpers.js";
 
 // State folders written by OpenClaw's own code (test/import/generators/openclaw-real.mjs): its output wins
 // over peer-formats.md where they differ. The 2026.9 databases are committed gzipped.
@@ -19,13 +19,6 @@ function gunzipAll(dir: string): void {
     }
   }
 }
-
-const unpadded = (entries: Entry[]) =>
-  shape(
-    entries.map((e) =>
-      e.type === "message" ? { ...e, content: e.content.replace(/ Lisbon sits.*$/s, "") } : e,
-    ),
-  );
 
 describe.each(["2026.7", "2026.9"])(
   "import --from openclaw, state written by OpenClaw %s itself",

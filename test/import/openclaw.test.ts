@@ -4,17 +4,9 @@ import { describe, expect, it } from "vitest";
 import { importSessions } from "../../src/import/importer.js";
 import { readSource } from "../../src/import/read-source.js";
 import { defaultRoutingConfig } from "../../src/keys/config.js";
-import type { Entry } from "../../src/model/entry.js";
-import { importTwice, shape, useImportDir } from "./helpers.js";
+import { importTwice, shape, unpadded, useImportDir } from "./helpers.js";
 
 const t = useImportDir();
-// The 2026.9 fixture pads two lines with this sentence so that OpenClaw's rule compresses them.
-const unpadded = (entries: Entry[]) =>
-  shape(
-    entries.map((e) =>
-      e.type === "message" ? { ...e, content: e.content.replace(/ Lisbon sits.*$/s, "") } : e,
-    ),
-  );
 const lisbon = [
   "user:weather in Lisbon?",
   "assistant:Checking. [weather#call_w1]",
