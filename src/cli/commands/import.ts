@@ -25,11 +25,11 @@ export function registerImport(program: Command, io: CliIo): void {
         .choices(IMPORT_SOURCES)
         .makeOptionMandatory(),
     )
-    .argument("<path>", "its sessions directory, sessions.json, or SQLite file")
+    .argument("<path>", "its home, workspace or sessions folder, or one of its files")
     .option("--dry-run", "only report what would come in")
     .option(
       "--agent <id>",
-      "the agent for systems whose files name none (zeroclaw, nanobot, picoclaw)",
+      "the agent for systems whose files name none (zeroclaw, nanobot, picoclaw), and the one OpenClaw's main and CrabTalk's crab become",
       "main",
     )
     .option("--json", "print the report as JSON")
