@@ -1,7 +1,10 @@
-import { validateKey } from "../keys/validate.js";
+import { defaultRoutingConfig } from "../keys/config.js";
+import type { RoutingConfig } from "../keys/types.js";
+import type { EntryInput } from "../model/entry.js";
 import { isSessiondError } from "../model/errors.js";
-import type { Session } from "../model/session.js";
+import type { Session, SessionInit } from "../model/session.js";
 import type { Store } from "../store/store.js";
+import { routeSession } from "./route-origin.js";
 import { sessionInputs } from "./session-inputs.js";
 import type { ImportProblem, ImportSource, SourceRead, SourceSession } from "./types.js";
 
@@ -10,6 +13,20 @@ export interface ImportOptions {
   dryRun?: boolean;
   /** Called after each source session. */
   onProgress?: (done: number, total: number) => void;
+  /** The routing the store is served with (default: sessiond's defaults); imported chats get its keys. */
+  routing?: RoutingConfig;
+}
+
+/** What came in (or would, with dryRun), counted by kind. */
+export interface ImportSummary {
+  sessions: number;
+  entries: number;
+  messages: number;
+  toolCalls: number;
+  toolResults: number;
+  summaries: number;
+  titles: number;
+  problems: number;
 }
 
 export interface ImportReport {
@@ -22,8 +39,7 @@ export interface ImportReport {
   /** Sessions that were already there in full from an earlier import. */
   alreadyThere: number;
   problems: ImportProblem[];
-  /** Tool results left out: history keeps tool calls, not their results (behaviours §7). */
-  toolResultsDropped: number;
+  summary: ImportSummary;
 }
 
 const APPEND_CHUNK = 500;
@@ -46,14 +62,31 @@ export async function importSessions(
     imported: { sessions: 0, entries: 0 },
     alreadyThere: 0,
     problems: [...read.problems],
-    toolResultsDropped: read.toolResultsDropped,
+    summary: {
+      sessions: 0,
+      entries: 0,
+      messages: 0,
+      toolCalls: 0,
+      toolResults: 0,
+      summaries: 0,
+      titles: 0,
+      problems: 0,
+    },
   };
-  const byKey = new Map<string, SourceSession[]>();
-  for (const session of read.sessions) byKey.set(session.key, [...(byKey.get(session.key) ?? []), session]);
+  const routing = options.routing ?? defaultRoutingConfig();
+  const byKey = new Map<string, Routed[]>();
+  for (const session of read.sessions) {
+    try {
+      const { key, init } = routeSession(session, routing);
+      byKey.set(key, [...(byKey.get(key) ?? []), { ...session, key, init }]);
+    } catch (error) {
+      if (!isSessiondError(error)) throw error;
+      report.problems.push({ file: session.file, reason: `${session.key}: ${error.message}` });
+    }
+  }
   let done = 0;
   for (const [key, sessions] of byKey) {
     try {
-      validateKey(key);
       await importKey(store, key, sessions, source, report);
     } catch (error) {
       if (!isSessiondError(error) || error.code === "STORE_UNAVAILABLE" || error.code === "STORE_CLOSED")
@@ -63,13 +96,30 @@ export async function importSessions(
     done += sessions.length;
     options.onProgress?.(done, read.sessions.length);
   }
+  report.summary.sessions = report.imported.sessions;
+  report.summary.entries = report.imported.entries;
+  report.summary.problems = report.problems.length;
   return report;
+}
+
+type Routed = SourceSession & { init: SessionInit };
+
+function count(summary: ImportSummary, inputs: readonly EntryInput[]): void {
+  for (const input of inputs) {
+    if (input.type === "compaction") summary.summaries++;
+    else if (input.type === "title") summary.titles++;
+    else if (input.type === "message") {
+      summary.messages++;
+      if (input.role === "tool") summary.toolResults++;
+      summary.toolCalls += input.toolCalls?.length ?? 0;
+    }
+  }
 }
 
 async function importKey(
   store: Store,
   key: string,
-  sessions: SourceSession[],
+  sessions: Routed[],
   source: ImportSource,
   report: ImportReport,
 ): Promise<void> {
@@ -103,12 +153,13 @@ async function importKey(
       ? new Set((await store.readEntries(existing.id)).map((e) => e.idempotencyKey))
       : new Set();
     const missing = inputs.filter((input) => !have.has(input.idempotencyKey));
-    if (missing.length === 0 && !session.archived) {
+    if (missing.length === 0 && !(session.archived && existing?.state === "active")) {
       report.alreadyThere++;
       continue;
     }
     report.imported.sessions++;
     report.imported.entries += missing.length;
+    count(report.summary, missing);
     if (report.dryRun) continue;
     // All of them, in order: the store skips those already there and numbers the rest after them.
     for (let i = 0; i < inputs.length; i += APPEND_CHUNK) {

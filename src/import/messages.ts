@@ -1,5 +1,8 @@
-import { type ReportedToolCall, recordToolCalls } from "../context/tool-calls.js";
+import { redactSecrets } from "../secrets/index.js";
+import { type ReportedToolCall, recordToolCalls, TOOL_CALL_LIMITS } from "../context/tool-calls.js";
+import { truncate } from "../context/truncate.js";
 import type { EntryInput, Role } from "../model/entry.js";
+import type { Part } from "../model/envelope.js";
 
 /** The text of a message content that may be a string or a list of typed parts (OpenAI, Anthropic, OpenClaw). */
 export function textOf(content: unknown): string {
@@ -17,6 +20,21 @@ export function textOf(content: unknown): string {
       texts.push(part.text);
   }
   return texts.join("\n");
+}
+
+/** Thinking blocks among content parts (OpenClaw `thinking`, Anthropic `thinking`), as parts of their own. */
+export function thinkingPartsOf(content: unknown): Part[] {
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((part): Part[] =>
+    isObject(part) && part.type === "thinking" && typeof part.thinking === "string" && part.thinking !== ""
+      ? [{ kind: "thinking", text: part.thinking }]
+      : [],
+  );
+}
+
+/** A `reasoning_content` string (nanobot, CrabTalk, PicoClaw) as a thinking part; none when empty. */
+export function reasoningParts(value: unknown): Part[] {
+  return typeof value === "string" && value !== "" ? [{ kind: "thinking", text: value }] : [];
 }
 
 /** OpenAI-style `tool_calls` ({id, function: {name, arguments}}) or flat ({id, name, arguments}). */
@@ -56,24 +74,33 @@ export function toolCallPartsOf(content: unknown): ReportedToolCall[] {
 const ROLES: Record<string, Role> = { user: "user", assistant: "assistant", system: "system" };
 const TOOL_RESULT_ROLES = new Set(["tool", "toolResult", "tool_result", "function"]);
 
-export type MessageRead = { entry: EntryInput } | { toolResult: true } | { error: string };
+export type MessageRead = { entry: EntryInput } | { error: string };
+
+export interface MessageOptions {
+  ts?: number;
+  toolCalls?: ReportedToolCall[];
+  /** On a tool result: the call it answers. */
+  toolCallId?: unknown;
+  parts?: Part[];
+}
 
 /**
- * A chat message of another system as an entry: tool calls recorded as history keeps them (§7: cut,
- * credentials dropped, secrets scrubbed), tool results left out.
+ * A chat message of another system as an entry, through the same redaction as any other append: tool
+ * calls recorded as history keeps them (§7: cut, credentials dropped, secrets scrubbed); a tool result
+ * becomes a `tool` message linked to its call, its text scrubbed of secrets.
  */
-export function messageEntry(
-  role: unknown,
-  content: unknown,
-  options: { ts?: number; toolCalls?: ReportedToolCall[] } = {},
-): MessageRead {
-  if (typeof role === "string" && TOOL_RESULT_ROLES.has(role)) return { toolResult: true };
-  const known = typeof role === "string" ? ROLES[role] : undefined;
+export function messageEntry(role: unknown, content: unknown, options: MessageOptions = {}): MessageRead {
+  const isTool = typeof role === "string" && TOOL_RESULT_ROLES.has(role);
+  const known: Role | undefined = isTool ? "tool" : typeof role === "string" ? ROLES[role] : undefined;
   if (!known) return { error: `unknown role ${JSON.stringify(role)}` };
-  const entry: EntryInput = { type: "message", role: known, content: textOf(content) };
+  const text = textOf(content);
+  const entry: EntryInput = { type: "message", role: known, content: isTool ? redactSecrets(text) : text };
   if (options.ts !== undefined) entry.ts = options.ts;
+  if (isTool && typeof options.toolCallId === "string" && options.toolCallId !== "")
+    entry.toolCallId = truncate(options.toolCallId, TOOL_CALL_LIMITS.maxStringChars);
   const calls = options.toolCalls ?? [];
-  if (calls.length > 0) entry.toolCalls = recordToolCalls(calls);
+  if (calls.length > 0 && !isTool) entry.toolCalls = recordToolCalls(calls);
+  if (options.parts && options.parts.length > 0) entry.parts = options.parts;
   return { entry };
 }
 

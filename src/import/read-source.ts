@@ -8,7 +8,10 @@ import { readZeroclaw } from "./readers/zeroclaw.js";
 import type { ImportSource, SourceRead } from "./types.js";
 
 export interface ReadOptions {
-  /** The agent for systems whose files do not name one (ZeroClaw, nanobot, PicoClaw); default `main`. */
+  /**
+   * The agent for systems whose files name none (ZeroClaw, nanobot, PicoClaw), and the one OpenClaw's
+   * `main` and CrabTalk's `crab` become; default `main`.
+   */
   agent?: string;
 }
 
@@ -18,11 +21,11 @@ export function readSource(source: ImportSource, path: string, options: ReadOpti
   const agent = options.agent ?? "main";
   switch (source) {
     case "crabtalk":
-      return readCrabtalk(path);
+      return readCrabtalk(path, agent);
     case "zeroclaw":
       return readZeroclaw(path, agent);
     case "openclaw":
-      return readOpenclaw(path);
+      return readOpenclaw(path, agent);
     case "nanobot":
       return readNanobot(path, agent);
     case "picoclaw":

@@ -1,4 +1,5 @@
 import type { EntryInput } from "../model/entry.js";
+import type { ChatType } from "../model/envelope.js";
 import type { SessionInit } from "../model/session.js";
 
 export const IMPORT_SOURCES = ["crabtalk", "zeroclaw", "openclaw", "nanobot", "picoclaw"] as const;
@@ -22,9 +23,25 @@ export type ImportItem =
   | { kind: "entry"; entry: EntryInput }
   | { kind: "compaction"; summary: string; ts?: number; keepFrom?: number; tokensBefore?: number };
 
+/**
+ * The chat a source session belongs to, as sessiond's router sees an inbound message: the importer routes
+ * it so the imported session lands on the key the next message from that chat goes to.
+ */
+export interface ChatOrigin {
+  agent: string;
+  channel: string;
+  chatType: ChatType;
+  chatId: string;
+  senderId: string;
+  threadId?: string;
+  account?: string;
+}
+
 /** One session (one generation) of another system, ready to be written to a sessiond store. */
 export interface SourceSession {
+  /** The key when `origin` is absent or cannot be routed (the source's own key, made a sessiond key). */
   key: string;
+  origin?: ChatOrigin;
   init: SessionInit;
   /** Stable across reads of the same source: makes a second import add nothing. */
   sourceId: string;
@@ -39,6 +56,8 @@ export interface SourceSession {
 export interface SourceRead {
   sessions: SourceSession[];
   problems: ImportProblem[];
-  /** Tool results seen and left out: history keeps tool calls, not their results (behaviours §7). */
-  toolResultsDropped: number;
+}
+
+export function emptyRead(): SourceRead {
+  return { sessions: [], problems: [] };
 }

@@ -26,11 +26,11 @@ export function registerImport(program: Command, io: CliIo): void {
         .choices(IMPORT_SOURCES)
         .makeOptionMandatory(),
     )
-    .argument("<path>", "its sessions directory, sessions.json, or SQLite file")
+    .argument("<path>", "its home, workspace or sessions folder, or one of its files")
     .option("--dry-run", "only report what would come in")
     .option(
       "--agent <id>",
-      "the agent for systems whose files name none (zeroclaw, nanobot, picoclaw)",
+      "the agent for systems whose files name none (zeroclaw, nanobot, picoclaw), and the one OpenClaw's main and CrabTalk's crab become",
       "main",
     )
     .option("--json", "print the report as JSON")
@@ -44,7 +44,11 @@ export function registerImport(program: Command, io: CliIo): void {
         dryRun ? "checking" : "importing",
       );
       const report = await withEngine(options, io, { readOnly: dryRun }, (engine) =>
-        importSessions(engine.store, options.from, read, { dryRun, onProgress: progress }),
+        importSessions(engine.store, options.from, read, {
+          dryRun,
+          onProgress: progress,
+          routing: engine.routing,
+        }),
       );
       if (options.json) {
         io.stdout(`${JSON.stringify(report, null, 2)}\n`);
@@ -52,10 +56,15 @@ export function registerImport(program: Command, io: CliIo): void {
       }
       for (const problem of report.problems) io.stderr(`warning: ${where(problem)}: ${problem.reason}\n`);
       const verb = dryRun ? "would import" : "imported";
+      const s = report.summary;
       io.stdout(
         `read ${plural(report.read, "session")} from ${options.from}; ${verb} ${plural(report.imported.sessions, "session")} ` +
           `(${plural(report.imported.entries, "entry")}); ${report.alreadyThere} already there; ` +
-          `${plural(report.problems.length, "problem")}; ${plural(report.toolResultsDropped, "tool result")} left out\n`,
+          `${plural(report.problems.length, "problem")}\n` +
+          `${options.from}: ${plural(s.sessions, "session")}, ${plural(s.entries, "entry")}, ` +
+          `${plural(s.messages, "message")}, ${plural(s.toolCalls, "tool call")}, ` +
+          `${plural(s.toolResults, "tool result")}, ${plural(s.summaries, "summary")}, ` +
+          `${plural(s.titles, "title")}, ${plural(s.problems, "problem")}\n`,
       );
     });
 }

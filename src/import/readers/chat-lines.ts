@@ -1,29 +1,33 @@
 import type { JsonLine } from "../jsonl-lines.js";
-import { messageEntry, timeOf, toolCallsOf } from "../messages.js";
+import { messageEntry, reasoningParts, timeOf, toolCallsOf } from "../messages.js";
 import type { ImportItem, ImportProblem, SourceSession } from "../types.js";
 
 /**
- * OpenAI-style chat lines (`{"role","content","tool_calls"?,"timestamp"?}`), as ZeroClaw, nanobot and
- * PicoClaw write them: messages become entries, tool results are counted and left out.
+ * One OpenAI-style chat line (`{"role","content","tool_calls"?,"tool_call_id"?,"reasoning_content"?,
+ * "timestamp"?}`), as nanobot, PicoClaw and CrabTalk write them, as an entry; a tool result is a `tool`
+ * message linked to its call. Undefined (and a reported problem) when it is not a message.
  */
-export function chatItems(
+export function chatItem(
   file: string,
-  lines: JsonLine[],
+  line: number,
+  value: Record<string, unknown>,
   problems: ImportProblem[],
-): { items: ImportItem[]; toolResults: number } {
-  const items: ImportItem[] = [];
-  let toolResults = 0;
-  for (const { line, value } of lines) {
-    const ts = timeOf(value.timestamp ?? value.created_at ?? value.ts);
-    const read = messageEntry(value.role, value.content, {
-      ...(ts !== undefined ? { ts } : {}),
-      toolCalls: toolCallsOf(value.tool_calls),
-    });
-    if ("entry" in read) items.push({ kind: "entry", entry: read.entry });
-    else if ("toolResult" in read) toolResults++;
-    else problems.push({ file, line, reason: read.error });
-  }
-  return { items, toolResults };
+): ImportItem | undefined {
+  const ts = timeOf(value.timestamp ?? value.created_at ?? value.ts);
+  const read = messageEntry(value.role, value.content, {
+    ...(ts !== undefined ? { ts } : {}),
+    toolCalls: toolCallsOf(value.tool_calls),
+    toolCallId: value.tool_call_id,
+    parts: reasoningParts(value.reasoning_content),
+  });
+  if ("entry" in read) return { kind: "entry", entry: read.entry };
+  problems.push({ file, line, reason: read.error });
+  return undefined;
+}
+
+/** Every chat line of a file as an entry, in order. */
+export function chatItems(file: string, lines: JsonLine[], problems: ImportProblem[]): ImportItem[] {
+  return lines.flatMap(({ line, value }) => chatItem(file, line, value, problems) ?? []);
 }
 
 /** A key written as a file name with `:` turned into `_` (`telegram_123` → `telegram:123`). */

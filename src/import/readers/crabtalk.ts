@@ -1,75 +1,40 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { entryBody } from "../../model/entry.js";
+import type { ChatType } from "../../model/envelope.js";
 import { parseStem, stemOf } from "../../store/jsonl/file-names.js";
 import { parseSessionFile } from "../../store/jsonl/session-file.js";
-import type { ImportItem, SourceRead, SourceSession } from "../types.js";
+import { isObject, messageEntry, reasoningParts, timeOf, toolCallsOf } from "../messages.js";
+import type { ChatOrigin, ImportItem, ImportProblem, SourceRead, SourceSession } from "../types.js";
+import { emptyRead } from "../types.js";
+import { jsonlNames, sessionsDir } from "./dir-files.js";
+
+/** CrabTalk's default agent: imported as the agent sessiond routes to by default. */
+const CRABTALK_DEFAULT_AGENT = "crab";
+const CHAT_TYPES = new Set(["direct", "group", "channel", "thread"]);
 
 /**
- * CrabTalk's session directory (behaviours.md §2), read by the JSONL store's own parser: key = CrabTalk's
- * scope (`<agent>:<created_by>`, the `crabtalk` scope) unless sessiond wrote the file; files of one key are
- * its generations in seq order, the last one current; compact markers become compaction entries.
+ * A CrabTalk session directory (peer-formats §2). Files CrabTalk wrote are read line by line as CrabTalk
+ * reads them: v0.0.19's flat `{role, content, tool_calls, tool_call_id, name, reasoning_content, agent}`
+ * lines and v0.0.20's `{agent?, message: {…}}` lines (events skipped), compact markers (`archived_at` is
+ * their time), the metadata title; the files of one `(agent, created_by)` are its generations in seq
+ * order, the last one current. Files sessiond's JSONL store wrote are read by the store's own parser.
  */
-export function readCrabtalk(dir: string): SourceRead {
-  const read: SourceRead = { sessions: [], problems: [], toolResultsDropped: 0 };
-  const byKey = new Map<string, Array<SourceSession & { order: [number, number] }>>();
+export function readCrabtalk(path: string, agent: string): SourceRead {
+  const read = emptyRead();
+  const dir = sessionsDir(path);
+  const byKey = new Map<string, Array<SourceSession & { order: number }>>();
   for (const name of jsonlNames(dir)) {
     const file = join(dir, name);
-    const bytes = readFileSync(file);
-    const { parsed, problems } = parseSessionFile(name, bytes);
-    for (const p of problems) read.problems.push({ file, line: p.line, reason: p.reason });
-    if (!parsed) continue;
-    const items: ImportItem[] = [];
-    const indexOfSeq = new Map<number, number>();
-    let closed = false;
-    // CrabTalk keeps the title on the metadata line; sessiond keeps titles as entries.
-    if (parsed.meta.title && !parsed.entries.some((e) => e.type === "title")) {
-      const ts = parsed.session.createdAt;
-      items.push({
-        kind: "entry",
-        entry: { type: "title", title: parsed.meta.title.slice(0, 200), by: "crabtalk", ts },
-      });
+    try {
+      const source = readFile(file, name, agent, read.problems);
+      if (source) byKey.set(source.key, [...(byKey.get(source.key) ?? []), source]);
+    } catch (error) {
+      read.problems.push({ file, reason: `cannot read: ${(error as Error).message}` });
     }
-    for (const entry of parsed.entries) {
-      indexOfSeq.set(entry.seq, items.length);
-      const body = entryBody(entry);
-      if (body.type === "reset") {
-        closed = true;
-        continue;
-      }
-      if (body.type === "compaction") {
-        const keepFrom = indexOfSeq.get(body.firstKeptSeq);
-        items.push({
-          kind: "compaction",
-          summary: body.summary,
-          ts: entry.ts,
-          tokensBefore: body.tokensBefore,
-          ...(keepFrom !== undefined ? { keepFrom } : {}),
-        });
-        continue;
-      }
-      items.push({ kind: "entry", entry: { ...body, ts: entry.ts } });
-    }
-    const { session } = parsed;
-    const source = {
-      key: session.key,
-      init: {
-        agent: session.agent,
-        channel: session.channel,
-        createdBy: session.createdBy,
-        ...(session.chatType ? { chatType: session.chatType } : {}),
-      },
-      sourceId: `crabtalk:${session.id}`,
-      file,
-      items,
-      archived: closed,
-      createdAt: session.createdAt,
-      order: [session.createdAt, parseStem(stemOf(name))?.seq ?? 0] as [number, number],
-    };
-    byKey.set(session.key, [...(byKey.get(session.key) ?? []), source]);
   }
   for (const list of byKey.values()) {
-    list.sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1]);
+    list.sort((a, b) => a.order - b.order);
     list.forEach((s, i) => {
       const { order: _order, ...session } = s;
       read.sessions.push({ ...session, archived: session.archived || i < list.length - 1 });
@@ -78,9 +43,205 @@ export function readCrabtalk(dir: string): SourceRead {
   return read;
 }
 
-export function jsonlNames(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((d) => d.isFile() && d.name.endsWith(".jsonl") && !d.name.startsWith("."))
-    .map((d) => d.name)
-    .sort();
+function readFile(
+  file: string,
+  name: string,
+  defaultAgent: string,
+  problems: ImportProblem[],
+): (SourceSession & { order: number }) | undefined {
+  const bytes = readFileSync(file);
+  const { parsed, problems: found } = parseSessionFile(name, bytes);
+  for (const p of found) if (!parsed?.foreign) problems.push({ file, line: p.line, reason: p.reason });
+  if (!parsed) return undefined;
+  const meta = parsed.meta as unknown as Record<string, unknown>;
+  const title = checkedField(meta, "title", "string", file, problems);
+  const seq = parseStem(stemOf(name))?.seq ?? 0;
+  if (parsed.foreign)
+    return { ...foreignSession(file, bytes, meta, title, defaultAgent, problems), order: seq };
+
+  const chatType = checkedField(meta, "chat_type", "string", file, problems);
+  const channel = checkedField(meta, "channel", "string", file, problems);
+  const items: ImportItem[] = [];
+  const indexOfSeq = new Map<number, number>();
+  let closed = false;
+  // CrabTalk keeps the title on the metadata line; sessiond keeps titles as entries.
+  if (title && !parsed.entries.some((e) => e.type === "title")) {
+    items.push(titleItem(title, parsed.session.createdAt));
+  }
+  for (const entry of parsed.entries) {
+    indexOfSeq.set(entry.seq, items.length);
+    const body = entryBody(entry);
+    if (body.type === "reset") {
+      closed = true;
+      continue;
+    }
+    if (body.type === "compaction") {
+      const keepFrom = indexOfSeq.get(body.firstKeptSeq);
+      items.push({
+        kind: "compaction",
+        summary: body.summary,
+        ts: entry.ts,
+        tokensBefore: body.tokensBefore,
+        ...(keepFrom !== undefined ? { keepFrom } : {}),
+      });
+      continue;
+    }
+    items.push({ kind: "entry", entry: { ...body, ts: entry.ts } });
+  }
+  const { session } = parsed;
+  return {
+    key: session.key,
+    init: {
+      agent: session.agent,
+      channel: channel ?? "crabtalk",
+      createdBy: session.createdBy,
+      ...(chatType && CHAT_TYPES.has(chatType) ? { chatType: chatType as ChatType } : {}),
+    },
+    sourceId: `crabtalk:${session.id}`,
+    file,
+    items,
+    archived: closed,
+    createdAt: session.createdAt,
+    order: session.generation * 1e9 + seq,
+  };
+}
+
+/** A metadata field of the expected type, else undefined; a present field of another type is a problem. */
+function checkedField(
+  meta: Record<string, unknown>,
+  field: string,
+  type: "string",
+  file: string,
+  problems: ImportProblem[],
+): string | undefined {
+  const value = meta[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === type) return value as string;
+  problems.push({
+    file,
+    line: 1,
+    reason: `metadata ${field} is not a ${type} (${JSON.stringify(value)}); left out`,
+  });
+  return undefined;
+}
+
+function titleItem(title: string, ts: number | undefined): ImportItem {
+  return {
+    kind: "entry",
+    entry: { type: "title", title: title.slice(0, 200), by: "crabtalk", ...(ts !== undefined ? { ts } : {}) },
+  };
+}
+
+function foreignSession(
+  file: string,
+  bytes: Buffer,
+  meta: Record<string, unknown>,
+  title: string | undefined,
+  defaultAgent: string,
+  problems: ImportProblem[],
+): SourceSession {
+  const agentName = String(meta.agent);
+  const createdBy = String(meta.created_by);
+  const agent = agentName === CRABTALK_DEFAULT_AGENT ? defaultAgent : agentName;
+  const lastPersist = timeOf(meta.created_at);
+  const items: ImportItem[] = [];
+  // Message lines carry no time: each gets the next real time after it (an event's `ts`, a marker's
+  // `archived_at`), else the last persist time on the metadata line.
+  const times: Array<number | undefined> = [];
+  const lines = bytes.toString("utf8").split("\n");
+  for (let i = 1; i < lines.length; i++) {
+    const text = lines[i] ?? "";
+    if (text.trim() === "") continue;
+    const where = { file, line: i + 1 };
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      problems.push({ ...where, reason: i === lines.length - 1 ? "torn last line" : "not JSON" });
+      continue;
+    }
+    if (!isObject(value)) {
+      problems.push({ ...where, reason: "not a JSON object" });
+      continue;
+    }
+    if (typeof value.compact === "string") {
+      const ts = timeOf(value.archived_at);
+      items.push({ kind: "compaction", summary: value.compact, ...(ts !== undefined ? { ts } : {}) });
+      times.push(ts);
+      continue;
+    }
+    if (typeof value.event === "string") {
+      // Run events (tool timings, usage): no history, but a real time for the messages before them.
+      const ts = timeOf(value.ts);
+      if (ts !== undefined) times[items.length - 1] ??= ts;
+      continue;
+    }
+    const message = isObject(value.message) ? value.message : value;
+    const guest = typeof value.agent === "string" && value.agent !== "" ? value.agent : undefined;
+    const item = crabtalkMessage(message, guest, where, problems);
+    if (item) {
+      items.push(item);
+      times.push(undefined);
+    }
+  }
+  let next = lastPersist;
+  for (let i = items.length - 1; i >= 0; i--) {
+    next = times[i] ?? next;
+    const item = items[i];
+    if (item?.kind === "entry" && next !== undefined) item.entry.ts = next;
+  }
+  if (title) items.push(titleItem(title, lastPersist));
+  return {
+    key: `${agentName}:${createdBy}`,
+    init: { agent, channel: "crabtalk", createdBy },
+    ...withOrigin(originOf(agent, createdBy)),
+    // The untitled stem: stable across CrabTalk's title rename and its metadata rewrites.
+    sourceId: `crabtalk:${stemOf(basename(file))}`,
+    file,
+    items,
+    archived: false,
+    ...(lastPersist !== undefined ? { createdAt: lastPersist } : {}),
+  };
+}
+
+function crabtalkMessage(
+  m: Record<string, unknown>,
+  guest: string | undefined,
+  where: { file: string; line: number },
+  problems: ImportProblem[],
+): ImportItem | undefined {
+  if (typeof m.role !== "string") {
+    problems.push({ ...where, reason: "neither a message nor a compact marker" });
+    return undefined;
+  }
+  const role = m.role === "developer" ? "system" : m.role;
+  const read = messageEntry(role, m.content ?? "", {
+    toolCalls: toolCallsOf(m.tool_calls),
+    toolCallId: m.tool_call_id,
+    parts: [
+      ...reasoningParts(m.reasoning_content),
+      ...(role === "tool" && typeof m.name === "string" && m.name !== ""
+        ? [{ kind: "tool", name: m.name }]
+        : []),
+    ],
+  });
+  if ("error" in read) {
+    problems.push({ ...where, reason: read.error });
+    return undefined;
+  }
+  const entry = read.entry;
+  // A guest agent's reply: who spoke is kept as the message's sender.
+  if (guest && entry.type === "message") entry.sender = { id: guest, name: guest };
+  return { kind: "entry", entry };
+}
+
+function withOrigin(origin: ChatOrigin | undefined): { origin?: ChatOrigin } {
+  return origin ? { origin } : {};
+}
+
+/** The chat a CrabTalk sender names: `tg:<id>` is Telegram; the local owner `user` and others have none. */
+function originOf(agent: string, createdBy: string): ChatOrigin | undefined {
+  const tg = /^tg:(.+)$/i.exec(createdBy);
+  if (!tg?.[1]) return undefined;
+  return { agent, channel: "telegram", chatType: "direct", chatId: tg[1], senderId: tg[1] };
 }

@@ -1,27 +1,128 @@
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readJsonLines } from "../jsonl-lines.js";
-import { timeOf } from "../messages.js";
-import type { SourceRead } from "../types.js";
-import { chatItems, keyedSession, keyFromStem } from "./chat-lines.js";
-import { jsonlNames } from "./crabtalk.js";
+import { isObject, timeOf } from "../messages.js";
+import type { ImportItem, SourceRead } from "../types.js";
+import { emptyRead } from "../types.js";
+import { chatItem, keyedSession, keyFromStem, splitKey } from "./chat-lines.js";
+import { jsonlNames } from "./dir-files.js";
 
 /**
- * nanobot's `sessions/` directory: one `<channel>_<chat_id>.jsonl` per key, line 1
- * `{"_type":"metadata","key"?,"created_at","updated_at","metadata","last_consolidated"}`, then chat
- * lines. nanobot consolidates into its memory files rather than a summary line, so no compaction comes in.
+ * nanobot (peer-formats §4): `sessions/<workspace-id>/<base64url key>.jsonl` (current), or the flat
+ * `sessions/<stem>.jsonl` of older releases (base64url, or the lossy `telegram_123`). Line 1
+ * `{"_type":"metadata", key, created_at, metadata{title, _last_summary{text,last_active}},
+ * last_consolidated}`, an optional `provider_state` line, then chat lines. The summary becomes a compaction
+ * after the first `last_consolidated` messages; `_command` turns are kept as notes, out of the context, as
+ * nanobot never replays them.
  */
-export function readNanobot(dir: string, agent: string): SourceRead {
-  const read: SourceRead = { sessions: [], problems: [], toolResultsDropped: 0 };
-  for (const name of jsonlNames(dir)) {
-    const file = join(dir, name);
-    const lines = readJsonLines(file, read.problems);
-    const first = lines[0];
-    const meta = first?.value._type === "metadata" ? first.value : undefined;
-    const key = typeof meta?.key === "string" ? meta.key : keyFromStem(name.slice(0, -".jsonl".length));
-    const { items, toolResults } = chatItems(file, meta ? lines.slice(1) : lines, read.problems);
-    read.toolResultsDropped += toolResults;
-    const createdAt = timeOf(meta?.created_at);
-    read.sessions.push(keyedSession(key, agent, `nanobot:${key}`, file, items, false, createdAt));
-  }
+export function readNanobot(path: string, agent: string): SourceRead {
+  const read = emptyRead();
+  for (const file of sessionFiles(path)) readFile(file, agent, read);
   return read;
+}
+
+/** The session files at `path`: its own `*.jsonl`, those of its 32-hex workspace folders, and of `sessions/`. */
+function sessionFiles(path: string, depth = 0): string[] {
+  if (statSync(path).isFile()) return [path];
+  const files = jsonlNames(path).map((n) => join(path, n));
+  if (depth > 1) return files;
+  for (const d of readdirSync(path, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (d.isDirectory() && (/^[0-9a-f]{32}$/.test(d.name) || (d.name === "sessions" && depth === 0)))
+      files.push(...sessionFiles(join(path, d.name), depth + 1));
+  }
+  return files;
+}
+
+function readFile(file: string, agent: string, read: SourceRead): void {
+  const lines = readJsonLines(file, read.problems);
+  const first = lines[0];
+  const meta = first?.value._type === "metadata" ? first.value : undefined;
+  const stem = file.slice(file.lastIndexOf("/") + 1, -".jsonl".length);
+  let key = keyOfStem(stem);
+  if (meta && meta.key !== undefined) {
+    if (typeof meta.key === "string" && meta.key !== "") key = meta.key;
+    else
+      read.problems.push({ file, line: 1, reason: "metadata key is not text; the file name's key is used" });
+  }
+  const info = isObject(meta?.metadata) ? meta.metadata : {};
+  const items: ImportItem[] = [];
+  let messages = 0;
+  const consolidated =
+    typeof meta?.last_consolidated === "number" && Number.isInteger(meta.last_consolidated)
+      ? meta.last_consolidated
+      : 0;
+  const body = lines.filter((l) => l.value._type === undefined);
+  const total = body.length;
+  const summary = isObject(info._last_summary) ? info._last_summary : undefined;
+  const summaryAt = consolidated > 0 && consolidated <= total ? consolidated : 0;
+  let summarised = false;
+  const pushSummary = () => {
+    if (summarised) return;
+    summarised = true;
+    if (typeof summary?.text !== "string" || summary.text === "") return;
+    const ts = timeOf(summary.last_active);
+    items.push({ kind: "compaction", summary: summary.text, ...(ts !== undefined ? { ts } : {}) });
+  };
+  if (summaryAt === 0) pushSummary();
+  for (const { line, value } of body) {
+    if (messages === summaryAt && summaryAt > 0) pushSummary();
+    messages++;
+    if (value._command === true) {
+      const ts = timeOf(value.timestamp);
+      const role = typeof value.role === "string" ? value.role : "?";
+      const text = typeof value.content === "string" ? value.content : "";
+      items.push({
+        kind: "entry",
+        entry: {
+          type: "note",
+          text: `${role}: ${text}`,
+          code: "NANOBOT_COMMAND",
+          ...(ts !== undefined ? { ts } : {}),
+        },
+      });
+      continue;
+    }
+    const item = chatItem(file, line, withoutRuntimeContext(value), read.problems);
+    if (item) items.push(item);
+  }
+  pushSummary();
+  if (info.title !== undefined) {
+    if (typeof info.title === "string" && info.title.trim() !== "") {
+      const ts = timeOf(meta?.updated_at);
+      items.push({
+        kind: "entry",
+        entry: {
+          type: "title",
+          title: info.title.trim().slice(0, 200),
+          by: "nanobot",
+          ...(ts !== undefined ? { ts } : {}),
+        },
+      });
+    } else if (typeof info.title !== "string")
+      read.problems.push({ file, line: 1, reason: "metadata.title is not text; left out" });
+  }
+  const { channel, id } = splitKey(key);
+  const session = keyedSession(key, agent, `nanobot:${key}`, file, items, false, timeOf(meta?.created_at));
+  read.sessions.push(
+    channel !== "discord" && channel !== "import"
+      ? { ...session, origin: { agent, channel, chatType: "direct", chatId: id, senderId: id } }
+      : session,
+  );
+}
+
+/** `_runtime_context` was appended to the user's text as `"\n\n" + suffix`: the user's own text is what came in. */
+function withoutRuntimeContext(value: Record<string, unknown>): Record<string, unknown> {
+  const rc = value._runtime_context;
+  if (!isObject(rc) || typeof rc.suffix !== "string" || typeof value.content !== "string") return value;
+  const tail = `\n\n${rc.suffix}`;
+  return value.content.endsWith(tail) ? { ...value, content: value.content.slice(0, -tail.length) } : value;
+}
+
+/** A base64url stem that decodes to a `channel:chat` key, else the lossy `channel_chat` form. */
+function keyOfStem(stem: string): string {
+  if (/^[A-Za-z0-9_-]+$/.test(stem)) {
+    const decoded = Buffer.from(stem, "base64url").toString("utf8");
+    if (decoded.includes(":") && Buffer.from(decoded, "utf8").toString("base64url") === stem) return decoded;
+  }
+  return keyFromStem(stem);
 }

@@ -1,105 +1,231 @@
 import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { readJsonLines } from "../jsonl-lines.js";
-import { messageEntry, timeOf } from "../messages.js";
-import type { ImportItem, SourceRead } from "../types.js";
-import { chatItems, keyedSession, keyFromStem } from "./chat-lines.js";
-import { jsonlNames } from "./crabtalk.js";
+import { isObject, messageEntry, reasoningParts, timeOf, toolCallsOf } from "../messages.js";
+import type { ChatOrigin, ImportItem, ImportProblem, SourceRead } from "../types.js";
+import { emptyRead } from "../types.js";
+import { keyedSession, keyFromStem } from "./chat-lines.js";
+import { jsonlNames } from "./dir-files.js";
 import { columnsOf, hasTable, withDatabase } from "./sqlite-rows.js";
 
 /**
- * ZeroClaw: a directory of per-key JSONL files (`sanitize_session_key(key).jsonl`, chat lines), and/or
- * its SQLite `sessions.db` (in the directory, or `memory/sessions.db`, or the file itself): `session_index`
- * (key → active session), `sessions`, `session_messages` (id, session_id, role, content, created_at,
- * meta_json) and `session_state` whose `compaction_after_message_id` marks the compaction boundary; the
- * summary is the first assistant message after it. Keys are `(channel, sender)`: `telegram_alice` → `telegram:alice`.
+ * ZeroClaw (peer-formats §3): `<workspace>/sessions/<sanitized key>.jsonl` (exactly `{role, content}` per
+ * line) and/or `sessions.db` (`sessions(id, session_key, role, content, created_at)` rows in id order,
+ * `session_metadata` with the name and the chat's channel, room and sender). Structure lives inside the
+ * content: an assistant tool-call turn is JSON text `{content, tool_calls[{id,name,arguments}]}`, a tool
+ * result `{content, tool_call_id}`, a user turn starts with `[<local time> <offset>] `. ZeroClaw keeps no
+ * compaction on disk. A JSONL file the database already imported (`jsonl_import_receipts`) is skipped.
  */
 export function readZeroclaw(path: string, agent: string): SourceRead {
-  const read: SourceRead = { sessions: [], problems: [], toolResultsDropped: 0 };
+  const read = emptyRead();
   const isFile = statSync(path).isFile();
-  if (!isFile) {
-    for (const name of jsonlNames(path)) {
-      const file = join(path, name);
-      const key = keyFromStem(name.slice(0, -".jsonl".length));
-      const { items, toolResults } = chatItems(file, readJsonLines(file, read.problems), read.problems);
-      read.toolResultsDropped += toolResults;
-      read.sessions.push(keyedSession(key, agent, `zeroclaw:jsonl:${key}`, file, items, false));
+  const candidates = isFile ? [path] : [join(path, "sessions.db"), join(path, "sessions", "sessions.db")];
+  const receipts = new Set<string>();
+  for (const file of candidates) if (existsSync(file)) readDatabase(file, agent, read, receipts);
+  if (isFile) return read;
+  for (const dir of [path, join(path, "sessions")]) {
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) continue;
+    for (const name of jsonlNames(dir)) {
+      if (receipts.has(name)) continue;
+      const file = join(dir, name);
+      const stem = name.slice(0, -".jsonl".length);
+      const items: ImportItem[] = [];
+      const clock = { ts: undefined as number | undefined };
+      for (const { line, value } of readJsonLines(file, read.problems)) {
+        if (typeof value.role !== "string" || typeof value.content !== "string") {
+          read.problems.push({ file, line, reason: "not a ZeroClaw message ({role, content} strings)" });
+          continue;
+        }
+        const item = turnItem(value.role, value.content, clock, { file, line }, read.problems);
+        if (item) items.push(item);
+      }
+      read.sessions.push(
+        withOrigin(
+          keyedSession(keyFromStem(stem), agent, `zeroclaw:jsonl:${stem}`, file, items, false),
+          originOfKey(stem, agent),
+        ),
+      );
     }
   }
-  const candidates = isFile ? [path] : [join(path, "sessions.db"), join(path, "memory", "sessions.db")];
-  for (const file of candidates) if (existsSync(file)) readDatabase(file, agent, read);
   return read;
 }
 
-interface MessageRow {
-  id: number;
-  session_id: string;
-  role: unknown;
-  content: unknown;
-  created_at: unknown;
-  meta_json?: unknown;
+const USER_STAMP = /^\[(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) ([^\]]*)\] /;
+const NOTES: Record<string, string> = {
+  "[Session interrupted — not continuing this request]": "ZEROCLAW_INTERRUPTED",
+  "[No reply sent]": "ZEROCLAW_NO_REPLY",
+};
+
+/**
+ * One ZeroClaw turn as an item. `clock` carries the last known time forward: only user turns (their
+ * prefix) and database rows have one, and the replies that follow them happened after it.
+ */
+export function turnItem(
+  role: string,
+  content: string,
+  clock: { ts: number | undefined },
+  where: Omit<ImportProblem, "reason">,
+  problems: ImportProblem[],
+): ImportItem | undefined {
+  let text = content;
+  if (role === "user") {
+    const stamp = USER_STAMP.exec(content);
+    if (stamp) {
+      const zone = /^[+-]\d\d:?\d\d$/.test(stamp[3] ?? "") ? stamp[3] : "Z";
+      clock.ts = timeOf(`${stamp[1]}T${stamp[2]}${zone}`) ?? clock.ts;
+      text = content.slice(stamp[0].length);
+    }
+  }
+  const ts = clock.ts !== undefined ? { ts: clock.ts } : {};
+  if (role === "assistant" && NOTES[content]) {
+    return { kind: "entry", entry: { type: "note", text: content, code: NOTES[content], ...ts } };
+  }
+  const inner = role === "assistant" || role === "tool" ? jsonObject(content) : undefined;
+  let read: ReturnType<typeof messageEntry>;
+  if (role === "assistant" && inner && Array.isArray(inner.tool_calls)) {
+    read = messageEntry("assistant", typeof inner.content === "string" ? inner.content : "", {
+      ...ts,
+      toolCalls: toolCallsOf(inner.tool_calls),
+      parts: reasoningParts(inner.reasoning_content),
+    });
+  } else if (role === "tool" && inner && "tool_call_id" in inner) {
+    const result = typeof inner.content === "string" ? inner.content : JSON.stringify(inner.content ?? "");
+    read = messageEntry("tool", result, { ...ts, toolCallId: inner.tool_call_id });
+  } else read = messageEntry(role, text, ts);
+  if ("entry" in read) return { kind: "entry", entry: read.entry };
+  problems.push({ ...where, reason: read.error });
+  return undefined;
 }
 
-function readDatabase(file: string, agent: string, read: SourceRead): void {
-  withDatabase(file, ["sessions", "session_messages"], "a ZeroClaw sessions.db", read.problems, (db) => {
-    const active = new Map<string, string>();
-    if (hasTable(db, "session_index")) {
-      for (const row of db
-        .prepare("SELECT session_key, active_session_id FROM session_index")
-        .all() as Array<{
-        session_key: string;
-        active_session_id: string;
+function jsonObject(text: string): Record<string, unknown> | undefined {
+  if (!text.startsWith("{")) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The chat of a ZeroClaw key, where its shape can be read back: Telegram's `telegram_<chat>_<user>` and
+ * `telegram_<chat>_<topic>_<topic>_<user>`. Other keys cannot be split (ids may hold `_`): undefined.
+ */
+function originOfKey(stem: string, agent: string): ChatOrigin | undefined {
+  const tg = /^telegram_(-?\d+)_(?:(\d+)_\2_)?(.+)$/.exec(stem);
+  if (!tg?.[1] || !tg[3]) return undefined;
+  return {
+    agent,
+    channel: "telegram",
+    chatType: tg[1].startsWith("-") ? "group" : "direct",
+    chatId: tg[1],
+    senderId: tg[3],
+    ...(tg[2] ? { threadId: tg[2] } : {}),
+  };
+}
+
+function withOrigin<T extends object>(session: T, origin: ChatOrigin | undefined): T {
+  return origin ? { ...session, origin } : session;
+}
+
+interface MetadataRow {
+  session_key: string;
+  created_at: unknown;
+  name: unknown;
+  agent_alias: unknown;
+  channel_id: unknown;
+  room_id: unknown;
+  sender_id: unknown;
+}
+
+function readDatabase(file: string, agent: string, read: SourceRead, receipts: Set<string>): void {
+  withDatabase(file, ["sessions"], "a ZeroClaw sessions.db", read.problems, (db) => {
+    const columns = columnsOf(db, "sessions");
+    for (const c of ["id", "session_key", "role", "content", "created_at"]) {
+      if (!columns.has(c)) {
+        read.problems.push({ file, reason: `sessions has no ${c} column: not a ZeroClaw sessions.db` });
+        return;
+      }
+    }
+    if (hasTable(db, "jsonl_import_receipts")) {
+      for (const row of db.prepare("SELECT source_name FROM jsonl_import_receipts").all() as Array<{
+        source_name: unknown;
       }>)
-        active.set(row.active_session_id, row.session_key);
+        if (typeof row.source_name === "string") receipts.add(basename(row.source_name));
     }
-    const boundary = new Map<string, number>();
-    if (hasTable(db, "session_state")) {
+    const meta = new Map<string, MetadataRow>();
+    if (hasTable(db, "session_metadata")) {
+      const have = columnsOf(db, "session_metadata");
+      const col = (c: string) => (have.has(c) ? c : `NULL AS ${c}`);
       const rows = db
-        .prepare("SELECT session_id, value FROM session_state WHERE key = 'compaction_after_message_id'")
-        .all() as Array<{ session_id: string; value: unknown }>;
-      for (const row of rows) boundary.set(row.session_id, Number(row.value));
+        .prepare(
+          `SELECT session_key, ${["created_at", "name", "agent_alias", "channel_id", "room_id", "sender_id"].map(col).join(", ")} FROM session_metadata`,
+        )
+        .all() as MetadataRow[];
+      for (const row of rows) meta.set(row.session_key, row);
     }
-    const hasKey = columnsOf(db, "sessions").has("session_key");
-    const sessions = db
-      .prepare(
-        `SELECT id, ${hasKey ? "session_key" : "NULL AS session_key"}, created_at FROM sessions ORDER BY created_at, id`,
-      )
-      .all() as Array<{ id: string; session_key: string | null; created_at: unknown }>;
-    const messages = db.prepare("SELECT * FROM session_messages WHERE session_id = ? ORDER BY id");
-    for (const row of sessions) {
-      const key = row.session_key ?? active.get(row.id);
-      if (!key) {
-        read.problems.push({ file, row: `sessions ${row.id}`, reason: "no session key for this session" });
-        continue;
-      }
+    const keys = db
+      .prepare("SELECT DISTINCT session_key FROM sessions ORDER BY session_key")
+      .pluck()
+      .all() as string[];
+    const rows = db.prepare(
+      "SELECT id, role, content, created_at FROM sessions WHERE session_key = ? ORDER BY id",
+    );
+    for (const rawKey of keys) {
       const items: ImportItem[] = [];
-      const after = boundary.get(row.id);
-      let summaryTaken = after === undefined;
-      for (const m of messages.all(row.id) as MessageRow[]) {
-        const ts = timeOf(m.created_at);
-        if (!summaryTaken && m.id > (after ?? 0) && m.role === "assistant") {
-          summaryTaken = true;
-          items.push({
-            kind: "compaction",
-            summary: String(m.content ?? ""),
-            ...(ts !== undefined ? { ts } : {}),
-          });
+      const m = meta.get(rawKey);
+      const sessionAgent = typeof m?.agent_alias === "string" && m.agent_alias !== "" ? m.agent_alias : agent;
+      if (typeof m?.name === "string" && m.name !== "")
+        items.push({ kind: "entry", entry: { type: "title", title: m.name.slice(0, 200), by: "zeroclaw" } });
+      else if (m && m.name !== null && m.name !== undefined)
+        read.problems.push({ file, row: `session_metadata ${rawKey}`, reason: "name is not text; left out" });
+      for (const row of rows.iterate(rawKey) as Iterable<{
+        id: number;
+        role: unknown;
+        content: unknown;
+        created_at: unknown;
+      }>) {
+        const where = { file, row: `sessions ${row.id}` };
+        if (typeof row.role !== "string" || typeof row.content !== "string") {
+          read.problems.push({ ...where, reason: "role or content is not text" });
           continue;
         }
-        if (typeof m.content !== "string") {
-          read.problems.push({ file, row: `session_messages ${m.id}`, reason: "content is not text" });
-          continue;
-        }
-        const entry = messageEntry(m.role, m.content, ts !== undefined ? { ts } : {});
-        if ("entry" in entry) items.push({ kind: "entry", entry: entry.entry });
-        else if ("toolResult" in entry) read.toolResultsDropped++;
-        else read.problems.push({ file, row: `session_messages ${m.id}`, reason: entry.error });
+        const clock = { ts: timeOf(row.created_at) };
+        const item = turnItem(row.role, row.content, clock, where, read.problems);
+        if (item) items.push(item);
       }
-      const createdAt = timeOf(row.created_at);
-      const isActive = active.size === 0 || active.get(row.id) === key;
+      const createdAt = timeOf(m?.created_at);
+      const session = keyedSession(
+        keyFromStem(rawKey),
+        sessionAgent,
+        `zeroclaw:db:${rawKey}`,
+        file,
+        items,
+        false,
+        createdAt,
+      );
       read.sessions.push(
-        keyedSession(key, agent, `zeroclaw:db:${row.id}`, file, items, !isActive, createdAt),
+        withOrigin(session, metadataOrigin(rawKey, m, sessionAgent) ?? originOfKey(rawKey, sessionAgent)),
       );
     }
   });
+}
+
+/** The chat from `session_metadata`: channel (`channel_id` less its `.alias`, else the key's first part), room, sender. */
+function metadataOrigin(rawKey: string, m: MetadataRow | undefined, agent: string): ChatOrigin | undefined {
+  if (!m || typeof m.room_id !== "string" || typeof m.sender_id !== "string") return undefined;
+  const channel =
+    typeof m.channel_id === "string" && m.channel_id !== ""
+      ? (m.channel_id.split(".")[0] ?? "")
+      : (rawKey.split("_")[0] ?? "");
+  if (channel === "") return undefined;
+  const [room, thread] = m.room_id.split(":");
+  return {
+    agent,
+    channel,
+    chatType: room?.startsWith("-") ? "group" : "direct",
+    chatId: room ?? m.room_id,
+    senderId: m.sender_id,
+    ...(thread ? { threadId: thread } : {}),
+  };
 }
