@@ -45,6 +45,7 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 502;
     case "STORE_CLOSED":
     case "STORE_UNAVAILABLE":
+    case "CHANNEL_BUSY":
       return 503;
     default:
       return 500;

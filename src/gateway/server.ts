@@ -69,6 +69,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     ...(options.trustProxyHeader ? { trustProxyHeader: options.trustProxyHeader } : {}),
     shutdownSignal: shutdown.signal,
     ...(options.webDir !== undefined ? { webDir: options.webDir } : {}),
+    ...(options.publicRoutes ? { publicRoutes: options.publicRoutes } : {}),
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   const host = options.host ?? DEFAULT_HOST;

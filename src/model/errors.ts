@@ -13,7 +13,8 @@ export type ErrorCode =
   | "CONFIG_INVALID"
   | "COMPACTION_FAILED"
   | "NOTHING_TO_COMPACT"
-  | "AGENT_NOT_FOUND";
+  | "AGENT_NOT_FOUND"
+  | "CHANNEL_BUSY";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;
