@@ -4,6 +4,7 @@ import type { RouteDeps } from "../gateway/types.js";
 import type { ChannelName, ChannelsConfig } from "./config.js";
 import type { RetryOptions } from "./deliver.js";
 import { ChannelDispatcher } from "./dispatcher.js";
+import { slackChannel } from "./slack.js";
 import { telegramChannel } from "./telegram.js";
 import type { ChannelAdapter, ChannelHost } from "./types.js";
 
@@ -42,6 +43,7 @@ type Factory = (settings: never, env: NodeJS.ProcessEnv, retry: RetryOptions) =>
 
 const FACTORIES: Partial<Record<ChannelName, Factory>> = {
   telegram: telegramChannel,
+  slack: slackChannel,
 };
 
 /** Builds the adapters of every configured channel (not `enabled: false`); a missing secret is CONFIG_INVALID. */
