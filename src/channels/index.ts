@@ -3,6 +3,7 @@ import { runTurn } from "../gateway/turn.js";
 import type { RouteDeps } from "../gateway/types.js";
 import type { ChannelName, ChannelsConfig } from "./config.js";
 import type { RetryOptions } from "./deliver.js";
+import { discordChannel } from "./discord.js";
 import { ChannelDispatcher } from "./dispatcher.js";
 import { slackChannel } from "./slack.js";
 import { telegramChannel } from "./telegram.js";
@@ -44,6 +45,7 @@ type Factory = (settings: never, env: NodeJS.ProcessEnv, retry: RetryOptions) =>
 const FACTORIES: Partial<Record<ChannelName, Factory>> = {
   telegram: telegramChannel,
   slack: slackChannel,
+  discord: discordChannel,
 };
 
 /** Builds the adapters of every configured channel (not `enabled: false`); a missing secret is CONFIG_INVALID. */
