@@ -18,7 +18,7 @@ export interface PlatformRequest {
   method?: "POST" | "PUT" | "PATCH" | "GET";
   url: string;
   headers?: Record<string, string>;
-  /** Sent as JSON. */
+  /** Sent as JSON, or as a form when it is URLSearchParams. */
   body?: unknown;
   /** An error message when a 2xx answer still says it failed (Slack's `{ok: false}`), else undefined. */
   failed?: (body: unknown) => string | undefined;
@@ -58,13 +58,15 @@ export async function callPlatform(request: PlatformRequest, options: RetryOptio
   for (let attempt = 1; attempt <= attempts; attempt++) {
     let waitMs = backoff;
     try {
+      const payload = request.body;
+      const form = payload instanceof URLSearchParams;
       const res = await fetch(request.url, {
         method: request.method ?? "POST",
         headers: {
-          ...(request.body !== undefined ? { "content-type": "application/json" } : {}),
+          ...(payload !== undefined && !form ? { "content-type": "application/json" } : {}),
           ...request.headers,
         },
-        ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+        ...(payload !== undefined ? { body: form ? payload : JSON.stringify(payload) } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
       });
       const body = await readBody(res);

@@ -5,6 +5,7 @@ import type { ChannelName, ChannelsConfig } from "./config.js";
 import type { RetryOptions } from "./deliver.js";
 import { discordChannel } from "./discord.js";
 import { ChannelDispatcher } from "./dispatcher.js";
+import { teamsChannel } from "./msteams.js";
 import { slackChannel } from "./slack.js";
 import { telegramChannel } from "./telegram.js";
 import type { ChannelAdapter, ChannelHost } from "./types.js";
@@ -46,6 +47,7 @@ const FACTORIES: Partial<Record<ChannelName, Factory>> = {
   telegram: telegramChannel,
   slack: slackChannel,
   discord: discordChannel,
+  msteams: teamsChannel,
 };
 
 /** Builds the adapters of every configured channel (not `enabled: false`); a missing secret is CONFIG_INVALID. */
