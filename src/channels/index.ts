@@ -9,6 +9,7 @@ import { teamsChannel } from "./msteams.js";
 import { slackChannel } from "./slack.js";
 import { telegramChannel } from "./telegram.js";
 import type { ChannelAdapter, ChannelHost } from "./types.js";
+import { whatsappChannel } from "./whatsapp.js";
 
 export type { ChannelsConfig } from "./config.js";
 export type { ChannelAdapter, ChannelHost, Inbound } from "./types.js";
@@ -48,6 +49,7 @@ const FACTORIES: Partial<Record<ChannelName, Factory>> = {
   slack: slackChannel,
   discord: discordChannel,
   msteams: teamsChannel,
+  whatsapp: whatsappChannel,
 };
 
 /** Builds the adapters of every configured channel (not `enabled: false`); a missing secret is CONFIG_INVALID. */
