@@ -121,7 +121,10 @@ function describe(body: unknown): string {
   return typeof reason === "string" ? `: ${reason.slice(0, 200)}` : "";
 }
 
-/** Retry-After in seconds or as an HTTP date; else the body's `retry_after` (seconds) or `parameters.retry_after`. */
+/**
+ * Retry-After in seconds or as an HTTP date; else the body's `retry_after` (seconds: Discord, and
+ * Telegram's `parameters.retry_after`) or `retry_after_ms` (Matrix).
+ */
 export function retryAfterMs(header: string | null, body: unknown): number | undefined {
   if (header !== null && header.trim() !== "") {
     const seconds = Number(header);
@@ -130,9 +133,14 @@ export function retryAfterMs(header: string | null, body: unknown): number | und
     if (Number.isFinite(date)) return Math.max(0, date - Date.now());
   }
   if (typeof body === "object" && body !== null) {
-    const b = body as { retry_after?: unknown; parameters?: { retry_after?: unknown } };
+    const b = body as {
+      retry_after?: unknown;
+      retry_after_ms?: unknown;
+      parameters?: { retry_after?: unknown };
+    };
     const seconds = b.retry_after ?? b.parameters?.retry_after;
     if (typeof seconds === "number" && seconds >= 0) return Math.ceil(seconds * 1000);
+    if (typeof b.retry_after_ms === "number" && b.retry_after_ms >= 0) return Math.ceil(b.retry_after_ms);
   }
   return undefined;
 }

@@ -5,6 +5,7 @@ import type { ChannelName, ChannelsConfig } from "./config.js";
 import type { RetryOptions } from "./deliver.js";
 import { discordChannel } from "./discord.js";
 import { ChannelDispatcher } from "./dispatcher.js";
+import { matrixChannel } from "./matrix.js";
 import { teamsChannel } from "./msteams.js";
 import { slackChannel } from "./slack.js";
 import { telegramChannel } from "./telegram.js";
@@ -50,6 +51,7 @@ const FACTORIES: Partial<Record<ChannelName, Factory>> = {
   discord: discordChannel,
   msteams: teamsChannel,
   whatsapp: whatsappChannel,
+  matrix: matrixChannel,
 };
 
 /** Builds the adapters of every configured channel (not `enabled: false`); a missing secret is CONFIG_INVALID. */

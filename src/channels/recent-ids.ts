@@ -22,6 +22,10 @@ export class RecentIds {
     return true;
   }
 
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
   delete(id: string): void {
     if (this.ids.delete(id)) this.bytes -= id.length;
   }
