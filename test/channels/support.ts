@@ -41,11 +41,13 @@ export async function startChannelGateway(
   config: ChannelsConfig,
   env: NodeJS.ProcessEnv,
   engineConfig: EngineConfig = {},
+  options: { maxPending?: number; runtime?: Runtime } = {},
 ): Promise<ChannelGateway> {
   const waits: number[] = [];
   const runs: RuntimeRun[] = [];
   const channels = createChannels(config, {
     env,
+    ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
     retry: {
       wait: async (ms) => {
         waits.push(ms);
@@ -55,7 +57,7 @@ export async function startChannelGateway(
   let attached: AttachedChannels | undefined;
   const agents = engineConfig.agents ?? ["main"];
   const gateway = await startTestGateway(engineConfig, {
-    runtimes: new Map(agents.map((a) => [a, recordingRuntime(runs)])),
+    runtimes: new Map(agents.map((a) => [a, options.runtime ?? recordingRuntime(runs)])),
     publicRoutes: (deps) => {
       attached = channels.attach(channelHost(deps));
       return attached.app;
