@@ -195,6 +195,15 @@ describe("telegram webhook", () => {
     expect(gw.waits).toEqual([3000, 1000]);
   });
 
+  it("sends a reply over 4,096 characters as several messages", async () => {
+    await start();
+    await post(dm(22, "x".repeat(5000)));
+    await gw.channels.idle();
+    const texts = api.sent.map((r) => (r.body as { text: string }).text);
+    expect(texts.map((t) => t.length)).toEqual([4096, 908]);
+    expect(texts.join("")).toBe(`re: ${"x".repeat(5000)}`);
+  });
+
   it("records a reply it could not deliver on the session, without the token", async () => {
     await start();
     for (let i = 0; i < 5; i++)
