@@ -3,9 +3,9 @@ import type { Context } from "hono";
 import { readBodyText } from "../gateway/body.js";
 import { HttpError } from "../gateway/errors.js";
 
-/** Compares two secrets without leaking where they differ; different lengths never match. */
+/** Compares two secrets without leaking where they differ; different lengths and an empty secret never match. */
 export function sameSecret(given: string | undefined, expected: string): boolean {
-  if (given === undefined) return false;
+  if (given === undefined || expected === "") return false;
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);

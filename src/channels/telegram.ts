@@ -159,17 +159,20 @@ export function telegramChannel(
     }
   };
 
+  const routes = (receive: Receive, host: ChannelHost) =>
+    new Hono().post("/", async (c) => {
+      if (!sameSecret(c.req.header("x-telegram-bot-api-secret-token"), secret)) {
+        throw unauthorized("missing or wrong X-Telegram-Bot-Api-Secret-Token");
+      }
+      await learnUsername();
+      await handle(parseObject(await rawBody(c, host.bodyLimit)) as unknown as TelegramUpdate, receive);
+      return c.json({ ok: true });
+    });
+
   return {
     name: "telegram",
-    routes: (receive, host) =>
-      new Hono().post("/", async (c) => {
-        if (!sameSecret(c.req.header("x-telegram-bot-api-secret-token"), secret)) {
-          throw unauthorized("missing or wrong X-Telegram-Bot-Api-Secret-Token");
-        }
-        await learnUsername();
-        await handle(parseObject(await rawBody(c, host.bodyLimit)) as unknown as TelegramUpdate, receive);
-        return c.json({ ok: true });
-      }),
+    // Polling takes no webhook: nothing is mounted that could be called without the secret.
+    ...(mode === "webhook" ? { routes } : {}),
     start: async (receive, host) => {
       await learnUsername();
       if (mode === "polling") polling = poll(receive, host);

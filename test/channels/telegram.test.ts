@@ -251,6 +251,15 @@ describe("telegram long polling", () => {
         "assistant: re: again",
       ]);
       expect(api.sent).toHaveLength(2);
+      // No webhook in polling mode (the path is behind the gateway token), and an empty secret never matches.
+      const hook = await fetch(gw.at("/channels/telegram"), {
+        method: "POST",
+        headers: { "x-telegram-bot-api-secret-token": "" },
+        body: JSON.stringify(dm(50, "sneaky")),
+      });
+      expect(hook.status).toBe(401);
+      await gw.channels.idle();
+      expect(api.sent).toHaveLength(2);
     } finally {
       await gw.stop();
       await api.close();
