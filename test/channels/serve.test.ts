@@ -7,6 +7,7 @@ import { stringify } from "yaml";
 import { createChannels } from "../../src/channels/index.js";
 import { loadConfig } from "../../src/config/load.js";
 import { isSessiondError } from "../../src/model/errors.js";
+import { waitFor } from "../support/child-output.js";
 import { startLocalServer } from "../support/http-server.js";
 import { platformRoutes, sendJson } from "./support.js";
 
@@ -21,19 +22,6 @@ function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "sessiond-channels-"));
   dirs.push(dir);
   return dir;
-}
-
-function waitFor(child: ChildProcess, pattern: RegExp, output: { text: string }): Promise<RegExpMatchArray> {
-  return new Promise((resolvePromise, reject) => {
-    const check = () => {
-      const match = pattern.exec(output.text);
-      if (match) resolvePromise(match);
-    };
-    child.stdout?.on("data", check);
-    child.stderr?.on("data", check);
-    child.on("exit", (code) => reject(new Error(`exited ${code}: ${output.text}`)));
-    check();
-  });
 }
 
 describe("channels in sessiond.yaml", () => {
