@@ -56,6 +56,35 @@ export class ChannelDispatcher {
     return "turn";
   }
 
+  /** A message whose session's queue was full: stored (outside the full lane) with a note saying so. */
+  private async keepUnanswered(envelope: ChannelEnvelope): Promise<void> {
+    const { engine, logger } = this.host;
+    try {
+      const route = engine.route(envelope);
+      await engine.append(
+        route.key,
+        [
+          {
+            type: "message",
+            role: "user",
+            content: envelope.text,
+            sender: envelope.sender,
+            idempotencyKey: envelope.platformMessageId,
+          },
+          {
+            type: "note",
+            level: "warn",
+            code: "SESSION_BUSY",
+            text: "the session had too many turns waiting: this message was stored without an answer",
+          },
+        ],
+        { agent: route.agent, channel: route.channel, chatType: route.chatType, createdBy: route.createdBy },
+      );
+    } catch (error) {
+      logger.error({ channel: envelope.channel, err: String(error) }, "message not stored");
+    }
+  }
+
   private async answer(inbound: Inbound, envelope: ChannelEnvelope): Promise<void> {
     const { engine, logger } = this.host;
     const channel = envelope.channel;
@@ -66,11 +95,7 @@ export class ChannelDispatcher {
       // A failed turn is already recorded on its session; a busy one never stored the message: keep it.
       const code = isSessiondError(error) ? error.code : "TURN_FAILED";
       logger.warn({ channel, code }, "channel turn failed");
-      if (code === "SESSION_BUSY") {
-        await engine
-          .record(envelope)
-          .catch((e: unknown) => logger.error({ channel, err: String(e) }, "message not stored"));
-      }
+      if (code === "SESSION_BUSY") await this.keepUnanswered(envelope);
       return;
     }
     const text = result.deduplicated ? undefined : (result.reply?.content ?? result.notice);
