@@ -120,6 +120,11 @@ export interface Engine {
   reset(key: string, cause?: ResetCause): Promise<ResetResult>;
   /** Deletes every generation of a key; waits for a running turn of that key. */
   delete(key: string): Promise<DeleteResult>;
+  /**
+   * Stores an inbound message without a turn (a group message not addressed to the bot), in its key's
+   * lane, so it lands between turns; idempotent on `platformMessageId`. The next turn there sees it.
+   */
+  record(envelope: Envelope): Promise<AppendResult>;
   /** Runs one turn: routes, stores the input, compacts when due, runs `run` on the context, stores the reply. */
   turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
   /** Per-session overrides (model, compaction thresholds, reset policy): session > agent > sender > default. */
@@ -467,6 +472,11 @@ class SessionEngine implements Engine {
         throw error;
       }
     });
+  }
+
+  record(envelope: Envelope): Promise<AppendResult> {
+    const route = this.route(envelope);
+    return this.lanes.run(route.key, () => this.pipeline.record(route, envelope));
   }
 
   queued(): Map<string, number> {

@@ -1,3 +1,4 @@
+import type { ChannelsConfig } from "../channels/config.js";
 import type { CompactionPolicy } from "../compaction/policy.js";
 import type { RoutingConfig } from "../keys/index.js";
 import type { Clock } from "../lifecycle/clock.js";
@@ -34,6 +35,8 @@ export interface EngineConfig {
   lifecycle?: LifecycleConfig;
   /** Sender ids of human admins: the gateway offers the session-reading agent tools only to them. */
   admins?: string[];
+  /** Chat platforms `sessiond serve` takes messages from (`channels:` in sessiond.yaml); the engine ignores it. */
+  channels?: ChannelsConfig;
   /** Where runtime sessions, cost and needs-attention marks live; default beside the store (SQLite file or memory). */
   runtimeSessions?: RuntimeSessionStore;
 }

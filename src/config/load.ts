@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
+import { resolveChannelFiles } from "../channels/config.js";
 import type { CompactionPolicy } from "../compaction/policy.js";
 import { resetPolicyFromSettings } from "../lifecycle/reset-policy.js";
 import { DEFAULT_RETENTION } from "../lifecycle/retention.js";
@@ -227,6 +228,7 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
     );
   }
   if (file.admins) config.admins = [...file.admins];
+  if (file.channels) config.channels = resolveChannelFiles(file.channels, baseDir);
   if (file.models) {
     config.models = Object.fromEntries(
       Object.entries(file.models).map(([name, m]): [string, ModelConfig] => [

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { channelsSchema } from "../channels/config.js";
 import { DM_SCOPES, GROUP_SCOPES, NAMED_SCOPES } from "../keys/index.js";
 import { RUNTIME_KINDS } from "../runtimes/agents.js";
 
@@ -76,6 +77,8 @@ export const configFileSchema = z.strictObject({
     )
     .optional(),
   models: z.record(z.string(), modelSettings).optional(),
+  /** Chat platforms the gateway takes messages from and answers on (`sessiond serve`). */
+  channels: channelsSchema.optional(),
   /** Sender ids of human admins: only their conversations get the agent tools that read other sessions. */
   admins: z.array(z.string().min(1)).optional(),
   compaction: compactionSettings

@@ -58,6 +58,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   // The dashboard's files need no token (they hold no data); everything they call does.
   const webDir = options.webDir === false ? undefined : (options.webDir ?? defaultWebDir());
   if (webDir !== undefined) app.use(serveDashboard(webDir));
+  if (options.publicRoutes) app.route("/", options.publicRoutes(routeDeps));
   app.use(requireToken(deps.token));
 
   app.route("/", healthRoutes(routeDeps));

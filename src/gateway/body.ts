@@ -15,11 +15,7 @@ export const MAX_JSON_DEPTH = 64;
  * 400 INVALID_JSON.
  */
 export async function readJsonObject(c: Context, limit: number): Promise<Record<string, unknown>> {
-  const declared = Number(c.req.header("content-length") ?? "NaN");
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  // With a Content-Length the HTTP parser stops at that many bytes, so the adapter's direct read (no web
-  // stream, no Request object) is bounded; a chunked body is counted as it streams in.
-  const text = Number.isFinite(declared) ? await c.req.text() : await readCounted(c, limit);
+  const text = await readBodyText(c, limit);
   if (text.trim() === "")
     throw new HttpError(400, "INVALID_JSON", "the request body is empty; expected a JSON object");
   let parsed: unknown;
@@ -56,6 +52,15 @@ function nestedDeeperThan(value: object, max: number): boolean {
     }
   }
   return false;
+}
+
+/** The request body as text, at most `limit` bytes (413 past it); channel webhooks sign these bytes. */
+export async function readBodyText(c: Context, limit: number): Promise<string> {
+  const declared = Number(c.req.header("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  // With a Content-Length the HTTP parser stops at that many bytes, so the adapter's direct read (no web
+  // stream, no Request object) is bounded; a chunked body is counted as it streams in.
+  return Number.isFinite(declared) ? await c.req.text() : await readCounted(c, limit);
 }
 
 async function readCounted(c: Context, limit: number): Promise<string> {

@@ -39,6 +39,8 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 404;
     case "SESSION_BUSY":
       return 429;
+    case "CHANNEL_BUSY":
+      return 503;
     case "NOTHING_TO_COMPACT":
       return 409;
     case "TURN_FAILED":

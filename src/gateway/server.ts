@@ -75,6 +75,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     ...(options.trustProxyHeader ? { trustProxyHeader: options.trustProxyHeader } : {}),
     shutdownSignal: shutdown.signal,
     ...(options.webDir !== undefined ? { webDir: options.webDir } : {}),
+    ...(options.publicRoutes ? { publicRoutes: options.publicRoutes } : {}),
   });
   const server = createAdaptorServer({ fetch: app.fetch, serverOptions: serverOptions(options) }) as Server;
   const host = options.host ?? DEFAULT_HOST;

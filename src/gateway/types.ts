@@ -1,3 +1,4 @@
+import type { Hono } from "hono";
 import type { GatewayDeps } from "./deps.js";
 
 /** Per-request values the middleware sets. */
@@ -17,6 +18,8 @@ export interface GatewayOptions {
   shutdownSignal?: AbortSignal;
   /** The built dashboard served at `/`; default `dist/web` of the package; `false` serves none. */
   webDir?: string | false;
+  /** Routes that check their callers themselves (channel webhooks), mounted before the token check. */
+  publicRoutes?: (deps: RouteDeps) => Hono;
 }
 
 /** What every route module is built from. */

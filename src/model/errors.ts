@@ -19,7 +19,8 @@ export type ErrorCode =
   | "COMPACTION_FAILED"
   | "NOTHING_TO_COMPACT"
   | "AGENT_NOT_FOUND"
-  | "ADDRESS_IN_USE";
+  | "ADDRESS_IN_USE"
+  | "CHANNEL_BUSY";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;

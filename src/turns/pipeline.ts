@@ -20,7 +20,7 @@ import type { Envelope } from "../model/envelope.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../model/session.js";
 import { sessionNotFound } from "../store/session-log.js";
-import type { Durability, Store } from "../store/store.js";
+import type { AppendResult, Durability, Store } from "../store/store.js";
 import { DEFAULT_TURN_TIMEOUT_MS, stopped, turnDeadline } from "./deadline.js";
 import type { TurnContext, TurnReply, TurnResult, TurnRunner } from "./turn.js";
 
@@ -148,6 +148,14 @@ export class TurnPipeline {
     if (compacted) result.compaction = compacted.entry as CompactionEntry;
     if (fresh.reset) result.reset = fresh.reset;
     return result;
+  }
+
+  /** Stores an inbound message as context only, with no turn (a group message not addressed to the bot). */
+  record(route: Route, envelope: Envelope): Promise<AppendResult> {
+    const entry = { ...inputEntry(envelope, envelope.text), ts: this.deps.lifecycle.clock.now() };
+    return this.deps.store.append(route.key, [entry], initOf(route), {
+      durability: inputDurability(this.deps.durabilityOf(route.agent), envelope.text),
+    });
   }
 
   /**

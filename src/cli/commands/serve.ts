@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { type AttachedChannels, channelHost, createChannels } from "../../channels/index.js";
 import { createEngine } from "../../engine.js";
 import { limitHeapGrowth } from "../../gateway/heap.js";
 import { agentRuntimes } from "../../gateway/runtimes.js";
@@ -60,6 +61,9 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       const { config } = loaded;
       // Built before the engine opens, so a bad model config fails without touching the store.
       agentRuntimes(config, routing.agents);
+      // Secrets are read before the engine opens too: a missing bot token fails without touching the store.
+      const channels = createChannels(config.channels ?? {}, { env: io.env });
+      let attached: AttachedChannels | undefined;
       const token = resolveToken(config.dataDir, io.env);
       limitHeapGrowth();
       const engine = await createEngine(config);
@@ -76,9 +80,24 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
           ...(trustProxyHeader ? { trustProxyHeader } : {}),
           ...(options.grace !== undefined ? { graceMs: options.grace } : {}),
           ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+          ...(channels.adapters.length > 0
+            ? {
+                publicRoutes: (deps) => {
+                  attached = channels.attach(channelHost(deps));
+                  return attached.app;
+                },
+              }
+            : {}),
         });
       } catch (error) {
         await engine.close().catch(() => {});
+        throw error;
+      }
+      try {
+        await attached?.start();
+      } catch (error) {
+        await attached?.close().catch(() => {});
+        await gateway.close();
         throw error;
       }
       io.stdout(`sessiond gateway listening on ${gateway.url}\n`);
@@ -92,9 +111,11 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       for (const agent of engine.routing.agents) {
         io.stdout(`agent ${agent}: ${describeRuntime(gateway.deps.runtimeFor(agent))}\n`);
       }
+      for (const line of channels.describe(gateway.url)) io.stdout(`channel ${line}\n`);
       for (const warning of await engine.startupWarnings()) io.stderr(`warning: ${warning}\n`);
       const signal = await stopSignal();
       io.stdout(`${signal}: shutting down\n`);
+      await attached?.close();
       await gateway.close();
     });
 }

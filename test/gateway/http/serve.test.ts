@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveToken, TOKEN_FILE } from "../../../src/gateway/token.js";
 import type { Runtime, RuntimeEvent, RuntimeRun } from "../../../src/runtimes/index.js";
+import { waitFor } from "../../support/child-output.js";
 import { postJson, startTestGateway } from "./helpers.js";
 
 const CLI = resolve("dist/src/cli/main.js");
@@ -20,19 +21,6 @@ function tempDir(): string {
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Collects output until `pattern` appears. */
-function waitFor(child: ChildProcess, pattern: RegExp, output: { text: string }): Promise<RegExpMatchArray> {
-  return new Promise((resolvePromise, reject) => {
-    const check = () => {
-      const match = pattern.exec(output.text);
-      if (match) resolvePromise(match);
-    };
-    child.stdout?.on("data", check);
-    child.on("exit", (code) => reject(new Error(`exited ${code}: ${output.text}`)));
-    check();
-  });
-}
 
 describe("the access token", () => {
   it("is generated once with mode 0600, and SESSIOND_TOKEN wins", () => {

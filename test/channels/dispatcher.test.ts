@@ -1,0 +1,122 @@
+import { expect, it } from "vitest";
+import type { Runtime, RuntimeEvent } from "../../src/model/runtime.js";
+import { startLocalServer } from "../support/http-server.js";
+import { platformRoutes, sendJson, startChannelGateway, transcript } from "./support.js";
+
+it("says 503 CHANNEL_BUSY past maxPending, stores nothing for that message, and takes its redelivery later", async () => {
+  let release!: () => void;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  let started!: () => void;
+  const running = new Promise<void>((r) => {
+    started = r;
+  });
+  const slow: Runtime = {
+    kind: "echo",
+    async *run(run): AsyncGenerator<RuntimeEvent> {
+      started();
+      await held;
+      yield { type: "text", delta: `re: ${run.input}` };
+    },
+  };
+  const api = await startLocalServer(
+    platformRoutes({
+      "POST /bot1:t/getMe": (_q, res) => sendJson(res, 200, { ok: true, result: { id: 1, username: "b" } }),
+      "POST /bot1:t/sendMessage": (_q, res) => sendJson(res, 200, { ok: true, result: {} }),
+    }),
+  );
+  const gw = await startChannelGateway(
+    { telegram: { token_env: "T", secret_env: "S", api_base_url: api.origin } },
+    { T: "1:t", S: "s" },
+    {},
+    { maxPending: 1, runtime: slow },
+  );
+  const post = (id: number, chat: number) =>
+    fetch(gw.at("/channels/telegram"), {
+      method: "POST",
+      headers: { "x-telegram-bot-api-secret-token": "s" },
+      body: JSON.stringify({
+        update_id: id,
+        message: { message_id: id, from: { id: chat }, chat: { id: chat, type: "private" }, text: `m${id}` },
+      }),
+    });
+  try {
+    expect((await post(1, 10)).status).toBe(200);
+    await running;
+    const busy = await post(2, 20);
+    expect(busy.status).toBe(503);
+    expect(((await busy.json()) as { error: { code: string } }).error.code).toBe("CHANNEL_BUSY");
+    expect(await gw.engine.sessions.get("telegram:20")).toBeUndefined();
+    release();
+    await gw.channels.idle();
+    expect((await post(2, 20)).status).toBe(200);
+    await gw.channels.idle();
+    expect(transcript(await gw.entries("telegram:20"))).toEqual(["user: m2", "assistant: re: m2"]);
+  } finally {
+    await gw.stop();
+    await api.close();
+  }
+});
+
+it("keeps a message whose session's queue is full, with a SESSION_BUSY note, instead of losing it", async () => {
+  let release!: () => void;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  let started!: () => void;
+  const running = new Promise<void>((r) => {
+    started = r;
+  });
+  const slow: Runtime = {
+    kind: "echo",
+    async *run(run): AsyncGenerator<RuntimeEvent> {
+      started();
+      await held;
+      yield { type: "text", delta: `re: ${run.input}` };
+    },
+  };
+  const api = await startLocalServer(
+    platformRoutes({
+      "POST /bot1:t/getMe": (_q, res) => sendJson(res, 200, { ok: true, result: { id: 1, username: "b" } }),
+      "POST /bot1:t/sendMessage": (_q, res) => sendJson(res, 200, { ok: true, result: {} }),
+    }),
+  );
+  const gw = await startChannelGateway(
+    { telegram: { token_env: "T", secret_env: "S", api_base_url: api.origin } },
+    { T: "1:t", S: "s" },
+    { maxQueuedTurns: 0 },
+    { runtime: slow },
+  );
+  const post = (id: number) =>
+    fetch(gw.at("/channels/telegram"), {
+      method: "POST",
+      headers: { "x-telegram-bot-api-secret-token": "s" },
+      body: JSON.stringify({
+        update_id: id,
+        message: { message_id: id, from: { id: 10 }, chat: { id: 10, type: "private" }, text: `m${id}` },
+      }),
+    });
+  try {
+    await post(1);
+    await running;
+    const noted = new Promise<void>((resolve) => {
+      const off = gw.engine.events.on((event) => {
+        if (event.type === "appended" && event.entries.some((e) => e.type === "note")) {
+          off();
+          resolve();
+        }
+      });
+    });
+    await post(2);
+    await noted;
+    release();
+    await gw.channels.idle();
+    const entries = await gw.entries("telegram:10");
+    expect(transcript(entries)).toEqual(["user: m1", "user: m2", "assistant: re: m1"]);
+    expect(entries.filter((e) => e.type === "note")).toMatchObject([{ code: "SESSION_BUSY" }]);
+  } finally {
+    await gw.stop();
+    await api.close();
+  }
+});

@@ -1,0 +1,135 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { createChannels } from "../../src/channels/index.js";
+import { loadConfig } from "../../src/config/load.js";
+import { isSessiondError } from "../../src/model/errors.js";
+import { waitFor } from "../support/child-output.js";
+import { startLocalServer } from "../support/http-server.js";
+import { platformRoutes, sendJson } from "./support.js";
+
+const CLI = resolve("dist/src/cli/main.js");
+const TOKEN = "555:serve-test-token";
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "sessiond-channels-"));
+  dirs.push(dir);
+  return dir;
+}
+
+describe("channels in sessiond.yaml", () => {
+  it("reads token files relative to the config and names a missing variable, never a value", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "tg-token"), `${TOKEN}\n`);
+    writeFileSync(
+      join(dir, "sessiond.yaml"),
+      stringify({ channels: { telegram: { token_file: "tg-token", secret_env: "TG_SECRET_MISSING" } } }),
+    );
+    const { config } = loadConfig({ cwd: dir, env: {} });
+    expect(config.channels?.telegram?.token_file).toBe(join(dir, "tg-token"));
+    let error: unknown;
+    try {
+      createChannels(config.channels ?? {}, { env: {} });
+    } catch (e) {
+      error = e;
+    }
+    expect(isSessiondError(error, "CONFIG_INVALID")).toBe(true);
+    expect((error as Error).message).toBe(
+      "channels.telegram.secret: the environment variable TG_SECRET_MISSING is not set",
+    );
+    // Switched off, nothing is read.
+    expect(createChannels({ telegram: { enabled: false } }, { env: {} }).adapters).toEqual([]);
+  });
+
+  it("an unknown channel setting is reported with its path", () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "sessiond.yaml"),
+      stringify({ channels: { slack: { token_env: "T", signing_secret_env: "S", colour: "red" } } }),
+    );
+    expect(loadConfig({ cwd: dir, env: {} }).warnings.join("\n")).toContain("channels.slack.colour");
+  });
+});
+
+describe("sessiond serve with channels", () => {
+  it("prints each channel's webhook URL, answers through it, and keeps the secrets out of its output", async () => {
+    const dir = tempDir();
+    let sent!: () => void;
+    const delivered = new Promise<void>((r) => {
+      sent = r;
+    });
+    const api = await startLocalServer(
+      platformRoutes({
+        [`POST /bot${TOKEN}/getMe`]: (_q, res) =>
+          sendJson(res, 200, { ok: true, result: { id: 555, username: "b" } }),
+        [`POST /bot${TOKEN}/sendMessage`]: (_q, res) => {
+          sendJson(res, 200, { ok: true, result: {} });
+          sent();
+        },
+      }),
+    );
+    writeFileSync(join(dir, "tg-token"), TOKEN);
+    writeFileSync(
+      join(dir, "sessiond.yaml"),
+      stringify({
+        channels: {
+          telegram: { token_file: "tg-token", secret_env: "TG_SECRET", api_base_url: api.origin },
+          slack: { token_env: "SLACK_TOKEN", signing_secret_env: "SLACK_SIGNING" },
+        },
+      }),
+    );
+    const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
+      cwd: dir,
+      env: {
+        ...process.env,
+        SESSIOND_DATA_DIR: dir,
+        SESSIOND_TOKEN: "gateway-token",
+        SESSIOND_CONFIG: "",
+        TG_SECRET: "tg-webhook-secret",
+        SLACK_TOKEN: "xoxb-serve",
+        SLACK_SIGNING: "slack-signing-serve",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const output = { text: "" };
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output.text += chunk.toString();
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output.text += chunk.toString();
+    });
+    try {
+      const [, url] = await waitFor(child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, output);
+      await waitFor(child, /channel slack: /, output);
+      expect(output.text).toContain(`channel telegram: webhook ${url}/channels/telegram\n`);
+      expect(output.text).toContain(`channel slack: Events API request URL ${url}/channels/slack/events\n`);
+      const res = await fetch(`${url}/channels/telegram`, {
+        method: "POST",
+        headers: { "x-telegram-bot-api-secret-token": "tg-webhook-secret" },
+        body: JSON.stringify({
+          update_id: 1,
+          message: { message_id: 1, from: { id: 9 }, chat: { id: 9, type: "private" }, text: "via serve" },
+        }),
+      });
+      expect(res.status).toBe(200);
+      await delivered;
+      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(output.text).toContain('"path":"/channels/telegram","status":200');
+      for (const secret of ["serve-test-token", "tg-webhook-secret", "xoxb-serve", "slack-signing-serve"]) {
+        expect(output.text).not.toContain(secret);
+      }
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await api.close();
+    }
+  });
+});
