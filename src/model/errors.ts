@@ -16,7 +16,8 @@ export type ErrorCode =
   | "CONFIG_INVALID"
   | "COMPACTION_FAILED"
   | "NOTHING_TO_COMPACT"
-  | "AGENT_NOT_FOUND";
+  | "AGENT_NOT_FOUND"
+  | "PACKAGE_MISSING";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;
