@@ -11,6 +11,7 @@ import { contextLoad } from "./context-load.js";
 import { dashboardReads } from "./dashboard.js";
 import { gatewayThroughput } from "./gateway.js";
 import { jsonlConcurrentAppends, jsonlLoad, jsonlSequentialAppends } from "./jsonl.js";
+import { packInstall } from "./pack-install.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
 import { summarizerThroughput } from "./summarizer.js";
@@ -63,6 +64,7 @@ const BENCHES: readonly Planned[] = [
   plan("summarizer", summarizerThroughput),
   plan("gateway", gatewayThroughput),
   plan("dashboard", dashboardReads),
+  plan("pack", packInstall),
 ];
 
 /** The argument a bench's own process is started with: `--bench-process <key> <dir> full|quick`. */

@@ -2,9 +2,9 @@ import { randomUUID } from "node:crypto";
 import type { Message, Part, StreamResponse, TaskState } from "@a2a-js/sdk";
 import type { Client } from "@a2a-js/sdk/client";
 import { SessiondError } from "../model/errors.js";
+import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
 import type { DescribedRuntime } from "./echo.js";
-import { optionalPackage } from "./optional-package.js";
 
 export interface A2aRuntimeConfig {
   /** The remote agent's base URL (its card is at `/.well-known/agent-card.json`) or its card's URL. */

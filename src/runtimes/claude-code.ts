@@ -1,8 +1,8 @@
 import type { Options, SDKMessage } from "@anthropic-ai/claude-agent-sdk";
 import { SessiondError } from "../model/errors.js";
+import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
 import type { DescribedRuntime } from "./echo.js";
-import { optionalPackage } from "./optional-package.js";
 
 // Loaded on first use: the SDK is large, and most gateways never run Claude Code.
 const loadSdk = optionalPackage(

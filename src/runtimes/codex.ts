@@ -1,8 +1,8 @@
 import type { Codex, ThreadEvent, ThreadOptions } from "@openai/codex-sdk";
 import { SessiondError } from "../model/errors.js";
+import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
 import type { DescribedRuntime } from "./echo.js";
-import { optionalPackage } from "./optional-package.js";
 
 // Loaded on first use, like the Claude Code SDK: most gateways never run Codex.
 const loadSdk = optionalPackage("@openai/codex-sdk", () => import("@openai/codex-sdk"));

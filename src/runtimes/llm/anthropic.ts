@@ -1,7 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { SessiondError } from "../../model/errors.js";
+import { optionalPackage } from "../../model/optional-package.js";
 import type { Completion, CompletionRequest, ModelEndpoint, TextModel } from "../../model/text-model.js";
-import { optionalPackage } from "../optional-package.js";
 import { resolveApiKey, toLlmError, validateModelOptions } from "./errors.js";
 
 /** The key env var defaults to ANTHROPIC_API_KEY when neither `apiKey` nor `apiKeyEnv` is given. */

@@ -4,8 +4,8 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
+import { optionalPackage } from "../../model/optional-package.js";
 import type { Completion, CompletionRequest, ModelEndpoint, TextModel } from "../../model/text-model.js";
-import { optionalPackage } from "../optional-package.js";
 import { LlmError, resolveApiKey, toLlmError, validateModelOptions } from "./errors.js";
 
 export type OpenAiChatConfig = ModelEndpoint & {

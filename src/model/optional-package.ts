@@ -1,8 +1,8 @@
-import { SessiondError } from "../model/errors.js";
+import { SessiondError } from "./errors.js";
 
 /**
- * The packages sessiond uses only for some runtimes. They are optional peer dependencies: an install
- * that never runs these runtimes does without them (the agent SDKs bring native CLIs of hundreds of MB).
+ * The packages sessiond uses only for some runtimes or functions. They are optional peer dependencies:
+ * an install that never uses them does without them (the agent SDKs bring native CLIs of hundreds of MB).
  */
 export const OPTIONAL_PACKAGES = {
   openai: "OpenAI-compatible models",
@@ -10,6 +10,7 @@ export const OPTIONAL_PACKAGES = {
   "@anthropic-ai/claude-agent-sdk": "claude-code agents",
   "@openai/codex-sdk": "codex agents",
   "@a2a-js/sdk": "a2a agents",
+  "gpt-tokenizer": "exact token counts (countTokens)",
 } as const;
 
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;

@@ -14,12 +14,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OPTIONAL_PACKAGES } from "../../src/runtimes/optional-package.js";
+import { OPTIONAL_PACKAGES } from "../../src/model/optional-package.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OPTIONAL = Object.keys(OPTIONAL_PACKAGES);
 
-/** Each runtime's first use, in a process whose node_modules lacks every optional package. */
+/** Each optional package's first use, in a process whose node_modules lacks every optional package. */
 const PROBE = `
 import * as sessiond from "./dist/src/index.js";
 const run = {
@@ -33,6 +33,7 @@ const uses = {
   "@anthropic-ai/claude-agent-sdk": () => sessiond.claudeCodeRuntime({}).run(run).next(),
   "@openai/codex-sdk": () => sessiond.codexRuntime({}).run(run).next(),
   "@a2a-js/sdk": () => sessiond.a2aRuntime({ url: "http://127.0.0.1:9" }).run(run).next(),
+  "gpt-tokenizer": () => sessiond.countTokens("hello"),
 };
 const out = {};
 for (const [name, use] of Object.entries(uses)) {
@@ -81,7 +82,7 @@ describe("optional peer packages", () => {
     }
   });
 
-  it("loads without them, and each runtime's first use names the package to install", async () => {
+  it("loads without them, and each one's first use names the package to install", async () => {
     const { stdout } = await promisify(execFile)(process.execPath, ["probe.mjs"], { cwd: dir });
     const out = JSON.parse(stdout) as Record<string, { code: string; message: string; package: string }>;
     expect(Object.keys(out).sort()).toEqual([...OPTIONAL].sort());
