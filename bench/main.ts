@@ -14,6 +14,7 @@ import { jsonlConcurrentAppends, jsonlLoad, jsonlSequentialAppends } from "./jso
 import { packInstall } from "./pack-install.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
+import { startup } from "./startup.js";
 import { summarizerThroughput } from "./summarizer.js";
 import { diskOf, log, makeTempDir, removeDir } from "./support.js";
 
@@ -64,6 +65,7 @@ const BENCHES: readonly Planned[] = [
   plan("summarizer", summarizerThroughput),
   plan("gateway", gatewayThroughput),
   plan("dashboard", dashboardReads),
+  plan("startup", startup),
   plan("pack", packInstall),
 ];
 
