@@ -13,8 +13,10 @@ import { gatewayThroughput } from "./gateway.js";
 import { gatewayMemory } from "./gateway-memory.js";
 import { jsonlConcurrentAppends, jsonlLoad, jsonlSequentialAppends } from "./jsonl.js";
 import { redactionCost } from "./redaction.js";
+import { packInstall } from "./pack-install.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
+import { startup } from "./startup.js";
 import { summarizerThroughput } from "./summarizer.js";
 import { diskOf, log, makeTempDir, removeDir } from "./support.js";
 
@@ -67,6 +69,8 @@ const BENCHES: readonly Planned[] = [
   plan("gateway", gatewayThroughput),
   plan("memory", gatewayMemory),
   plan("dashboard", dashboardReads),
+  plan("startup", startup),
+  plan("pack", packInstall),
 ];
 
 /** The argument a bench's own process is started with: `--bench-process <key> <dir> full|quick`. */

@@ -4,15 +4,9 @@ import { DEFAULT_COMPACTION, resolveCompactionPolicy } from "./compaction/policy
 import { modelSummarizer } from "./compaction/summarizers/model.js";
 import { type CompactionThread, compactionThread } from "./compaction/thread.js";
 import type { EngineConfig, ModelConfig } from "./config/engine-config.js";
+import { routingConfigOf } from "./config/routing.js";
 import type { InjectionHook } from "./context/index.js";
-import {
-  defaultRoutingConfig,
-  initForKey,
-  type Route,
-  type RoutingConfig,
-  routeEnvelope,
-  validateKey,
-} from "./keys/index.js";
+import { initForKey, type Route, type RoutingConfig, routeEnvelope, validateKey } from "./keys/index.js";
 import { systemClock } from "./lifecycle/clock.js";
 import {
   type ForgetResult,
@@ -209,14 +203,8 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
   });
 }
 
-/** The routing an engine with this config uses; throws INVALID_ARGUMENT for bad values. */
-export function routingConfigOf(config: EngineConfig): RoutingConfig {
-  return defaultRoutingConfig({
-    ...config.routing,
-    ...(config.agents ? { agents: config.agents } : {}),
-    ...(config.defaultAgent ? { defaultAgent: config.defaultAgent } : {}),
-  });
-}
+// In config/, so that commands that only route need not load the engine.
+export { routingConfigOf };
 
 function buildModels(configs: Record<string, ModelConfig | TextModel>): Map<string, TextModel> {
   const models = new Map<string, TextModel>();

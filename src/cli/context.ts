@@ -2,7 +2,8 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { EngineConfig } from "../config/engine-config.js";
 import { type LoadedConfig, loadConfig } from "../config/load.js";
-import { createEngine, type Engine, routingConfigOf } from "../engine.js";
+import { routingConfigOf } from "../config/routing.js";
+import type { Engine } from "../engine.js";
 import type { RoutingConfig } from "../keys/index.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { CliIo } from "./io.js";
@@ -55,6 +56,8 @@ export async function withEngine<T>(
 ): Promise<T> {
   const loaded = loadCliConfig(globals, io);
   routingFromConfig(loaded);
+  // Loaded here, not at start-up: `route` and `--help` never need it.
+  const { createEngine } = await import("../engine.js");
   const engine = await createEngine(engineConfigFor(loaded.config, use));
   let result: T;
   try {

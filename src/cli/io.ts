@@ -1,3 +1,5 @@
+import { isatty } from "node:tty";
+
 /** What a command may touch of the process; `main.ts` passes the real one. */
 export interface CliIo {
   stdout(text: string): void;
@@ -15,8 +17,11 @@ export function processIo(): CliIo {
   return {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
-    stdin: process.stdin,
-    stdinIsTTY: process.stdin.isTTY === true,
+    // Opened by the commands that read it: setting up process.stdin costs every other command start-up time.
+    get stdin() {
+      return process.stdin;
+    },
+    stdinIsTTY: isatty(0),
     stderrIsTTY: process.stderr.isTTY === true,
     env: process.env,
     cwd: process.cwd(),

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { isAbsolute, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
+import type * as Yaml from "yaml";
 import type { z } from "zod";
 import { resolveChannelFiles } from "../channels/config.js";
 import type { CompactionPolicy } from "../compaction/policy.js";
@@ -12,6 +13,10 @@ import type { EngineConfig, LifecycleConfig, ModelConfig } from "./engine-config
 import { type CompactionSettings, type ConfigFile, configFileSchema, RETIRED_KEYS } from "./schema.js";
 
 export const CONFIG_FILE_NAMES = ["sessiond.yaml", "sessiond.yml"];
+
+// yaml (74 modules) is loaded only when there is a file to read, not by every import of sessiond.
+const require = createRequire(import.meta.url);
+const parseYaml = (text: string): unknown => (require("yaml") as typeof Yaml).parse(text);
 
 export interface LoadedConfig {
   config: EngineConfig & { dataDir: string };

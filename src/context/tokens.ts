@@ -1,4 +1,5 @@
 import { estimateTokens } from "../model/entry.js";
+import { optionalPackage } from "../model/optional-package.js";
 import type { ChatMessage } from "./chat-message.js";
 
 export { estimateTokens };
@@ -18,6 +19,12 @@ const REPLY_PRIMING_TOKENS = 3;
 
 // Special-token strings in user text are counted as plain text instead of throwing.
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+
+// Literal specifiers so bundlers and tsc resolve them; each module costs ~360 ms to load.
+const encoders = {
+  cl100k_base: optionalPackage("gpt-tokenizer", () => import("gpt-tokenizer/encoding/cl100k_base")),
+  o200k_base: optionalPackage("gpt-tokenizer", () => import("gpt-tokenizer/encoding/o200k_base")),
+};
 
 const counters = new Map<TokenEncoding, Promise<TokenCounter>>();
 let loads = 0;
@@ -39,11 +46,7 @@ export function encodingForModel(model?: string): TokenEncoding {
 
 async function importCounter(encoding: TokenEncoding): Promise<TokenCounter> {
   loads += 1;
-  // Literal specifiers so bundlers and tsc resolve them; each module costs ~360 ms to load.
-  const api =
-    encoding === "cl100k_base"
-      ? await import("gpt-tokenizer/encoding/cl100k_base")
-      : await import("gpt-tokenizer/encoding/o200k_base");
+  const api = await encoders[encoding]();
   return { encoding, count: (text) => api.countTokens(text, PLAIN_TEXT) };
 }
 

@@ -9,15 +9,14 @@ import type { Runtime } from "../model/runtime.js";
 import { echoRuntime } from "../runtimes/index.js";
 import { createGatewayApp } from "./app.js";
 import { type ConnectionLimits, serverOptions } from "./connection-limits.js";
+import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
 import type { GatewayDeps, GatewayLogger } from "./deps.js";
 import { createGatewayLogger } from "./logger.js";
 import { runtimeResolver } from "./runtimes.js";
 import type { GatewayOptions } from "./types.js";
 import { attachWebSocket } from "./ws/index.js";
 
-export const DEFAULT_HOST = "127.0.0.1";
-export const DEFAULT_PORT = 7420;
-export const DEFAULT_GRACE_MS = 10_000;
+export { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT };
 
 export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSignal">, ConnectionLimits {
   engine: Engine;

@@ -20,7 +20,8 @@ export type ErrorCode =
   | "NOTHING_TO_COMPACT"
   | "AGENT_NOT_FOUND"
   | "ADDRESS_IN_USE"
-  | "CHANNEL_BUSY";
+  | "CHANNEL_BUSY"
+  | "PACKAGE_MISSING";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;

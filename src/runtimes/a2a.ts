@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Message, Part, StreamResponse, TaskState } from "@a2a-js/sdk";
 import type { Client } from "@a2a-js/sdk/client";
 import { SessiondError } from "../model/errors.js";
+import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
 import type { DescribedRuntime } from "./echo.js";
 
@@ -12,9 +13,13 @@ export interface A2aRuntimeConfig {
   instructions?: string;
 }
 
-/** The protocol's enums, from the SDK's root module: loaded on first use with the client (it is large). */
+// Loaded on first use: the SDK is large, and most gateways never talk A2A.
+const loadSdk = optionalPackage("@a2a-js/sdk", () => import("@a2a-js/sdk"));
+const loadClient = optionalPackage("@a2a-js/sdk", () => import("@a2a-js/sdk/client"));
+
+/** The protocol's enums, from the SDK's root module. */
 async function protocol() {
-  const { Role, TaskState } = await import("@a2a-js/sdk");
+  const { Role, TaskState } = await loadSdk();
   return {
     userRole: Role.ROLE_USER,
     /** The remote agent waits for this conversation: the task id is kept to continue it. */
@@ -38,11 +43,11 @@ async function protocol() {
 export function a2aRuntime(config: A2aRuntimeConfig): DescribedRuntime {
   let client: Promise<Client> | undefined;
   const connect = () => {
-    // The client library is loaded on first use: most gateways never talk A2A.
-    client ??= import("@a2a-js/sdk/client")
+    client ??= loadClient()
       .then(({ ClientFactory }) => new ClientFactory().createFromUrl(config.url))
       .catch((error: unknown) => {
         client = undefined;
+        if (error instanceof SessiondError) throw error;
         throw new SessiondError(
           "TURN_FAILED",
           `A2A agent at ${config.url} unreachable: ${messageOf(error)}`,

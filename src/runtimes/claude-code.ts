@@ -1,7 +1,14 @@
 import type { Options, SDKMessage } from "@anthropic-ai/claude-agent-sdk";
 import { SessiondError } from "../model/errors.js";
+import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
 import type { DescribedRuntime } from "./echo.js";
+
+// Loaded on first use: the SDK is large, and most gateways never run Claude Code.
+const loadSdk = optionalPackage(
+  "@anthropic-ai/claude-agent-sdk",
+  () => import("@anthropic-ai/claude-agent-sdk"),
+);
 
 export interface ClaudeCodeRuntimeConfig {
   /** The agent's working directory: Claude Code reads and writes there. */
@@ -44,8 +51,7 @@ async function* claudeCodeRun(
   }
   if (run.runtimeSessionId !== undefined) options.resume = run.runtimeSessionId;
   let replied = false;
-  // Loaded on first use: the SDK is large, and most gateways never run Claude Code.
-  const { query } = await import("@anthropic-ai/claude-agent-sdk");
+  const { query } = await loadSdk();
   try {
     for await (const message of query({ prompt: run.prompt ?? run.input, options })) {
       for (const event of eventsOf(message)) {

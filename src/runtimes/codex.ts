@@ -1,7 +1,11 @@
 import type { Codex, ThreadEvent, ThreadOptions } from "@openai/codex-sdk";
 import { SessiondError } from "../model/errors.js";
+import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
 import type { DescribedRuntime } from "./echo.js";
+
+// Loaded on first use, like the Claude Code SDK: most gateways never run Codex.
+const loadSdk = optionalPackage("@openai/codex-sdk", () => import("@openai/codex-sdk"));
 
 export interface CodexRuntimeConfig {
   /** The agent's working directory (`--cd`). */
@@ -20,9 +24,8 @@ export interface CodexRuntimeConfig {
  */
 export function codexRuntime(config: CodexRuntimeConfig = {}): DescribedRuntime {
   let codex: Promise<Codex> | undefined;
-  // Loaded on first use, like the Claude Code SDK: most gateways never run Codex.
   const client = () => {
-    codex ??= import("@openai/codex-sdk").then(
+    codex ??= loadSdk().then(
       ({ Codex }) => new Codex(config.executable ? { codexPathOverride: config.executable } : {}),
     );
     return codex;

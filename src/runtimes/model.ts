@@ -1,5 +1,4 @@
-import Anthropic from "@anthropic-ai/sdk";
-import type OpenAI from "openai";
+import type Anthropic from "@anthropic-ai/sdk";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { SessiondError } from "../model/errors.js";
 import type {
@@ -78,7 +77,7 @@ function endpointOf(config: ModelRuntimeConfig): ModelEndpoint {
 type RunFn = (run: RuntimeRun) => AsyncGenerator<RuntimeEvent, void, undefined>;
 
 function openAiRun(config: ModelRuntimeConfig): RunFn {
-  const client: OpenAI = createOpenAiClient({
+  const client = createOpenAiClient({
     ...endpointOf(config),
     baseUrl: config.baseUrl ?? DEFAULT_OPENAI_BASE_URL,
   });
@@ -175,10 +174,10 @@ async function executeTool(
 const ANTHROPIC = "anthropic";
 
 function anthropicRun(config: ModelRuntimeConfig): RunFn {
-  const client = createAnthropicClient(endpointOf(config));
-  const secret = client.apiKey;
+  const anthropic = createAnthropicClient(endpointOf(config));
   const streaming = config.stream ?? true;
   return async function* (run) {
+    const { sdk, client } = await anthropic.load();
     const { system, messages: opening } = anthropicMessages(run.messages);
     const messages: Anthropic.MessageParam[] = opening;
     const tools = run.tools;
@@ -220,7 +219,7 @@ function anthropicRun(config: ModelRuntimeConfig): RunFn {
           }
         }
       } catch (error) {
-        throw toLlmError(error, ANTHROPIC, Anthropic, secret, run.signal);
+        throw toLlmError(error, ANTHROPIC, sdk, anthropic.secret, run.signal);
       }
       // Like the OpenAI client, the SDK may end a stream quietly when its signal aborts: that is no reply.
       if (run.signal.aborted) throw new LlmError(ANTHROPIC, "aborted", `${ANTHROPIC}: request aborted`);

@@ -1,7 +1,5 @@
 import { resolve } from "node:path";
 import { type Command, Option } from "commander";
-import { importSessions } from "../../import/importer.js";
-import { readSource } from "../../import/read-source.js";
 import { IMPORT_SOURCES, type ImportProblem, type ImportSource } from "../../import/types.js";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { plural } from "../format/plural.js";
@@ -37,6 +35,10 @@ export function registerImport(program: Command, io: CliIo): void {
     .action(async (path: string, _options: unknown, command: Command) => {
       const options = command.optsWithGlobals<ImportOptions>();
       const dryRun = options.dryRun === true;
+      const [{ importSessions }, { readSource }] = await Promise.all([
+        import("../../import/importer.js"),
+        import("../../import/read-source.js"),
+      ]);
       const read = readSource(options.from, resolve(io.cwd, path), { agent: options.agent ?? "main" });
       const progress = progressReporter(
         io.stderr,

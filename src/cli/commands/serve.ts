@@ -1,12 +1,7 @@
 import type { Command } from "commander";
-import { type AttachedChannels, channelHost, createChannels } from "../../channels/index.js";
-import { createEngine } from "../../engine.js";
-import { limitHeapGrowth } from "../../gateway/heap.js";
-import { agentRuntimes } from "../../gateway/runtimes.js";
-import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT, startGateway } from "../../gateway/server.js";
-import { resolveToken } from "../../gateway/token.js";
-import { dashboardLine } from "../../gateway/web/dir.js";
-import { describeRuntime } from "../../runtimes/index.js";
+import type { AttachedChannels } from "../../channels/index.js";
+import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT } from "../../gateway/defaults.js";
+import type { startGateway } from "../../gateway/server.js";
 import { type GlobalOptions, loadCliConfig, routingFromConfig } from "../context.js";
 import type { CliIo } from "../io.js";
 import { intIn } from "../options.js";
@@ -56,9 +51,30 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
     .option("--body-limit <bytes>", "largest request body (default 1 MiB)", intIn(1, 1024 * 1024 * 1024))
     .action(async (_options: unknown, command: Command) => {
       const options = command.optsWithGlobals<ServeOptions>();
+      // The gateway and the engine are loaded by this command alone, while the config is read.
+      const modules = Promise.all([
+        import("../../engine.js"),
+        import("../../gateway/runtimes.js"),
+        import("../../gateway/server.js"),
+        import("../../gateway/token.js"),
+        import("../../gateway/web/dir.js"),
+        import("../../runtimes/index.js"),
+        import("../../channels/index.js"),
+        import("../../gateway/heap.js"),
+      ]);
       const loaded = loadCliConfig(options, io);
       const routing = routingFromConfig(loaded);
       const { config } = loaded;
+      const [
+        { createEngine },
+        { agentRuntimes },
+        { startGateway },
+        { resolveToken },
+        { dashboardLine },
+        { describeRuntime },
+        { channelHost, createChannels },
+        { limitHeapGrowth },
+      ] = await modules;
       // Built before the engine opens, so a bad model config fails without touching the store.
       agentRuntimes(config, routing.agents);
       // Secrets are read before the engine opens too: a missing bot token fails without touching the store.

@@ -1,5 +1,6 @@
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { SessiondError } from "../../model/errors.js";
+import { optionalPackage } from "../../model/optional-package.js";
 import type { Completion, CompletionRequest, ModelEndpoint, TextModel } from "../../model/text-model.js";
 import { resolveApiKey, toLlmError, validateModelOptions } from "./errors.js";
 
@@ -8,11 +9,25 @@ export type AnthropicConfig = ModelEndpoint;
 
 const PROVIDER = "anthropic";
 
+const loadAnthropic = optionalPackage(
+  "@anthropic-ai/sdk",
+  async () => (await import("@anthropic-ai/sdk")).default,
+);
+
+/** An `@anthropic-ai/sdk` client made on the first request, so the package is loaded only when a model is called. */
+export interface AnthropicClient {
+  /** The key it sends, for scrubbing. */
+  readonly secret: string;
+  /** The SDK (for its error classes) and the client; PACKAGE_MISSING when the package is not installed. */
+  load(): Promise<{ sdk: typeof Anthropic; client: Anthropic }>;
+}
+
 /**
- * An `@anthropic-ai/sdk` client for the config. The key is always passed explicitly, so the SDK's
- * own credential chain (profiles, config files) is never consulted.
+ * An `@anthropic-ai/sdk` client for the config, checked at once (a bad option or a missing key throws
+ * here). The key is always passed explicitly, so the SDK's own credential chain (profiles, config
+ * files) is never consulted.
  */
-export function createAnthropicClient(config: AnthropicConfig): Anthropic {
+export function createAnthropicClient(config: AnthropicConfig): AnthropicClient {
   validateModelOptions(PROVIDER, config);
   const apiKey = resolveApiKey(PROVIDER, config, "ANTHROPIC_API_KEY");
   if (apiKey === undefined) {
@@ -21,22 +36,30 @@ export function createAnthropicClient(config: AnthropicConfig): Anthropic {
       `${PROVIDER}: no API key (give apiKey or apiKeyEnv, or set ANTHROPIC_API_KEY)`,
     );
   }
-  return new Anthropic({
-    apiKey,
-    ...(config.baseUrl !== undefined ? { baseURL: config.baseUrl } : {}),
-    ...(config.timeoutMs !== undefined ? { timeout: config.timeoutMs } : {}),
-    ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
-  });
+  let client: Anthropic | undefined;
+  return {
+    secret: apiKey,
+    async load() {
+      const sdk = await loadAnthropic();
+      client ??= new sdk({
+        apiKey,
+        ...(config.baseUrl !== undefined ? { baseURL: config.baseUrl } : {}),
+        ...(config.timeoutMs !== undefined ? { timeout: config.timeoutMs } : {}),
+        ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
+      });
+      return { sdk, client };
+    },
+  };
 }
 
 export function anthropicModel(config: AnthropicConfig): TextModel {
-  const client = createAnthropicClient(config);
-  const secret = client.apiKey;
+  const anthropic = createAnthropicClient(config);
   return {
     provider: PROVIDER,
     model: config.model,
     ...(config.contextWindow !== undefined ? { contextWindow: config.contextWindow } : {}),
     async complete(request: CompletionRequest): Promise<Completion> {
+      const { sdk, client } = await anthropic.load();
       let response: Anthropic.Message;
       try {
         response = await client.messages.create(
@@ -50,7 +73,7 @@ export function anthropicModel(config: AnthropicConfig): TextModel {
           request.signal ? { signal: request.signal } : undefined,
         );
       } catch (error) {
-        throw toLlmError(error, PROVIDER, Anthropic, secret, request.signal);
+        throw toLlmError(error, PROVIDER, sdk, anthropic.secret, request.signal);
       }
       const text = (response.content ?? [])
         .map((block) => (block.type === "text" ? block.text : ""))

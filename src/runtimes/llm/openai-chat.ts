@@ -1,9 +1,10 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
+import { optionalPackage } from "../../model/optional-package.js";
 import type { Completion, CompletionRequest, ModelEndpoint, TextModel } from "../../model/text-model.js";
 import { LlmError, resolveApiKey, toLlmError, validateModelOptions } from "./errors.js";
 
@@ -16,38 +17,52 @@ const PROVIDER = "openai";
 /** The client refuses to start without a key; this one is never sent (its header is nulled). */
 const NO_KEY = "sessiond-no-key";
 
-/**
- * An `openai` client for the config. Without a key (local servers such as Ollama or llama.cpp) no
- * Authorization header is sent; OPENAI_API_KEY / OPENAI_BASE_URL are never read implicitly, so a key
- * meant for api.openai.com cannot leak to another base URL.
- */
-export function createOpenAiClient(config: OpenAiChatConfig): OpenAI {
-  validateModelOptions(PROVIDER, config, { requireBaseUrl: true });
-  const apiKey = resolveApiKey(PROVIDER, config);
-  return new OpenAI({
-    baseURL: config.baseUrl,
-    apiKey: apiKey ?? NO_KEY,
-    ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
-    organization: null,
-    project: null,
-    ...(config.timeoutMs !== undefined ? { timeout: config.timeoutMs } : {}),
-    ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
-  });
+const loadOpenAi = optionalPackage("openai", async () => (await import("openai")).default);
+
+/** An `openai` client made on the first request, so the package is loaded only when a model is called. */
+export interface OpenAiClient {
+  /** The key it sends, for scrubbing; undefined when none is sent. */
+  readonly secret: string | undefined;
+  /** The SDK (for its error classes) and the client; PACKAGE_MISSING when `openai` is not installed. */
+  load(): Promise<{ sdk: typeof OpenAI; client: OpenAI }>;
 }
 
-/** The key the client sends, for scrubbing; undefined when none is sent. */
-function secretOf(client: OpenAI): string | undefined {
-  return client.apiKey && client.apiKey !== NO_KEY ? client.apiKey : undefined;
+/**
+ * An `openai` client for the config, checked at once (a bad option or an unset key variable throws
+ * here). Without a key (local servers such as Ollama or llama.cpp) no Authorization header is sent;
+ * OPENAI_API_KEY / OPENAI_BASE_URL are never read implicitly, so a key meant for api.openai.com cannot
+ * leak to another base URL.
+ */
+export function createOpenAiClient(config: OpenAiChatConfig): OpenAiClient {
+  validateModelOptions(PROVIDER, config, { requireBaseUrl: true });
+  const apiKey = resolveApiKey(PROVIDER, config);
+  let client: OpenAI | undefined;
+  return {
+    secret: apiKey,
+    async load() {
+      const sdk = await loadOpenAi();
+      client ??= new sdk({
+        baseURL: config.baseUrl,
+        apiKey: apiKey ?? NO_KEY,
+        ...(apiKey === undefined ? { defaultHeaders: { Authorization: null } } : {}),
+        organization: null,
+        project: null,
+        ...(config.timeoutMs !== undefined ? { timeout: config.timeoutMs } : {}),
+        ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
+      });
+      return { sdk, client };
+    },
+  };
 }
 
 export function openAiChatModel(config: OpenAiChatConfig): TextModel {
-  const client = createOpenAiClient(config);
-  const secret = secretOf(client);
+  const openai = createOpenAiClient(config);
   return {
     provider: PROVIDER,
     model: config.model,
     ...(config.contextWindow !== undefined ? { contextWindow: config.contextWindow } : {}),
     async complete(request: CompletionRequest): Promise<Completion> {
+      const { sdk, client } = await openai.load();
       let response: OpenAI.Chat.ChatCompletion;
       try {
         response = await client.chat.completions.create(
@@ -63,7 +78,7 @@ export function openAiChatModel(config: OpenAiChatConfig): TextModel {
           request.signal ? { signal: request.signal } : undefined,
         );
       } catch (error) {
-        throw toLlmError(error, PROVIDER, OpenAI, secret, request.signal);
+        throw toLlmError(error, PROVIDER, sdk, openai.secret, request.signal);
       }
       const choice = response.choices?.[0];
       if (!choice) throw new LlmError(PROVIDER, "bad_response", `${PROVIDER}: the reply has no choices`);
@@ -117,10 +132,10 @@ export interface StreamChatOptions {
  * Failures are thrown as LlmError.
  */
 export async function* streamChat(
-  client: OpenAI,
+  openai: OpenAiClient,
   options: StreamChatOptions,
 ): AsyncGenerator<ChatStreamEvent, void, undefined> {
-  const secret = secretOf(client);
+  const { sdk, client } = await openai.load();
   let text = "";
   let model = options.model;
   let finishReason: string | null = null;
@@ -161,7 +176,7 @@ export async function* streamChat(
       }
     }
   } catch (error) {
-    throw toLlmError(error, PROVIDER, OpenAI, secret, options.signal);
+    throw toLlmError(error, PROVIDER, sdk, openai.secret, options.signal);
   }
   // The SDK ends a stream quietly when its signal aborts; the caller must not mistake that for a reply.
   if (options.signal?.aborted) throw new LlmError(PROVIDER, "aborted", `${PROVIDER}: request aborted`);

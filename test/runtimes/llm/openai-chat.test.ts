@@ -333,7 +333,7 @@ describe("streamChat", () => {
 describe("the local OpenAI server", () => {
   it("answers non-streaming tool calls and lists models for the real client", async () => {
     server.setHandler(() => ({ toolCalls: [{ id: "call_1", name: "lookup", arguments: '{"id":42}' }] }));
-    const client = createOpenAiClient({ baseUrl: server.baseUrl, model: "m", apiKey: KEY });
+    const { client } = await createOpenAiClient({ baseUrl: server.baseUrl, model: "m", apiKey: KEY }).load();
     const response = await client.chat.completions.create({
       model: "m",
       messages: [{ role: "user", content: "x" }],

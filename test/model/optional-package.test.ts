@@ -1,0 +1,94 @@
+import { execFile } from "node:child_process";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPTIONAL_PACKAGES } from "../../src/model/optional-package.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const OPTIONAL = Object.keys(OPTIONAL_PACKAGES);
+
+/** Each optional package's first use, in a process whose node_modules lacks every optional package. */
+const PROBE = `
+import * as sessiond from "./dist/src/index.js";
+const run = {
+  key: "k", agent: "a", messages: [{ role: "user", content: "hi" }], input: "hi",
+  session: { id: "s", entryCount: 1, approxTokens: 1 }, signal: new AbortController().signal,
+};
+const uses = {
+  openai: () => sessiond.modelRuntime({ provider: "openai", model: "m", baseUrl: "http://127.0.0.1:9/v1" }).run(run).next(),
+  "@anthropic-ai/sdk": () => sessiond.createTextModel({ provider: "anthropic", model: "m", apiKey: "k" })
+    .complete({ system: "s", user: "u", maxTokens: 5 }),
+  "@anthropic-ai/claude-agent-sdk": () => sessiond.claudeCodeRuntime({}).run(run).next(),
+  "@openai/codex-sdk": () => sessiond.codexRuntime({}).run(run).next(),
+  "@a2a-js/sdk": () => sessiond.a2aRuntime({ url: "http://127.0.0.1:9" }).run(run).next(),
+  "gpt-tokenizer": () => sessiond.countTokens("hello"),
+};
+const out = {};
+for (const [name, use] of Object.entries(uses)) {
+  // Twice: a failed load is not kept, and says the same the second time.
+  for (let i = 0; i < 2; i++) {
+    try { await use(); out[name] = "ran"; }
+    catch (error) { out[name] = { code: error.code, message: error.message, package: error.details?.package }; }
+  }
+}
+console.log(JSON.stringify(out));
+`;
+
+describe("optional peer packages", () => {
+  let dir = "";
+  beforeAll(() => {
+    // The build, with every installed package but the optional ones: what a user who installed none sees.
+    dir = mkdtempSync(join(tmpdir(), "sessiond-optional-"));
+    cpSync(join(ROOT, "dist", "src"), join(dir, "dist", "src"), { recursive: true });
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "probe", type: "module" }));
+    writeFileSync(join(dir, "probe.mjs"), PROBE);
+    const modules = join(ROOT, "node_modules");
+    for (const entry of readdirSync(modules)) {
+      if (entry.startsWith(".")) continue;
+      const names = entry.startsWith("@")
+        ? readdirSync(join(modules, entry)).map((name) => `${entry}/${name}`)
+        : [entry];
+      for (const name of names) {
+        if (OPTIONAL.includes(name)) continue;
+        mkdirSync(join(dir, "node_modules", name, ".."), { recursive: true });
+        symlinkSync(join(modules, name), join(dir, "node_modules", name));
+      }
+    }
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("are the package's optional peer dependencies, kept by its own dev install", () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Record<
+      string,
+      Record<string, unknown>
+    >;
+    expect(Object.keys(manifest.peerDependencies ?? {}).sort()).toEqual([...OPTIONAL].sort());
+    for (const name of OPTIONAL) {
+      expect(manifest.peerDependenciesMeta?.[name]).toEqual({ optional: true });
+      expect(manifest.dependencies?.[name]).toBeUndefined();
+      expect(manifest.devDependencies?.[name]).toMatch(/^\d+\.\d+\.\d+$/);
+    }
+  });
+
+  it("loads without them, and each one's first use names the package to install", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ["probe.mjs"], { cwd: dir });
+    const out = JSON.parse(stdout) as Record<string, { code: string; message: string; package: string }>;
+    expect(Object.keys(out).sort()).toEqual([...OPTIONAL].sort());
+    for (const name of OPTIONAL) {
+      expect(out[name]).toMatchObject({ code: "PACKAGE_MISSING", package: name });
+      expect(out[name]?.message).toContain(`npm install ${name}`);
+    }
+  });
+});
