@@ -1,8 +1,8 @@
-import { redactSecrets } from "../secrets/index.js";
 import { type ReportedToolCall, recordToolCalls, TOOL_CALL_LIMITS } from "../context/tool-calls.js";
 import { truncate } from "../context/truncate.js";
 import type { EntryInput, Role } from "../model/entry.js";
 import type { Part } from "../model/envelope.js";
+import { redactSecrets } from "../secrets/index.js";
 
 /** The text of a message content that may be a string or a list of typed parts (OpenAI, Anthropic, OpenClaw). */
 export function textOf(content: unknown): string {

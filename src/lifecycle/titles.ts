@@ -1,8 +1,8 @@
 import { isIdentifier } from "../compaction/summarizers/offline.js";
 import { STOP_WORDS } from "../compaction/summarizers/text.js";
-import { redactSecrets } from "../secrets/index.js";
 import { ECHO_LABEL } from "../model/runtime.js";
 import type { TextModel } from "../model/text-model.js";
+import { redactSecrets } from "../secrets/index.js";
 
 /** CrabTalk: a title from the first exchange, each message cut to 200 characters. */
 const SOURCE_CHARS = 200;
