@@ -53,7 +53,11 @@ function readFile(
   const { parsed, problems: found } = parseSessionFile(name, bytes);
   for (const p of found) if (!parsed?.foreign) problems.push({ file, line: p.line, reason: p.reason });
   if (!parsed) return undefined;
-  const meta = parsed.meta as unknown as Record<string, unknown>;
+  // The store's parser leaves out a metadata field of the wrong type and reports it; for a file CrabTalk
+  // wrote its reports are not passed on (it reads CrabTalk's lines its own way), so the raw line is checked.
+  const meta =
+    (parsed.foreign ? firstLineObject(bytes) : undefined) ??
+    (parsed.meta as unknown as Record<string, unknown>);
   const title = checkedField(meta, "title", "string", file, problems);
   const seq = parseStem(stemOf(name))?.seq ?? 0;
   if (parsed.foreign)
@@ -104,6 +108,16 @@ function readFile(
     createdAt: session.createdAt,
     order: session.generation * 1e9 + seq,
   };
+}
+
+function firstLineObject(bytes: Buffer): Record<string, unknown> | undefined {
+  const end = bytes.indexOf(10);
+  try {
+    const value: unknown = JSON.parse(bytes.subarray(0, end < 0 ? bytes.length : end).toString("utf8"));
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A metadata field of the expected type, else undefined; a present field of another type is a problem. */

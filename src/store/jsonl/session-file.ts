@@ -89,7 +89,7 @@ export function parseSessionFile(
   }
   const completeBytes = tornTail ? (last?.offset ?? 0) : bytes.length;
   const first = lines[0];
-  let meta = first ? metadataOf(first.text) : undefined;
+  let meta = first ? metadataOf(first.text, (reason) => problem(1, reason)) : undefined;
   let firstEntryLine = 1;
   if (!meta) {
     if (!first) {
@@ -256,7 +256,12 @@ function checkedBody(body: EntryBody, seq: number): EntryBody | string {
 }
 
 /** Line 1 as a metadata line, if it is a valid one: fields of the wrong type make it damaged. */
-function metadataOf(text: string): MetadataLine | undefined {
+/**
+ * Line 1 as a metadata line, or undefined when it is not one or its identity (key, session id, generation)
+ * is damaged. A descriptive field of the wrong type (channel, chat type, title) is left out and reported,
+ * without costing the session its identity.
+ */
+function metadataOf(text: string, report: (reason: string) => void): MetadataLine | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -266,15 +271,28 @@ function metadataOf(text: string): MetadataLine | undefined {
   if (!isMetadataLine(value)) return undefined;
   const optional = (field: unknown, ok: (v: unknown) => boolean) => field === undefined || ok(field);
   const isString = (v: unknown) => typeof v === "string";
-  const valid =
+  const identity =
     optional(value.key, (v) => isString(v) && v !== "") &&
     optional(value.session_id, (v) => isString(v) && ULID.test(v as string)) &&
-    optional(value.generation, (v) => Number.isSafeInteger(v) && (v as number) >= 1) &&
-    optional(value.channel, isString) &&
-    optional(value.chat_type, (v) => v === "direct" || v === "group" || v === "channel" || v === "thread") &&
-    optional(value.title, isString);
-  return valid ? value : undefined;
+    optional(value.generation, (v) => Number.isSafeInteger(v) && (v as number) >= 1);
+  if (!identity) return undefined;
+  const line: Record<string, unknown> = { ...value };
+  const drop = (field: "channel" | "chat_type" | "title", ok: (v: unknown) => boolean, what: string) => {
+    const v = line[field];
+    if (v === undefined || ok(v)) return;
+    if (field === "title") line.title = "";
+    else delete line[field];
+    report(
+      `metadata ${field} is not ${typeof v === "string" ? what : "a string"} (${JSON.stringify(v)}); left out`,
+    );
+  };
+  drop("channel", isString, "a string");
+  drop("chat_type", (v) => CHAT_TYPES.has(v as string), "one of direct, group, channel, thread");
+  drop("title", isString, "a string");
+  return line as unknown as MetadataLine;
 }
+
+const CHAT_TYPES = new Set<unknown>(["direct", "group", "channel", "thread"]);
 
 /** The metadata a damaged line stood for: the index's record of the session, else what the file name says. */
 function recoveredMeta(fileName: string, known: KnownIdentity | undefined): MetadataLine | undefined {
