@@ -1,4 +1,4 @@
-import { SessiondError } from "../model/errors.js";
+import { optionalPackage } from "../model/optional-package.js";
 import { callPlatform, type RetryOptions } from "./deliver.js";
 
 /** The fields of a Gateway `MESSAGE_CREATE` the adapter reads. */
@@ -33,17 +33,10 @@ const INTENTS = (1 << 9) | (1 << 12) | (1 << 15);
  * Connects to Discord's Gateway with `@discordjs/ws` (an optional dependency, loaded here on first use)
  * and hands every `MESSAGE_CREATE` on; resolves once the session is READY.
  */
+const loadDiscordWs = optionalPackage("@discordjs/ws", () => import("@discordjs/ws"));
+
 export async function openDiscordGateway(options: GatewayOptions): Promise<DiscordGateway> {
-  let ws: typeof import("@discordjs/ws");
-  try {
-    ws = await import("@discordjs/ws");
-  } catch (error) {
-    throw new SessiondError(
-      "CONFIG_INVALID",
-      "channels.discord.gateway needs the package @discordjs/ws: npm install @discordjs/ws@2.0.4",
-      { cause: error },
-    );
-  }
+  const ws = await loadDiscordWs();
   // The manager asks REST for /gateway/bot only; this answers it through the same client as every reply.
   const rest = {
     get: async (route: string) => {

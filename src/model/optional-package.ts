@@ -11,6 +11,7 @@ export const OPTIONAL_PACKAGES = {
   "@openai/codex-sdk": "codex agents",
   "@a2a-js/sdk": "a2a agents",
   "gpt-tokenizer": "exact token counts (countTokens)",
+  "@discordjs/ws": "the Discord Gateway (channels.discord.gateway)",
 } as const;
 
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;
