@@ -140,7 +140,7 @@ describe("offlineTitle", () => {
         "Chat about world",
       ],
       [
-        { user: "my key is sk-abcdefghijklmnopqrstuvwx for billing", assistant: "", key: "telegram:1" },
+        { user: "my key is sk-abc123def456ghi789jkl0mn for billing", assistant: "", key: "telegram:1" },
         "Chat about key billing",
       ],
       [
@@ -162,7 +162,7 @@ describe("offlineTitle", () => {
     expect(await titleFromExchange({ user: "Invoice 4471 is late", assistant: "", key }, leaky)).toBe(
       "Invoice 4471 late",
     );
-    const secret = fakeModel("Token sk-abcdefghijklmnopqrstuvwx rotation plan");
+    const secret = fakeModel("Token sk-abc123def456ghi789jkl0mn rotation plan");
     expect(await titleFromExchange({ user: "Rotate the API token please", assistant: "", key }, secret)).toBe(
       "Rotate API token",
     );
