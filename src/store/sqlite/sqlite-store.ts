@@ -6,7 +6,6 @@ import { parseEntryInput } from "../../model/entry-schema.js";
 import { isSessiondError, SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { ContextCache } from "../context-cache.js";
-import { inputBytes } from "../entry-bytes.js";
 import { checkRange } from "../entry-range.js";
 import { GroupCommit, INLINE_SYNC_MAX_BATCH, messageOf } from "../group-commit.js";
 import {
@@ -35,6 +34,7 @@ import type {
   SessionScan,
   Store,
 } from "../store.js";
+import { inputBytes } from "../write-bytes.js";
 import { Checkpointer } from "./checkpointer.js";
 import { listSessionsSql, scanSessionsSql } from "./list-sql.js";
 import {
