@@ -3,7 +3,8 @@ import type { Runtime, RuntimeEvent } from "../../src/model/runtime.js";
 import { startLocalServer } from "../support/http-server.js";
 import { platformRoutes, sendJson, startChannelGateway, transcript } from "./support.js";
 
-it("says 503 CHANNEL_BUSY past maxPending, stores nothing for that message, and takes its redelivery later", async () => {
+/** An echo runtime whose runs wait until `release()`; `running` resolves when the first one starts. */
+function heldRuntime(): { slow: Runtime; running: Promise<void>; release: () => void } {
   let release!: () => void;
   const held = new Promise<void>((r) => {
     release = r;
@@ -20,12 +21,22 @@ it("says 503 CHANNEL_BUSY past maxPending, stores nothing for that message, and 
       yield { type: "text", delta: `re: ${run.input}` };
     },
   };
-  const api = await startLocalServer(
+  return { slow, running, release };
+}
+
+/** A local Bot API that knows the bot and takes every sendMessage. */
+function telegramApi() {
+  return startLocalServer(
     platformRoutes({
       "POST /bot1:t/getMe": (_q, res) => sendJson(res, 200, { ok: true, result: { id: 1, username: "b" } }),
       "POST /bot1:t/sendMessage": (_q, res) => sendJson(res, 200, { ok: true, result: {} }),
     }),
   );
+}
+
+it("says 503 CHANNEL_BUSY past maxPending, stores nothing for that message, and takes its redelivery later", async () => {
+  const { slow, running, release } = heldRuntime();
+  const api = await telegramApi();
   const gw = await startChannelGateway(
     { telegram: { token_env: "T", secret_env: "S", api_base_url: api.origin } },
     { T: "1:t", S: "s" },
@@ -60,28 +71,8 @@ it("says 503 CHANNEL_BUSY past maxPending, stores nothing for that message, and 
 });
 
 it("keeps a message whose session's queue is full, with a SESSION_BUSY note, instead of losing it", async () => {
-  let release!: () => void;
-  const held = new Promise<void>((r) => {
-    release = r;
-  });
-  let started!: () => void;
-  const running = new Promise<void>((r) => {
-    started = r;
-  });
-  const slow: Runtime = {
-    kind: "echo",
-    async *run(run): AsyncGenerator<RuntimeEvent> {
-      started();
-      await held;
-      yield { type: "text", delta: `re: ${run.input}` };
-    },
-  };
-  const api = await startLocalServer(
-    platformRoutes({
-      "POST /bot1:t/getMe": (_q, res) => sendJson(res, 200, { ok: true, result: { id: 1, username: "b" } }),
-      "POST /bot1:t/sendMessage": (_q, res) => sendJson(res, 200, { ok: true, result: {} }),
-    }),
-  );
+  const { slow, running, release } = heldRuntime();
+  const api = await telegramApi();
   const gw = await startChannelGateway(
     { telegram: { token_env: "T", secret_env: "S", api_base_url: api.origin } },
     { T: "1:t", S: "s" },
