@@ -32,10 +32,12 @@ async function seed(store: Store, seeds: Seed[]): Promise<void> {
   await Promise.all(
     seeds.map((s) =>
       store.append(s.key, [{ type: "message", role: "user", content: "hello", ts: s.lastActivityAt }], {
-        agent: "main",
-        channel: s.channel ?? "telegram",
-        createdBy: "u1",
-        ...(s.chatType ? { chatType: s.chatType } : {}),
+        init: {
+          agent: "main",
+          channel: s.channel ?? "telegram",
+          createdBy: "u1",
+          ...(s.chatType ? { chatType: s.chatType } : {}),
+        },
       }),
     ),
   );
@@ -129,10 +131,12 @@ for (const [backend, open] of backends) {
         "group-idle-31",
         [{ type: "message", role: "user", content: "back", ts: now }],
         {
-          agent: "main",
-          channel: "telegram",
-          chatType: "group",
-          createdBy: "u1",
+          init: {
+            agent: "main",
+            channel: "telegram",
+            chatType: "group",
+            createdBy: "u1",
+          },
         },
       );
       expect(next.session.generation).toBe(2);

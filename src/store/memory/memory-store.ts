@@ -56,12 +56,8 @@ export class MemoryStore implements Store {
   private readonly generationsByKey = new Map<string, Generation[]>();
   private closed = false;
 
-  async append(
-    key: string,
-    inputs: EntryInput[],
-    init?: SessionInit,
-    options?: AppendOptions,
-  ): Promise<AppendResult> {
+  async append(key: string, inputs: EntryInput[], options?: AppendOptions): Promise<AppendResult> {
+    const init = options?.init;
     this.assertOpen();
     const parsed = inputs.map(parseEntryInput);
     const existing = this.current.get(key);

@@ -288,12 +288,8 @@ export class SqliteStore implements Store {
     );
   }
 
-  append(
-    key: string,
-    inputs: EntryInput[],
-    init?: SessionInit,
-    options?: AppendOptions,
-  ): Promise<AppendResult> {
+  append(key: string, inputs: EntryInput[], options?: AppendOptions): Promise<AppendResult> {
+    const init = options?.init;
     let parsed: EntryInput[];
     try {
       parsed = inputs.map(parseEntryInput);
