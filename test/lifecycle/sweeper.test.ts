@@ -289,18 +289,27 @@ describe("Sweeper", () => {
   it("resets a session once it becomes due, without waiting for its next message", async () => {
     await seed(store, [{ key: "k", lastActivityAt: start }]);
     const reports: SweepReport[] = [];
-    const sweeper = new Sweeper({ store, policy, clock, timer: clock, onSweep: (r) => reports.push(r) });
+    // The store commits on the writer's next turn: each step waits for the run it started to report.
+    let reported: () => void = () => undefined;
+    const nextReport = () => new Promise<void>((resolve) => (reported = resolve));
+    const onSweep = (r: SweepReport) => {
+      reports.push(r);
+      reported();
+    };
+    const sweeper = new Sweeper({ store, policy, clock, timer: clock, onSweep });
     sweeper.start(5 * MINUTE);
     expect(sweeper.started).toBe(true);
 
+    let report = nextReport();
     clock.advance(55 * MINUTE);
-    await flush();
+    await report;
     expect(reports.length).toBeGreaterThan(0);
     expect(reports.every((r) => r.resets.archived.length === 0)).toBe(true);
     expect(await store.getSession("k")).toBeDefined();
 
+    report = nextReport();
     clock.advance(5 * MINUTE); // exactly 60 minutes idle
-    await flush();
+    await report;
     expect(reports.at(-1)?.now).toBe(start + 60 * MINUTE);
     expect(reports.at(-1)?.resets.archived).toEqual([expect.objectContaining({ key: "k", cause: "idle" })]);
     expect(await store.getSession("k")).toBeUndefined();

@@ -34,7 +34,7 @@ describe("SQLite store", () => {
     expect(check.pragma("journal_mode", { simple: true })).toBe("wal");
     check.close();
     const internals = (store: SqliteStore) =>
-      store as unknown as { db: Database.Database; walSync: { completed: number } };
+      store.sqlite as unknown as { db: Database.Database; walSync: { completed: number } };
     const strict = open();
     expect(internals(strict).db.pragma("synchronous", { simple: true })).toBe(1);
     await strict.append("k", [msg("one")], { init });
@@ -55,7 +55,7 @@ describe("SQLite store", () => {
   it("checkpoints the WAL on a thread of its own while appends go on, and stops it on close", async () => {
     const store = open();
     const checkpoints = () =>
-      (store as unknown as { checkpointer: { completed: number } }).checkpointer.completed;
+      (store.sqlite as unknown as { checkpointer: { completed: number } }).checkpointer.completed;
     for (let i = 0; checkpoints() === 0; i++) {
       await Promise.all(
         Array.from({ length: 20 }, (_, j) => store.append(`k${j}`, [msg(`m${i}`)], { init })),
