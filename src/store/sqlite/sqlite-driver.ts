@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { LRUCache } from "lru-cache";
 import type { Entry } from "../../model/entry.js";
-import { isSessiondError, SessiondError } from "../../model/errors.js";
+import { SessiondError } from "../../model/errors.js";
 import type { Session } from "../../model/session.js";
 import type {
   Expectation,
@@ -16,6 +16,7 @@ import type {
 import type { NormalisedQuery } from "../session-query.js";
 import type { Durability, EntryRange, SessionScan } from "../store.js";
 import { Checkpointer } from "./checkpointer.js";
+import { JournalFold } from "./journal-fold.js";
 import { listSessionsSql, scanSessionsSql } from "./list-sql.js";
 import {
   type EntryRow,
@@ -29,7 +30,6 @@ import {
 } from "./rows.js";
 import {
   asStoreError,
-  isConstraintError,
   isFsyncError,
   isIoError,
   openDatabase,
@@ -85,19 +85,14 @@ export class SqliteDriver implements StoreDriver {
   /** Another process committed since the core last asked (seen inside a commit). */
   private foreignSeen = false;
   private synchronous: "FULL" | "NORMAL";
-  /** Rows written to the journal since the last fold (approximate: other processes write too). */
-  private journalRows: number;
   private viaJournal = false;
   /** Whether the groups of the batch being committed must have their expectations checked. */
   private verifying = false;
-  private idleFold: NodeJS.Timeout | undefined;
-  private lastWriteAt = 0;
   private closed = false;
-  /** Set when a fold found duplicate entries: every write is refused with it. */
-  private corrupt: SessiondError | undefined;
   private readonly fast: Database.Transaction<(groups: readonly WriteGroup[]) => GroupOutcome[]>;
   private readonly careful: Database.Transaction<(groups: readonly WriteGroup[]) => GroupOutcome[]>;
   private readonly savepoint: Database.Transaction<(run: () => void) => void>;
+  private readonly journal: JournalFold;
 
   constructor(private readonly options: SqliteDriverOptions) {
     this.path = options.path;
@@ -114,13 +109,18 @@ export class SqliteDriver implements StoreDriver {
     this.sql = new Statements(this.db);
     this.dataVersionQuery = this.db.prepare(SQL.dataVersion).pluck();
     this.synchronous = options.durability === "strict" && !this.walSync ? "FULL" : "NORMAL";
-    this.journalRows = (this.sql.get(SQL.journalSize).get() as { n: number }).n;
     this.savepoint = this.db.transaction((run: () => void) => run());
+    this.journal = new JournalFold(this.db, this.sql, this.savepoint, {
+      path: options.path,
+      foldThreshold: options.foldThreshold,
+      idleFoldMs: options.idleFoldMs,
+      committed: () => this.walSync?.committed(),
+    });
     // The usual case: every group commits, and none pays for a savepoint of its own.
     this.fast = this.db.transaction((groups: readonly WriteGroup[]) => {
       this.begin(groups);
       const outcomes = groups.map((group) => this.applyGroup(group));
-      this.foldIfFull();
+      this.journal.foldIfFull();
       return outcomes;
     });
     // After any group failed, the batch is rolled back and run again with a savepoint per group, so the
@@ -140,7 +140,7 @@ export class SqliteDriver implements StoreDriver {
           return { ok: false, error: asStoreError(error) };
         }
       });
-      this.foldIfFull();
+      this.journal.foldIfFull();
       return outcomes;
     });
   }
@@ -221,7 +221,7 @@ export class SqliteDriver implements StoreDriver {
   // ——— writes ———
 
   commit(groups: readonly WriteGroup[], durable: boolean): GroupOutcome[] {
-    if (this.corrupt) throw this.corrupt;
+    if (this.journal.corrupt) throw this.journal.corrupt;
     if (!this.walSync)
       this.setSynchronous(durable || this.options.durability === "strict" ? "FULL" : "NORMAL");
     try {
@@ -240,7 +240,7 @@ export class SqliteDriver implements StoreDriver {
       // failed fsync as well: the writer stops for STORE_FAILED.
       throw isFsyncError(error) ? walSyncFailed(this.path, error) : asStoreError(error);
     } finally {
-      this.scheduleIdleFold();
+      this.journal.scheduleIdleFold();
       this.checkpointer?.request();
     }
   }
@@ -267,10 +267,10 @@ export class SqliteDriver implements StoreDriver {
   async close(failed: boolean): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.idleFold);
-    if (!failed && !this.corrupt) {
+    this.journal.close();
+    if (!failed && !this.journal.corrupt) {
       try {
-        this.fold();
+        this.journal.fold();
       } catch {
         // The journal stays, where readers find it, for the next open to fold.
       }
@@ -314,7 +314,7 @@ export class SqliteDriver implements StoreDriver {
         // A reset entry goes straight into `entries`; appends of a big batch through the journal.
         const insert = this.sql.get(this.viaJournal && !closes ? SQL.insertJournal : SQL.insertEntry);
         for (const entry of change.entries) insert.run(entryInsertParams(sid, entry));
-        if (this.viaJournal && !closes) this.journalRows += change.entries.length;
+        if (this.viaJournal && !closes) this.journal.rows += change.entries.length;
         if (closes) this.sql.get(SQL.updateSession).run(sessionUpdateParams(sid, change.session));
         else this.sql.get(SQL.updateAfterAppend).run(sessionAfterAppendParams(sid, change.session));
         return;
@@ -327,7 +327,9 @@ export class SqliteDriver implements StoreDriver {
       case "moveSessions": {
         const sids = change.sessions.map((s) => this.requireSid(s.id));
         // Negative generations first, so renumbering never collides with the unique (key, generation) index.
-        change.sessions.forEach((s, i) => this.sql.get(SQL.renumber).run(s.key, -s.generation, sids[i]));
+        change.sessions.forEach((s, i) => {
+          this.sql.get(SQL.renumber).run(s.key, -s.generation, sids[i]);
+        });
         change.sessions.forEach((s, i) => {
           this.sql.get(SQL.renumber).run(s.key, s.generation, sids[i]);
           this.sql.get(SQL.updateSession).run(sessionUpdateParams(sids[i]!, s));
@@ -376,77 +378,5 @@ export class SqliteDriver implements StoreDriver {
     if (mode === this.synchronous) return;
     this.db.pragma(`synchronous = ${mode}`);
     this.synchronous = mode;
-  }
-
-  private foldIfFull(): void {
-    if (this.journalRows < this.options.foldThreshold) return;
-    try {
-      this.savepoint(() => this.foldJournal());
-    } catch (error) {
-      // A duplicate makes the store refuse writes from the next commit on (foldJournal recorded it);
-      // anything else leaves the rows in the journal, where readers find them, for the next batch.
-      if (isSessiondError(error, "STORE_CORRUPT")) return;
-    }
-  }
-
-  /** A fold of its own (idle, or at close): one IMMEDIATE transaction. */
-  private fold(): void {
-    this.db.transaction(() => this.foldJournal()).immediate();
-    this.walSync?.committed();
-  }
-
-  /** Moves the journal into `entries`, in key order. */
-  private foldJournal(): void {
-    const { n, last } = this.sql.get(SQL.journalSize).get() as { n: number; last: number | null };
-    if (n > 0 && last !== null) {
-      try {
-        this.sql.get(SQL.foldInto).run(last);
-      } catch (error) {
-        if (!isConstraintError(error)) throw error;
-        throw this.foundDuplicates(error);
-      }
-      this.sql.get(SQL.foldDelete).run(last);
-    }
-    this.journalRows = 0;
-  }
-
-  /**
-   * A fold that finds an entry in both tables (two processes numbered the same seq, before schema v2):
-   * the log is ambiguous, so the store refuses writes from then on, naming what it found; reads go on.
-   */
-  private foundDuplicates(error: unknown): SessiondError {
-    const found = this.sql.get(SQL.duplicated).get() as
-      | { id: string; seq: number; idem_key: string | null }
-      | undefined;
-    const what = found
-      ? `session ${found.id} has entry ${found.seq}${found.idem_key === null ? "" : ` or idempotency key ${JSON.stringify(found.idem_key)}`} twice`
-      : "an entry is stored twice";
-    this.corrupt ??= new SessiondError(
-      "STORE_CORRUPT",
-      `the database holds duplicate entries (${this.path}): ${what}; it refuses writes until repaired`,
-      { cause: error, ...(found ? { details: { sessionId: found.id, seq: found.seq } } : {}) },
-    );
-    return this.corrupt;
-  }
-
-  /** One timer, pushed back by activity rather than re-armed on every commit. */
-  private scheduleIdleFold(): void {
-    this.lastWriteAt = performance.now();
-    if (this.idleFold || this.journalRows === 0 || this.closed) return;
-    const check = () => {
-      const quiet = performance.now() - this.lastWriteAt;
-      if (quiet < this.options.idleFoldMs) {
-        this.idleFold = setTimeout(check, this.options.idleFoldMs - quiet).unref();
-        return;
-      }
-      this.idleFold = undefined;
-      if (this.journalRows === 0 || this.closed || this.corrupt) return;
-      try {
-        this.fold();
-      } catch {
-        // Left in the journal for the next fold; readers find the rows there.
-      }
-    };
-    this.idleFold = setTimeout(check, this.options.idleFoldMs).unref();
   }
 }
