@@ -86,12 +86,14 @@ export function appendOperation(
         lastGeneration: Math.max(head.lastGeneration, session.generation),
       });
       batch.touch(session);
-      batch.addIdempotent(
-        session.id,
-        plan.fresh.flatMap((e) =>
-          e.idempotencyKey === undefined ? [] : [[e.idempotencyKey, e] as [string, Entry]],
-        ),
-      );
+      if (idempotencyKeys.length > 0) {
+        batch.addIdempotent(
+          session.id,
+          plan.fresh.flatMap((e) =>
+            e.idempotencyKey === undefined ? [] : [[e.idempotencyKey, e] as [string, Entry]],
+          ),
+        );
+      }
       return {
         changes,
         expects,

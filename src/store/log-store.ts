@@ -1,4 +1,3 @@
-import { LRUCache } from "lru-cache";
 import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
 import { parseEntryInput } from "../model/entry-schema.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
@@ -19,6 +18,7 @@ import {
   resetOperation,
 } from "./log-operations.js";
 import { all, chain } from "./maybe-promise.js";
+import { RecentMap } from "./recent-map.js";
 import { cloneSession } from "./session-log.js";
 import { encodeCursor, normaliseQuery, normaliseScan } from "./session-query.js";
 import type {
@@ -64,7 +64,7 @@ export class LogStore implements Store {
   readonly backend: string;
   readonly durability: Durability;
   protected readonly writer: GroupCommit<Operation>;
-  private readonly heads: LRUCache<string, KeyHead>;
+  private readonly heads: RecentMap<string, KeyHead>;
   private readonly contexts: ContextCache;
   private readonly hooks: CommitHooks;
   private readonly reads: BatchReads;
@@ -76,7 +76,7 @@ export class LogStore implements Store {
   ) {
     this.backend = driver.backend;
     this.durability = options.durability ?? options.defaultDurability ?? "strict";
-    this.heads = new LRUCache({ max: Math.max(1, options.sessionCacheSize ?? 10_000) });
+    this.heads = new RecentMap(Math.max(1, options.sessionCacheSize ?? 10_000));
     this.contexts = new ContextCache(options.contextCacheBytes);
     this.hooks = {
       appended: (key, session, fresh) => this.contexts.appended(key, session.id, session, fresh),
@@ -159,7 +159,7 @@ export class LogStore implements Store {
             const context: StoredContext = { session: cloneSession(session), entries: kept.entries };
             if (kept.summary) context.summary = kept.summary;
             // Only what is still the key's current session as loaded: a commit may have moved it on meanwhile.
-            if (this.heads.peek(key) === head) this.contexts.put(key, session.id, session, context);
+            if (this.heads.get(key) === head) this.contexts.put(key, session.id, session, context);
             return context;
           });
         }),

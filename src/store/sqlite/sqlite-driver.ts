@@ -1,5 +1,4 @@
 import type Database from "better-sqlite3";
-import { LRUCache } from "lru-cache";
 import type { Entry } from "../../model/entry.js";
 import { SessiondError } from "../../model/errors.js";
 import type { Session } from "../../model/session.js";
@@ -13,6 +12,7 @@ import type {
   WriteChange,
   WriteGroup,
 } from "../driver.js";
+import { RecentMap } from "../recent-map.js";
 import type { NormalisedQuery } from "../session-query.js";
 import type { Durability, EntryRange, SessionScan } from "../store.js";
 import { Checkpointer } from "./checkpointer.js";
@@ -79,7 +79,7 @@ export class SqliteDriver implements StoreDriver {
   readonly walSync: WalSync | undefined;
   readonly checkpointer: Checkpointer | undefined;
   private readonly sql: Statements;
-  private readonly sids = new LRUCache<string, number>({ max: 20_000 });
+  private readonly sids = new RecentMap<string, number>(20_000);
   private readonly dataVersionQuery: Database.Statement;
   private dataVersion = 0;
   /** Another process committed since the core last asked (seen inside a commit). */
