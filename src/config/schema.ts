@@ -45,7 +45,9 @@ export const configFileSchema = z.strictObject({
   data_dir: z.string().min(1).optional(),
   store: z
     .strictObject({
-      backend: z.enum(["sqlite", "memory", "jsonl"]).optional(),
+      backend: z.enum(["sqlite", "memory", "jsonl", "postgres"]).optional(),
+      /** postgres: the server's URL (prefer SESSIOND_DATABASE_URL for one with a password). */
+      url: z.string().min(1).optional(),
       /** The SQLite file, or the JSONL directory (default `sessions`); relative paths are under data_dir. */
       path: z.string().min(1).optional(),
       durability: z.enum(["strict", "relaxed"]).optional(),

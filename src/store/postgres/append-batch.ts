@@ -2,13 +2,19 @@ import type { PoolClient } from "pg";
 import type { Entry, EntryInput } from "../../model/entry.js";
 import { SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit } from "../../model/session.js";
+import type { Fence } from "../fence.js";
 import { cloneSession, newSession, planAppend } from "../session-log.js";
 import { requireInit } from "../session-patch.js";
-import type { Fence } from "../fence.js";
 import type { AppendResult } from "../store.js";
-import { findIdempotent, insertEntries, insertSessions, lastGenerations, lockCurrent, updateSessions } from "./sql.js";
+import {
+  findIdempotent,
+  insertEntries,
+  insertSessions,
+  lastGenerations,
+  lockCurrent,
+  updateSessions,
+} from "./sql.js";
 import type { OpResult } from "./writer.js";
-
 
 export interface AppendRequest {
   key: string;
@@ -35,7 +41,11 @@ interface KeyState {
  * one `INSERT … SELECT FROM unnest(…)` or `UPDATE … FROM unnest(…)` statement for the whole batch.
  * A request that fails its own checks (SESSION_CHANGED, LEASE_LOST, a bad entry) fails alone.
  */
-export async function commitAppends(client: PoolClient, requests: AppendRequest[], now: number): Promise<OpResult[]> {
+export async function commitAppends(
+  client: PoolClient,
+  requests: AppendRequest[],
+  now: number,
+): Promise<OpResult[]> {
   const keys = [...new Set(requests.map((r) => r.key))].sort();
   const locked = await lockCurrent(client, keys);
   const fenced = await liveFences(client, requests);
@@ -43,14 +53,21 @@ export async function commitAppends(client: PoolClient, requests: AppendRequest[
   const sessionsBySid = new Map<number, string>();
   for (const key of keys) {
     const current = locked.get(key);
-    state.set(key, { session: current?.session, sid: current?.sid, idempotent: new Map(), touched: false, isNew: !current });
+    state.set(key, {
+      session: current?.session,
+      sid: current?.sid,
+      idempotent: new Map(),
+      touched: false,
+      isNew: !current,
+    });
     if (current) sessionsBySid.set(current.sid, current.session.id);
   }
   const pairs: Array<{ sid: number; key: string }> = [];
   for (const r of requests) {
     const sid = state.get(r.key)?.sid;
     if (sid === undefined) continue;
-    for (const input of r.inputs) if (input.idempotencyKey !== undefined) pairs.push({ sid, key: input.idempotencyKey });
+    for (const input of r.inputs)
+      if (input.idempotencyKey !== undefined) pairs.push({ sid, key: input.idempotencyKey });
   }
   const stored = await findIdempotent(client, sessionsBySid, pairs);
   const generations = await lastGenerations(
@@ -71,7 +88,8 @@ export async function commitAppends(client: PoolClient, requests: AppendRequest[
         session,
         r.inputs,
         {
-          findIdempotent: (_s, k) => s.idempotent.get(k) ?? (s.sid === undefined ? undefined : stored.get(`${s.sid} ${k}`)),
+          findIdempotent: (_s, k) =>
+            s.idempotent.get(k) ?? (s.sid === undefined ? undefined : stored.get(`${s.sid} ${k}`)),
         },
         now,
         r.expectSessionId,
@@ -82,7 +100,14 @@ export async function commitAppends(client: PoolClient, requests: AppendRequest[
       }
       s.session = session;
       s.touched = true;
-      results.push({ ok: true, value: { session: cloneSession(session), entries: plan.entries, created: plan.created } satisfies AppendResult });
+      results.push({
+        ok: true,
+        value: {
+          session: cloneSession(session),
+          entries: plan.entries,
+          created: plan.created,
+        } satisfies AppendResult,
+      });
     } catch (error) {
       results.push({ ok: false, error });
     }

@@ -36,7 +36,12 @@ export async function updateSession(client: PoolClient, key: string, patch: Sess
   return next;
 }
 
-export async function archive(client: PoolClient, key: string, cause: ResetCause, now: number): Promise<ArchiveResult> {
+export async function archive(
+  client: PoolClient,
+  key: string,
+  cause: ResetCause,
+  now: number,
+): Promise<ArchiveResult> {
   const { sid, session } = await current(client, key);
   const archived = cloneSession(session);
   const resetEntry = planArchive(archived, cause, now);
@@ -91,7 +96,12 @@ async function deleteSids(client: PoolClient, sids: number[]): Promise<DeleteRes
   return { sessions: sessions.rowCount ?? 0, entries: entries.rowCount ?? 0 };
 }
 
-export async function rekey(client: PoolClient, from: string, to: string, now: number): Promise<{ moved: number }> {
+export async function rekey(
+  client: PoolClient,
+  from: string,
+  to: string,
+  now: number,
+): Promise<{ moved: number }> {
   if (from === to) return { moved: 0 };
   const { rows } = await client.query<SessionRow>(
     "SELECT * FROM sessions WHERE key = ANY($1::text[]) ORDER BY sid FOR UPDATE",
@@ -107,14 +117,22 @@ export async function rekey(client: PoolClient, from: string, to: string, now: n
     now,
   );
   if (plan.archived) {
-    await insertEntries(client, [{ sid: sidOf.get(plan.archived.session.id)!, entry: plan.archived.resetEntry }]);
+    await insertEntries(client, [
+      { sid: sidOf.get(plan.archived.session.id)!, entry: plan.archived.resetEntry },
+    ]);
   }
   // Out of the way of the unique (key, generation) and (key) WHERE active indexes, then into place.
   await client.query(
     "UPDATE sessions SET generation = -generation, state = 'archived' WHERE sid = ANY($1::bigint[])",
     [rows.map((r) => r.sid)],
   );
-  await updateSessions(client, plan.sessions.filter((s) => s.state === "archived"));
-  await updateSessions(client, plan.sessions.filter((s) => s.state === "active"));
+  await updateSessions(
+    client,
+    plan.sessions.filter((s) => s.state === "archived"),
+  );
+  await updateSessions(
+    client,
+    plan.sessions.filter((s) => s.state === "active"),
+  );
   return { moved: fromGens.length };
 }

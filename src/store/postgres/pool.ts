@@ -88,7 +88,14 @@ export async function query<R extends object>(pool: Pool, sql: string, params: u
   }
 }
 
-const CONNECTION_ERRNOS = new Set(["ECONNREFUSED", "ECONNRESET", "ENOENT", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH"]);
+const CONNECTION_ERRNOS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOENT",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+]);
 
 /** The server went away or cannot be reached (as opposed to a statement failing). */
 export function isConnectionError(error: unknown): boolean {

@@ -5,7 +5,7 @@ import { SessiondError } from "../../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../../model/session.js";
 import { checkRange } from "../entry-range.js";
 import { currentFence } from "../fence.js";
-import { normaliseQuery, normaliseScan, encodeCursor } from "../session-query.js";
+import { encodeCursor, normaliseQuery, normaliseScan } from "../session-query.js";
 import { listSessionsSql, scanSessionsSql } from "../sqlite/list-sql.js";
 import { type EntryRow, entryFromRow, type SessionRow, sessionFromRow } from "../sqlite/rows.js";
 import type {
@@ -41,7 +41,9 @@ export interface PostgresStoreOptions {
   maxQueuedBytes?: number;
 }
 
-type WriteRequest = ({ kind: "append" } & AppendRequest) | { kind: "op"; run: (client: PoolClient) => Promise<unknown> };
+type WriteRequest =
+  | ({ kind: "append" } & AppendRequest)
+  | { kind: "op"; run: (client: PoolClient) => Promise<unknown> };
 
 /**
  * Sessions and entries in PostgreSQL, for several gateway processes on one database. Nothing is cached:
@@ -74,7 +76,9 @@ export class PostgresStore implements Store {
       await migrate(pool);
     } catch (error) {
       await pool.end().catch(() => {});
-      throw error instanceof SessiondError ? error : new SessiondError("STORE_UNAVAILABLE", `PostgreSQL: ${String(error)}`, { cause: error });
+      throw error instanceof SessiondError
+        ? error
+        : new SessiondError("STORE_UNAVAILABLE", `PostgreSQL: ${String(error)}`, { cause: error });
     }
     return new PostgresStore(pool, options);
   }
@@ -118,7 +122,11 @@ export class PostgresStore implements Store {
 
   async generations(key: string): Promise<Session[]> {
     this.assertOpen();
-    const rows = await query<SessionRow>(this.pool, "SELECT * FROM sessions WHERE key = $1 ORDER BY generation DESC", [key]);
+    const rows = await query<SessionRow>(
+      this.pool,
+      "SELECT * FROM sessions WHERE key = $1 ORDER BY generation DESC",
+      [key],
+    );
     return rows.map(sessionFromRow);
   }
 
@@ -137,7 +145,11 @@ export class PostgresStore implements Store {
 
   async loadContext(key: string): Promise<StoredContext | undefined> {
     this.assertOpen();
-    const rows = await query<SessionRow>(this.pool, "SELECT * FROM sessions WHERE key = $1 AND state = 'active'", [key]);
+    const rows = await query<SessionRow>(
+      this.pool,
+      "SELECT * FROM sessions WHERE key = $1 AND state = 'active'",
+      [key],
+    );
     const row = rows[0];
     if (!row) return undefined;
     const session = sessionFromRow(row);

@@ -101,7 +101,10 @@ const ENTRY_INSERT = `INSERT INTO entries (sid, seq, id, ts, type, idem_key, dat
 SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[])`;
 
 /** Inserts entries, each with its session's sid, in one statement. */
-export async function insertEntries(client: PoolClient, rows: Array<{ sid: number; entry: Entry }>): Promise<void> {
+export async function insertEntries(
+  client: PoolClient,
+  rows: Array<{ sid: number; entry: Entry }>,
+): Promise<void> {
   if (rows.length === 0) return;
   const columns: unknown[][] = [[], [], [], [], [], [], []];
   for (const { sid, entry } of rows) {

@@ -77,7 +77,8 @@ export class PgWriter<R> {
     while (this.queue.length > 0) {
       let size = 1;
       if (this.batchable(this.queue[0]!.request)) {
-        while (size < this.queue.length && size < MAX_BATCH && this.batchable(this.queue[size]!.request)) size++;
+        while (size < this.queue.length && size < MAX_BATCH && this.batchable(this.queue[size]!.request))
+          size++;
       }
       const batch = this.queue.splice(0, size);
       for (const p of batch) this.queuedBytes -= p.bytes;
@@ -96,7 +97,9 @@ export class PgWriter<R> {
     }
     let committing = false;
     try {
-      await client.query(batch.some((p) => p.durable) ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off");
+      await client.query(
+        batch.some((p) => p.durable) ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off",
+      );
       const results = await this.work(
         client,
         batch.map((p) => p.request),

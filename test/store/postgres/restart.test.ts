@@ -27,7 +27,11 @@ describe("PostgreSQL going away under load", () => {
       const key = `restart:${n}`;
       for (let i = 0; acked.length < 1500; i++) {
         try {
-          const { entries } = await store.append(key, [{ type: "message", role: "user", content: `${n}/${i}` }], init);
+          const { entries } = await store.append(
+            key,
+            [{ type: "message", role: "user", content: `${n}/${i}` }],
+            init,
+          );
           acked.push({ key, seq: entries[0]!.seq, id: entries[0]!.id });
         } catch (error) {
           failures.push(error);
@@ -49,7 +53,9 @@ describe("PostgreSQL going away under load", () => {
     expect(failures.length).toBeGreaterThan(0);
     for (const error of failures) {
       expect(isSessiondError(error, "STORE_UNAVAILABLE")).toBe(true);
-      expect(["unknown", "not-written"]).toContain((error as { details: { outcome: string } }).details.outcome);
+      expect(["unknown", "not-written"]).toContain(
+        (error as { details: { outcome: string } }).details.outcome,
+      );
     }
     // Every acknowledged entry is there, under its seq; each log is gap-free.
     const byKey = new Map<string, Map<number, string>>();
