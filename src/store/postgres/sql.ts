@@ -49,7 +49,7 @@ RETURNING id, sid`;
 /** Inserts sessions as they are (every column); their sids by session id. */
 export async function insertSessions(client: PoolClient, sessions: Session[]): Promise<Map<string, number>> {
   if (sessions.length === 0) return new Map();
-  const columns = sessionColumns(sessions, true);
+  const columns = sessionColumns(sessions);
   const { rows } = await client.query<{ id: string; sid: number }>(SESSION_INSERT, columns);
   return new Map(rows.map((r) => [r.id, r.sid]));
 }
@@ -70,10 +70,10 @@ WHERE s.id = u.id`;
 /** Writes every mutable column of these sessions (matched by id). */
 export async function updateSessions(client: PoolClient, sessions: Session[]): Promise<void> {
   if (sessions.length === 0) return;
-  await client.query(SESSION_UPDATE, sessionColumns(sessions, false));
+  await client.query(SESSION_UPDATE, sessionColumns(sessions));
 }
 
-function sessionColumns(sessions: Session[], _insert: boolean): unknown[][] {
+function sessionColumns(sessions: Session[]): unknown[][] {
   const pick = <T>(f: (s: Session) => T) => sessions.map(f);
   return [
     pick((s) => s.id),
@@ -108,7 +108,9 @@ export async function insertEntries(
   if (rows.length === 0) return;
   const columns: unknown[][] = [[], [], [], [], [], [], []];
   for (const { sid, entry } of rows) {
-    entryInsertParams(sid, entry).forEach((value, i) => columns[i]!.push(value));
+    entryInsertParams(sid, entry).forEach((value, i) => {
+      columns[i]!.push(value);
+    });
   }
   await client.query(ENTRY_INSERT, columns);
 }
