@@ -6,7 +6,8 @@ export interface Fence {
   epoch: number;
 }
 
-const scope = new AsyncLocalStorage<Fence>();
+/** The fences of the leases the running code holds (several under `runAll`), by key. */
+const scope = new AsyncLocalStorage<ReadonlyMap<string, Fence>>();
 
 /**
  * Runs `work` (a turn holding `fence`'s lease) so that every append it makes to `fence.key`, however deep
@@ -14,11 +15,11 @@ const scope = new AsyncLocalStorage<Fence>();
  * still has that epoch, else fails it with LEASE_LOST. Stores without leases ignore it.
  */
 export function runFenced<T>(fence: Fence, work: () => T): T {
-  return scope.run(fence, work);
+  const outer = scope.getStore();
+  return scope.run(new Map(outer).set(fence.key, fence), work);
 }
 
 /** The fence of the turn this code runs in, when it holds `key`'s lease. */
 export function currentFence(key: string): Fence | undefined {
-  const fence = scope.getStore();
-  return fence?.key === key ? fence : undefined;
+  return scope.getStore()?.get(key);
 }

@@ -24,8 +24,10 @@ import type {
 } from "../store.js";
 import { inputBytes, SMALL_WRITE_BYTES } from "../write-bytes.js";
 import { type AppendRequest, commitAppends } from "./append-batch.js";
+import { PgLeases } from "./leases.js";
 import * as maintenance from "./maintenance.js";
 import { migrate } from "./migrate.js";
+import { PgNotifications } from "./notifications.js";
 import { openPool, query } from "./pool.js";
 import { numbered } from "./sql.js";
 import { PgWriter } from "./writer.js";
@@ -39,6 +41,8 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** The most bytes of appends waiting to be committed; default 64 MiB. */
   maxQueuedBytes?: number;
+  /** How long a turn's lease on its key lasts unrenewed (a crashed process's lapses after it); default 30 s. */
+  leaseTtlMs?: number;
 }
 
 type WriteRequest =
@@ -55,12 +59,17 @@ export class PostgresStore implements Store {
   readonly durability: Durability;
   private readonly writer: PgWriter<WriteRequest>;
   private closed = false;
+  readonly notifications: PgNotifications;
+  /** One turn per key across every process on this database (the engine's lanes take them). */
+  readonly leases: PgLeases;
 
   private constructor(
     readonly pool: Pool,
     options: PostgresStoreOptions,
   ) {
     this.durability = options.durability ?? "strict";
+    this.notifications = new PgNotifications(pool);
+    this.leases = new PgLeases(pool, this.notifications, { ttlMs: options.leaseTtlMs });
     this.writer = new PgWriter<WriteRequest>(
       pool,
       (client, requests) => this.commit(client, requests),
@@ -215,6 +224,8 @@ export class PostgresStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.writer.close();
+    this.leases.close();
+    await this.notifications.close();
     await this.pool.end();
   }
 

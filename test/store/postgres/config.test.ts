@@ -23,8 +23,15 @@ afterAll(async () => {
 describe("store: { backend: postgres, url }", () => {
   it("is read from sessiond.yaml and from SESSIOND_STORE / SESSIOND_DATABASE_URL, and runs a turn", async () => {
     const url = await cluster.createDatabase();
-    writeFileSync(join(dir, "sessiond.yaml"), `store:\n  backend: postgres\n  url: "${url}"\n`);
-    expect(loadConfig({ cwd: dir, env: {} }).config.store).toEqual({ backend: "postgres", url });
+    writeFileSync(
+      join(dir, "sessiond.yaml"),
+      `store:\n  backend: postgres\n  url: "${url}"\n  lease_ttl_ms: 5000\n`,
+    );
+    expect(loadConfig({ cwd: dir, env: {} }).config.store).toEqual({
+      backend: "postgres",
+      url,
+      leaseTtlMs: 5000,
+    });
     const fromEnv = loadConfig({
       cwd: tmpdir(),
       env: { SESSIOND_STORE: "postgres", SESSIOND_DATABASE_URL: url, SESSIOND_DURABILITY: "relaxed" },
