@@ -202,6 +202,7 @@ function postgresStore(store: NonNullable<ConfigFile["store"]>): StoreConfig {
     backend: "postgres",
     url: store.url,
     ...(store.durability ? { durability: store.durability } : {}),
+    ...(store.lease_ttl_ms !== undefined ? { leaseTtlMs: store.lease_ttl_ms } : {}),
   };
 }
 
