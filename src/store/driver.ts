@@ -1,0 +1,145 @@
+import type { CompactionEntry, Entry } from "../model/entry.js";
+import type { SessiondError } from "../model/errors.js";
+import type { Session } from "../model/session.js";
+import type { NormalisedQuery } from "./session-query.js";
+import type { EntryRange, SessionScan } from "./store.js";
+
+/**
+ * The storage a `LogStore` (log-store.ts) runs on, in the shape of Kysely's dialects: the core plans every
+ * write (seq, idempotency, resets, rekeys, the expected session) and batches them; a driver only reads what
+ * it is asked and commits what it is given, atomically. memory, sqlite, jsonl and postgres implement it.
+ *
+ * Every read may answer synchronously (memory, SQLite, JSONL) or with a Promise (PostgreSQL): the core only
+ * awaits what is a Promise, so a synchronous driver pays no extra turn of the event loop. Sessions and
+ * entries a driver returns belong to the caller (the core mutates session copies while it plans); a driver
+ * that keeps them in memory returns copies. Every method throws (or rejects with) a `SessiondError`.
+ */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** What the core needs to append to a key: its current session and the generation a new one would take. */
+export interface KeyHead {
+  /** The key's current (active) session, if it has one. */
+  current?: Session;
+  /** The highest generation any session of the key has (archived ones included); 0 for a new key. */
+  lastGeneration: number;
+}
+
+/** The kept context of a session: the entries from `contextFromSeq` (compactions excluded) and the summary. */
+export interface KeptContext {
+  entries: Entry[];
+  /** The entry at `lastCompactionSeq`, when the session has one. */
+  summary?: CompactionEntry;
+}
+
+/**
+ * What another process changed since the driver was last asked: nothing, everything (the driver cannot
+ * tell which keys), or these keys. The core drops what it remembers of them.
+ */
+export type ForeignChanges = { kind: "none" } | { kind: "all" } | { kind: "keys"; keys: string[] };
+
+/**
+ * What a write group relies on: the key as the core saw it when it planned. A driver that others can
+ * write to (another process, another machine) checks it inside the commit and refuses the group as
+ * `stale` when it no longer holds; one whose core is the only writer may skip the check.
+ */
+export type Expectation =
+  /** The key's current session is `sessionId`, and its last entry is `lastSeq` (its `entryCount`). */
+  | { kind: "session"; key: string; sessionId: string; lastSeq: number }
+  /** The key has no current session, and the highest generation of its sessions is `lastGeneration`. */
+  | { kind: "noSession"; key: string; lastGeneration: number };
+
+/** One change a write group makes; a group's changes are applied in order. */
+export type WriteChange =
+  /** A new session (a new generation of its key), stored before any of its entries. */
+  | { kind: "createSession"; session: Session }
+  /**
+   * Entries appended to `session` (numbered after what is stored, gap-free), and the session as they
+   * leave it (counts, title, times, compaction pointers; `state`/`archivedAt` when a reset entry closes it).
+   */
+  | { kind: "appendEntries"; session: Session; entries: Entry[] }
+  /** The session's metadata changed (overrides, state, archivedAt); no entries. */
+  | { kind: "updateSession"; session: Session }
+  /**
+   * Sessions moved to another key and renumbered (a rekey): `sessions` is every session of the target key
+   * afterwards, with `key` and `generation` set. The driver may need to renumber in two steps where
+   * (key, generation) is unique.
+   */
+  | { kind: "moveSessions"; from: string; sessions: Session[] }
+  /** A session and all its entries are gone. */
+  | { kind: "deleteSession"; session: Session };
+
+/** The changes of one store operation (an append, a reset, a rekey...): all of them commit, or none. */
+export interface WriteGroup {
+  changes: WriteChange[];
+  /** What the plan read; a group whose expectations fail is refused as `stale` and nothing of it stays. */
+  expects: Expectation[];
+  /**
+   * The fencing epoch of the lease the writer holds for the key, when it holds one (PostgreSQL): the
+   * driver refuses the group with `LEASE_LOST` when the lease has moved on.
+   */
+  fence?: { key: string; epoch: number };
+}
+
+/**
+ * A group's outcome. `stale`: an expectation failed (another writer got there first); the core reads the
+ * keys again and plans the operation anew. `error`: the group failed on its own (nothing of it stays).
+ */
+export type GroupOutcome = { ok: true } | { ok: false; stale: true } | { ok: false; error: SessiondError };
+
+/**
+ * A driver. The core calls `commit` from one writer at a time (never two commits in flight), and reads
+ * at any time, concurrently with a commit that awaits.
+ */
+export interface StoreDriver {
+  /** The backend's name as `Store.backend` reports it: `memory`, `sqlite`, `jsonl`, `postgres`. */
+  readonly backend: string;
+  // ——— reads ———
+
+  /** The key's current session and last generation. */
+  loadKey(key: string): MaybePromise<KeyHead>;
+  /** Every session of the key, newest generation first. */
+  generations(key: string): MaybePromise<Session[]>;
+  sessionById(id: string): MaybePromise<Session | undefined>;
+  /** The entries of the session with these idempotency keys (keys not stored are absent from the map). */
+  findIdempotent(session: Session, keys: readonly string[]): MaybePromise<Map<string, Entry>>;
+  /** A range of the session's entries (`range` already checked by `checkRange`), in the range's order. */
+  readEntries(session: Session, range: EntryRange & { order: "asc" | "desc" }): MaybePromise<Entry[]>;
+  /** The session's kept context, as of `session` (its `contextFromSeq` and `lastCompactionSeq`). */
+  loadKept(session: Session): MaybePromise<KeptContext>;
+  /**
+   * One page of sessions for a list, in the query's order and after its cursor, filters applied: at most
+   * `query.limit + 1` of them (the extra one tells the core there is a next page). Keyset, never an offset.
+   */
+  list(query: NormalisedQuery): MaybePromise<Session[]>;
+  /** Sessions for a sweep, oldest first by `scanTime` (session-query.ts), at most `scan.limit`. */
+  scan(scan: SessionScan & { limit: number }): MaybePromise<Session[]>;
+  /** What other writers changed since the last call (the core asks before it plans and before reads it caches). */
+  foreignChanges(): MaybePromise<ForeignChanges>;
+
+  // ——— writes ———
+
+  /**
+   * Commits the groups of one batch, in order, as one transaction where the backend has them (a failed
+   * group is rolled back alone, e.g. to a savepoint, and the others still commit); one outcome per group.
+   * `durable`: some group must be on disk when acknowledged; a driver without `durableBarrier` makes it
+   * so before it returns. Throws (rejects) only when the batch as a whole could not commit: a
+   * `STORE_FAILED` then stops the store (fail-stop, group-commit.ts).
+   */
+  commit(groups: readonly WriteGroup[], durable: boolean): MaybePromise<GroupOutcome[]>;
+  /**
+   * Makes the last committed batch durable, off the event loop, while the next batch gathers; the
+   * batch's appends resolve when it does. A rejection stops the store. Absent: `commit` is durable itself.
+   */
+  durableBarrier?(): Promise<void>;
+  /**
+   * The inline variant for a small durable batch (below `INLINE_SYNC_MAX_BATCH`, one writer appending in
+   * turn), called right after its `commit`: cheaper than a hand-off to the thread pool. Absent: the barrier.
+   */
+  syncNow?(): void;
+  /** Everything committed so far, `relaxed` writes included, reaches the disk (`Store.sync`). */
+  sync(): MaybePromise<void>;
+  /** After every accepted write is committed (`Store.flush`): what the driver still holds back goes out. */
+  flush?(): MaybePromise<void>;
+  /** Releases everything; `failed` when the store stopped (keep what a reopen must replay). */
+  close(failed: boolean): MaybePromise<void>;
+}
