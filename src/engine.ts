@@ -56,6 +56,7 @@ import type {
   Store,
 } from "./store/store.js";
 import { observedStore, SessionEvents } from "./turns/events.js";
+import { relayForeignAppends } from "./turns/foreign-events.js";
 import type { Lanes } from "./turns/lanes.js";
 import { lanesFor } from "./turns/lease-lanes.js";
 import { type AgentTurnSettings, type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
@@ -287,6 +288,7 @@ class SessionEngine implements Engine {
 
   constructor(private readonly parts: EngineParts) {
     this.store = observedStore(parts.store, this.events, parts.config.lifecycle?.clock ?? systemClock);
+    relayForeignAppends(parts.store, this.events);
     this.agents = parts.agents;
     this.lanes = lanesFor(parts.store, { maxQueue: parts.config.maxQueuedTurns ?? 16 });
     const inLanes: InLanes = (keys, work) => this.lanes.runAll(keys, work);

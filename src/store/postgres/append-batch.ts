@@ -6,6 +6,7 @@ import type { Fence } from "../fence.js";
 import { cloneSession, newSession, planAppend } from "../session-log.js";
 import { requireInit } from "../session-patch.js";
 import type { AppendResult } from "../store.js";
+import { notifyAppended } from "./append-notify.js";
 import {
   findIdempotent,
   insertEntries,
@@ -45,6 +46,8 @@ export async function commitAppends(
   client: PoolClient,
   requests: AppendRequest[],
   now: number,
+  /** This store's id in the NOTIFY it sends (so it can skip its own). */
+  notifier: string,
 ): Promise<OpResult[]> {
   const keys = [...new Set(requests.map((r) => r.key))].sort();
   const locked = await lockCurrent(client, keys);
@@ -130,6 +133,7 @@ export async function commitAppends(
     client,
     touched.filter((s) => !s.isNew).map((s) => s.session!),
   );
+  await notifyAppended(client, notifier, fresh);
   return results;
 }
 

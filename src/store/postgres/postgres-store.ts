@@ -24,6 +24,7 @@ import type {
 } from "../store.js";
 import { inputBytes, SMALL_WRITE_BYTES } from "../write-bytes.js";
 import { type AppendRequest, commitAppends } from "./append-batch.js";
+import { type ForeignAppend, listenForeignAppends } from "./append-notify.js";
 import { PgLeases } from "./leases.js";
 import * as maintenance from "./maintenance.js";
 import { migrate } from "./migrate.js";
@@ -107,6 +108,14 @@ export class PostgresStore implements Store {
       durable,
       inputBytes(parsed),
     );
+  }
+
+  /**
+   * Calls `listener` whenever another process commits entries (key and seq range only); for live views
+   * across processes. Rejects when the server cannot be reached.
+   */
+  onForeignAppend(listener: (change: ForeignAppend) => void): Promise<() => void> {
+    return listenForeignAppends(this.notifications, this.leases.holder, listener);
   }
 
   async getSession(key: string): Promise<Session | undefined> {
@@ -239,7 +248,7 @@ export class PostgresStore implements Store {
         },
       );
     }
-    return commitAppends(client, requests as AppendRequest[], Date.now());
+    return commitAppends(client, requests as AppendRequest[], Date.now(), this.leases.holder);
   }
 
   private async op<T>(run: (client: PoolClient) => Promise<T>): Promise<T> {
