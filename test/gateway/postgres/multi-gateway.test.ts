@@ -90,4 +90,82 @@ describe("several sessiond serve processes on one PostgreSQL database", () => {
     }
     expect(maxRunning).toBe(1);
   });
+
+  it("hand the key to another gateway after the TTL when the holder is killed mid-turn", async () => {
+    const [url, [a, b]] = await gatewaysOn(2, 1500);
+    let arrived!: () => void;
+    const atModel = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    model.setHandler(async (body) => {
+      if (lastUser(body).endsWith("hang")) {
+        arrived();
+        await new Promise(() => {}); // the holder dies before any answer
+      }
+      return { content: `echo: ${lastUser(body)}` };
+    });
+    void a!.chat("admin-crash", "hang").catch(() => {});
+    await atModel;
+    a!.child.kill("SIGKILL");
+    const next = await b!.chat("admin-crash", "after");
+    expect(next.status).toBe(200);
+    expect(String(next.body.reply)).toMatch(/after$/);
+    const messages = await storedMessages(url, "admin-crash");
+    expect(messages.map((m) => m.role)).toEqual(["user", "user", "assistant"]);
+    expect(messages[0]!.content).toBe("hang");
+  });
+
+  it("refuse every write of a holder paused past its lease (SIGSTOP) once another took over: LEASE_LOST, nothing stored", async () => {
+    const [url, [a, b]] = await gatewaysOn(2, 1500);
+    let arrived!: () => void;
+    const atModel = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    model.setHandler(async (body) => {
+      if (lastUser(body).endsWith("pause")) {
+        arrived();
+        await answered;
+      }
+      return { content: `echo: ${lastUser(body)}` };
+    });
+    const paused = a!.chat("admin-pause", "pause");
+    await atModel;
+    a!.child.kill("SIGSTOP");
+    // b waits for the lease to lapse (a cannot renew it), takes it over and runs its turn.
+    const takeover = await b!.chat("admin-pause", "takeover");
+    expect(takeover.status).toBe(200);
+    answer(); // the model's answer waits in a's socket
+    a!.child.kill("SIGCONT");
+    const late = await paused;
+    expect(late.status).toBeGreaterThanOrEqual(400);
+    expect(JSON.stringify(late.body)).toContain("LEASE_LOST");
+    const messages = await storedMessages(url, "admin-pause");
+    // a's input (stored while it held the lease), then b's turn; nothing of a's after the takeover.
+    expect(messages.map((m) => m.content.replace(/^.*\] /, ""))).toEqual([
+      "pause",
+      "takeover",
+      expect.stringMatching(/takeover$/),
+    ]);
+  });
+
+  it("show a turn made on one gateway to a WebSocket subscriber of another", async () => {
+    const [, [a, b]] = await gatewaysOn(2, 10_000);
+    model.setHandler(async (body) => ({ content: `echo: ${lastUser(body)}` }));
+    const watcher = await connectWs(b!);
+    expect((await watcher.request("sessions.subscribe", { session: "admin-live" })).ok).toBe(true);
+    const seenReply = watcher.event((name, data) => {
+      const entries = (data as { entries?: Array<{ role?: string; content?: string }> }).entries ?? [];
+      return (
+        name === "session.appended" &&
+        entries.some((e) => e.role === "assistant" && e.content === "echo: seen on b")
+      );
+    });
+    expect((await a!.chat("admin-live", "seen on b")).status).toBe(200);
+    await seenReply;
+    watcher.close();
+  });
 });
