@@ -6,15 +6,8 @@ import type { Fence } from "../fence.js";
 import { cloneSession, newSession, planAppend } from "../session-log.js";
 import { requireInit } from "../session-patch.js";
 import type { AppendResult } from "../store.js";
-import { notifyAppended } from "./append-notify.js";
-import {
-  findIdempotent,
-  insertEntries,
-  insertSessions,
-  lastGenerations,
-  lockCurrent,
-  updateSessions,
-} from "./sql.js";
+import { appendedNotices } from "./append-notify.js";
+import { findIdempotent, insertSessions, lastGenerations, lockCurrent, writeAppends } from "./sql.js";
 import type { OpResult } from "./writer.js";
 
 export interface AppendRequest {
@@ -125,15 +118,12 @@ export async function commitAppends(
     if (s.sid === undefined && s.session) s.sid = newSids.get(s.session.id);
     if (s.sid === undefined && s.touched) throw new Error(`no sid for ${key}`);
   }
-  await insertEntries(
+  await writeAppends(
     client,
     fresh.map(({ key, entry }) => ({ sid: state.get(key)!.sid!, entry })),
-  );
-  await updateSessions(
-    client,
     touched.filter((s) => !s.isNew).map((s) => s.session!),
+    appendedNotices(notifier, fresh),
   );
-  await notifyAppended(client, notifier, fresh);
   return results;
 }
 

@@ -1,4 +1,3 @@
-import type { PoolClient } from "pg";
 import type { Entry } from "../../model/entry.js";
 import type { PgNotifications } from "./notifications.js";
 
@@ -11,24 +10,36 @@ export interface ForeignAppend {
   toSeq: number;
 }
 
+/** NOTIFY payloads must stay under 8,000 bytes: a batch's changes go in as few as fit. */
+const MAX_PAYLOAD = 7900;
+
 /**
- * Tells the other processes, on commit, which keys got entries: one NOTIFY per key of the batch, carrying
- * only the writer's id, the seq range and the key (never content), `<writer> <from> <to> <key>`.
+ * The NOTIFYs telling the other processes, on commit, which keys got entries, as few as fit: the writer's id
+ * on the first line, then one `<from> <to> <key>` line per key (ids and seqs only, never content).
  */
-export async function notifyAppended(
-  client: PoolClient,
+export function appendedNotices(
   writer: string,
   fresh: ReadonlyArray<{ key: string; entry: Entry }>,
-): Promise<void> {
+): string[] {
   const ranges = new Map<string, [number, number]>();
   for (const { key, entry } of fresh) {
     const range = ranges.get(key);
     if (range) range[1] = Math.max(range[1], entry.seq);
     else ranges.set(key, [entry.seq, entry.seq]);
   }
-  if (ranges.size === 0) return;
-  const payloads = [...ranges].map(([key, [from, to]]) => `${writer} ${from} ${to} ${key}`);
-  await client.query(`SELECT pg_notify('${APPENDED_CHANNEL}', p) FROM unnest($1::text[]) AS p`, [payloads]);
+  if (ranges.size === 0) return [];
+  const payloads: string[] = [];
+  let payload = writer;
+  for (const [key, [from, to]] of ranges) {
+    const line = `\n${from} ${to} ${key}`;
+    if (Buffer.byteLength(payload) + Buffer.byteLength(line) > MAX_PAYLOAD) {
+      payloads.push(payload);
+      payload = writer;
+    }
+    payload += line;
+  }
+  payloads.push(payload);
+  return payloads;
 }
 
 /** Calls `listener` for each batch another store (process) commits; its own are skipped. */
@@ -38,9 +49,12 @@ export function listenForeignAppends(
   listener: (change: ForeignAppend) => void,
 ): Promise<() => void> {
   return notifications.listen(APPENDED_CHANNEL, (payload) => {
-    const [writer, from, to] = payload.split(" ", 3);
-    if (writer === self || from === undefined || to === undefined) return;
-    const key = payload.slice(writer!.length + from.length + to.length + 3);
-    listener({ key, fromSeq: Number(from), toSeq: Number(to) });
+    const [writer, ...lines] = payload.split("\n");
+    if (writer === self) return;
+    for (const line of lines) {
+      const [from, to] = line.split(" ", 2);
+      if (from === undefined || to === undefined) continue;
+      listener({ key: line.slice(from.length + to.length + 2), fromSeq: Number(from), toSeq: Number(to) });
+    }
   });
 }

@@ -4,7 +4,7 @@ import { SessiondError } from "../../model/errors.js";
 import { newId } from "../../model/ids.js";
 import type { Fence } from "../fence.js";
 import type { PgNotifications } from "./notifications.js";
-import { query } from "./pool.js";
+import { query, queryUnflushed } from "./pool.js";
 
 export const LEASE_CHANNEL = "sessiond_lease_free";
 
@@ -21,7 +21,8 @@ interface Waiter {
  * One turn per key across processes: a row per key in `leases` with its holder, an expiry (the server's
  * clock) and an epoch that every take increments. A take succeeds only when the key is free or its lease
  * expired; the holder renews its leases every third of the TTL while its turns run, and frees them with a
- * NOTIFY. A process that wants a held key waits for that NOTIFY or for the holder's expiry, whichever
+ * NOTIFY (frees and renewals commit without waiting for the WAL: one lost in a server crash only lets the
+ * lease lapse; takes wait for it, so an epoch is never handed out twice). A process that wants a held key waits for that NOTIFY or for the holder's expiry, whichever
  * comes first (never polling faster). The epoch is the turn's fence: its appends commit only while the
  * lease still has it (see append-batch.ts), so a holder paused past its lease writes nothing.
  */
@@ -83,7 +84,7 @@ export class PgLeases {
   async release(fence: Fence): Promise<void> {
     if (this.held.get(fence.key) === fence.epoch) this.held.delete(fence.key);
     if (this.held.size === 0) this.stopRenewal();
-    await query(
+    await queryUnflushed(
       this.pool,
       `WITH freed AS (UPDATE leases SET holder = NULL, expires_at = NULL
          WHERE key = $1 AND epoch = $2 AND holder = $3 RETURNING key)
@@ -166,7 +167,7 @@ export class PgLeases {
   private async renew(): Promise<void> {
     const held = [...this.held];
     if (held.length === 0) return;
-    const rows = await query<{ key: string }>(
+    const rows = await queryUnflushed<{ key: string }>(
       this.pool,
       `UPDATE leases AS l SET expires_at = clock_timestamp() + $4 * interval '1 millisecond'
        FROM unnest($1::text[], $2::bigint[]) AS h(key, epoch)

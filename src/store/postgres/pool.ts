@@ -119,3 +119,20 @@ export function unavailable(cause: unknown, outcome: "unknown" | "not-written"):
     details: { outcome },
   });
 }
+
+/**
+ * One statement committed without waiting for the WAL flush (`synchronous_commit = off`): for writes
+ * whose loss in a server crash costs only time (a lease freed or renewed: it lapses instead).
+ */
+export async function queryUnflushed<R extends object>(
+  pool: Pool,
+  sql: string,
+  params: unknown[],
+): Promise<R[]> {
+  return inTransaction(pool, async (client) => {
+    await client.query("SET LOCAL synchronous_commit = off");
+    return (await client.query<R>(sql, params)).rows;
+  }).catch((error: unknown) => {
+    throw isConnectionError(error) ? unavailable(error, "not-written") : error;
+  });
+}

@@ -31,7 +31,6 @@ CREATE TABLE sessions (
 );
 CREATE UNIQUE INDEX sessions_current ON sessions (key) WHERE state = 'active';
 CREATE UNIQUE INDEX sessions_generations ON sessions (key, generation);
-CREATE INDEX sessions_created ON sessions (id) WHERE state = 'active';
 CREATE INDEX sessions_activity ON sessions (last_activity_at, id) WHERE state = 'active';
 CREATE INDEX sessions_archived ON sessions (archived_at, id) WHERE state = 'archived';
 CREATE INDEX sessions_agent ON sessions (agent, id);

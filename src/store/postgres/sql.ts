@@ -2,6 +2,7 @@ import type { PoolClient } from "pg";
 import type { Entry } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
 import { entryFromRow, entryInsertParams, type SessionRow, sessionFromRow } from "../sqlite/rows.js";
+import { APPENDED_CHANNEL } from "./append-notify.js";
 
 /**
  * The statements the PostgreSQL store shares between its writer and its maintenance operations. Rows
@@ -106,13 +107,47 @@ export async function insertEntries(
   rows: Array<{ sid: number; entry: Entry }>,
 ): Promise<void> {
   if (rows.length === 0) return;
+  await client.query(ENTRY_INSERT, entryColumns(rows));
+}
+
+function entryColumns(rows: Array<{ sid: number; entry: Entry }>): unknown[][] {
   const columns: unknown[][] = [[], [], [], [], [], [], []];
   for (const { sid, entry } of rows) {
     entryInsertParams(sid, entry).forEach((value, i) => {
       columns[i]!.push(value);
     });
   }
-  await client.query(ENTRY_INSERT, columns);
+  return columns;
+}
+
+/** `sql` with its placeholders `$n` moved up by `by`, to be one part of a larger statement. */
+function shifted(sql: string, by: number): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + by}`);
+}
+
+/**
+ * An append batch's writes in one statement (one round trip): the entries, the sessions they leave, and
+ * the NOTIFY payloads (sent on commit), as data-modifying CTEs.
+ */
+export async function writeAppends(
+  client: PoolClient,
+  rows: Array<{ sid: number; entry: Entry }>,
+  sessions: Session[],
+  notices: string[],
+): Promise<void> {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  if (rows.length > 0) {
+    parts.push(`e AS (${shifted(ENTRY_INSERT, params.length)})`);
+    params.push(...entryColumns(rows));
+  }
+  if (sessions.length > 0) {
+    parts.push(`s AS (${shifted(SESSION_UPDATE, params.length)})`);
+    params.push(...sessionColumns(sessions));
+  }
+  const notify = `SELECT pg_notify('${APPENDED_CHANNEL}', p) FROM unnest($${params.length + 1}::text[]) AS p`;
+  params.push(notices);
+  await client.query(parts.length > 0 ? `WITH ${parts.join(", ")} ${notify}` : notify, params);
 }
 
 export interface EntryRowWithSid {

@@ -59,7 +59,7 @@ export class PgWriter<R> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ request, durable, bytes, resolve: resolve as (v: unknown) => void, reject });
       this.queuedBytes += bytes;
-      this.running ??= new Promise<void>((done) => setImmediate(done)).then(() => this.drain());
+      this.running ??= this.drain();
     });
   }
 
@@ -75,6 +75,9 @@ export class PgWriter<R> {
 
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
+      // What the last batch's acknowledgements set off (each writer's next append) joins this batch:
+      // everything submitted within one event-loop turn is one transaction.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       let size = 1;
       if (this.batchable(this.queue[0]!.request)) {
         while (size < this.queue.length && size < MAX_BATCH && this.batchable(this.queue[size]!.request))
