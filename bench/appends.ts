@@ -60,13 +60,15 @@ async function storeRound(
   const store = await openStore({ backend: "sqlite", path });
   try {
     const keys = Array.from({ length: sessions }, (_, s) => benchKey(s));
-    await Promise.all(keys.map((key, s) => store.append(key, [userMessage(content(s))], BENCH_INIT)));
+    await Promise.all(
+      keys.map((key, s) => store.append(key, [userMessage(content(s))], { init: BENCH_INIT })),
+    );
     const start = nowMs();
     await Promise.all(
       keys.map(async (key, s) => {
         for (let i = 1; i <= perSession; i++) {
           const t0 = nowMs();
-          await store.append(key, [userMessage(content(s * 31 + i))], BENCH_INIT);
+          await store.append(key, [userMessage(content(s * 31 + i))], { init: BENCH_INIT });
           latencies.push(nowMs() - t0);
         }
       }),

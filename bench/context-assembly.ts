@@ -84,7 +84,7 @@ async function writeSession(store: Store, key: string, total: number, compact: b
       batch.push(input);
     }
     if (batch.length >= BATCH || seq === total) {
-      await store.append(key, batch, BENCH_INIT);
+      await store.append(key, batch, { init: BENCH_INIT });
       batch = [];
     }
   }

@@ -37,7 +37,9 @@ async function storeRound(
   const store = new JsonlStore({ path: dir });
   try {
     const keys = Array.from({ length: sessions }, (_, s) => benchKey(s));
-    await Promise.all(keys.map((key, s) => store.append(key, [userMessage(content(s))], BENCH_INIT)));
+    await Promise.all(
+      keys.map((key, s) => store.append(key, [userMessage(content(s))], { init: BENCH_INIT })),
+    );
     const start = nowMs();
     await Promise.all(
       keys.map(async (key, s) => {
@@ -177,7 +179,7 @@ async function load(ctx: BenchContext): Promise<JsonlLoadResult> {
       store.append(
         key,
         Array.from({ length: perSession }, (_, i) => userMessage(content(s + i))),
-        BENCH_INIT,
+        { init: BENCH_INIT },
       ),
     ),
   );

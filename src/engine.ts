@@ -312,8 +312,7 @@ class SessionEngine implements Engine {
     // next durable commit only means compacting again (later commits are ordered after it).
     this.compactor = new Compactor(
       parts.summarizer,
-      (key, entries, options) =>
-        this.store.append(key, entries, undefined, { ...options, durability: "relaxed" }),
+      (key, entries, options) => this.store.append(key, entries, { ...options, durability: "relaxed" }),
       () => this.lifecycle.clock.now(),
       parts.thread,
     );
@@ -382,11 +381,9 @@ class SessionEngine implements Engine {
 
   append(key: string, entries: EntryInput[], init?: SessionInit): Promise<AppendResult> {
     validateKey(key);
-    return this.store.append(
-      key,
-      entries,
-      init ?? initForKey(key, this.routing.defaultAgent, this.routing.agents),
-    );
+    return this.store.append(key, entries, {
+      init: init ?? initForKey(key, this.routing.defaultAgent, this.routing.agents),
+    });
   }
 
   async history(key: string, options: HistoryOptions = {}): Promise<Entry[]> {

@@ -46,7 +46,6 @@ export class TitleWriter {
         await this.store.append(
           key,
           [{ type: "title", title, by: this.model ? this.model.model : "offline" }],
-          undefined,
           {
             expectSessionId: session.id,
           },

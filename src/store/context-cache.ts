@@ -4,8 +4,8 @@ import type { Session } from "../model/session.js";
 import { frozenCopy } from "./frozen.js";
 
 interface Cached {
-  /** The store's own id of the generation the entries belong to. */
-  sid: number;
+  /** The store's own id of the generation the entries belong to (a row id, or the session's id). */
+  sid: number | string;
   /** The seq of the last entry seen: the cache is only good while it equals the session's `entryCount`. */
   lastSeq: number;
   fromSeq: number;
@@ -49,7 +49,7 @@ export class ContextCache {
   }
 
   /** The kept entries (a fresh array of frozen entries) and summary, when the cache holds exactly `session`'s context. */
-  get(key: string, sid: number, session: Session): CachedContext | undefined {
+  get(key: string, sid: number | string, session: Session): CachedContext | undefined {
     const cached = this.byKey.get(key);
     if (!cached) return undefined;
     if (
@@ -64,7 +64,7 @@ export class ContextCache {
   }
 
   /** Remembers a context just loaded from the store. */
-  put(key: string, sid: number, session: Session, context: CachedContext): void {
+  put(key: string, sid: number | string, session: Session, context: CachedContext): void {
     const cached: Cached = {
       sid,
       lastSeq: session.entryCount,
@@ -80,7 +80,7 @@ export class ContextCache {
   }
 
   /** Entries `fresh` were appended to the generation `sid`, leaving it as `session`. */
-  appended(key: string, sid: number, session: Session, fresh: readonly Entry[]): void {
+  appended(key: string, sid: number | string, session: Session, fresh: readonly Entry[]): void {
     const cached = this.byKey.peek(key);
     const first = fresh[0];
     if (!cached || !first) return;

@@ -1,7 +1,7 @@
 import { isSessiondError, SessiondError } from "../model/errors.js";
 
-interface Pending {
-  run: () => unknown;
+interface Pending<Op> {
+  run: Op;
   durable: boolean;
   bytes: number;
   resolve: (value: unknown) => void;
@@ -35,14 +35,17 @@ export interface GroupCommitOptions {
 export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_MAX_QUEUED = 100_000;
 
+export type BatchResult = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /**
  * Runs a batch: each op's result or error, in order. `durable` is true when any op must be on disk when
- * acknowledged. Throws if the batch as a whole could not commit.
+ * acknowledged. Throws if the batch as a whole could not commit. A commit that answers with a Promise (a
+ * database across a socket) holds the writer until it settles: batches never overlap.
  */
-export type CommitBatch = (
-  ops: ReadonlyArray<() => unknown>,
+export type CommitBatch<Op = () => unknown> = (
+  ops: ReadonlyArray<Op>,
   durable: boolean,
-) => Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
+) => BatchResult[] | Promise<BatchResult[]>;
 
 /**
  * One writer for the whole store. Operations from every session queue up and are committed together
@@ -52,8 +55,8 @@ export type CommitBatch = (
  * `STORE_FAILED` for a failed inline fsync), every write is refused until the store is reopened. After an
  * fsync error the kernel may have dropped the dirty pages, so a later fsync that "succeeds" proves nothing.
  */
-export class GroupCommit {
-  private queue: Pending[] = [];
+export class GroupCommit<Op = () => unknown> {
+  private queue: Array<Pending<Op>> = [];
   private queuedBytes = 0;
   private scheduled = false;
   private closed = false;
@@ -65,7 +68,7 @@ export class GroupCommit {
   private readonly settling = new Set<Promise<void>>();
 
   constructor(
-    private readonly commit: CommitBatch,
+    private readonly commit: CommitBatch<Op>,
     private readonly options: GroupCommitOptions,
   ) {}
 
@@ -73,7 +76,7 @@ export class GroupCommit {
    * Queues `run` for the next batch. `bytes` is what the operation will write, roughly: the queue refuses
    * more than `maxQueuedBytes` (or `maxQueued` operations) waiting with `STORE_BUSY`.
    */
-  submit<T>(run: () => T, durable = true, bytes = 0): Promise<T> {
+  submit<T>(run: Op, durable = true, bytes = 0): Promise<T> {
     if (this.closed) return Promise.reject(new SessiondError("STORE_CLOSED", "the store is closed"));
     if (this.failure) return Promise.reject(refused(this.failure));
     const maxBytes = this.options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
@@ -168,10 +171,10 @@ export class GroupCommit {
     else for (const resolve of this.idle.splice(0)) resolve();
   }
 
-  private runBatch(batch: Pending[]): void {
+  private runBatch(batch: Array<Pending<Op>>): void {
     this.batchSizes.push(batch.length);
     if (this.batchSizes.length > 1000) this.batchSizes.splice(0, this.batchSizes.length - 1000);
-    let results: ReturnType<CommitBatch>;
+    let results: ReturnType<CommitBatch<Op>>;
     const durable = batch.some((p) => p.durable);
     try {
       results = this.commit(
@@ -179,27 +182,48 @@ export class GroupCommit {
         durable,
       );
     } catch (error) {
-      if (isSessiondError(error, "STORE_FAILED")) {
-        const failure = this.failStop(error);
-        for (const p of batch) p.reject(outcomeUnknown(failure));
-        return;
-      }
-      for (const p of batch) p.reject(storeFailure("the store could not commit", error));
+      this.batchFailed(batch, error);
       return;
     }
+    if (results instanceof Promise) {
+      this.hold(
+        results.then(
+          (settled) => this.committed(batch, settled, durable),
+          (error: unknown) => this.batchFailed(batch, error),
+        ),
+      );
+    } else this.committed(batch, results, durable);
+  }
+
+  private batchFailed(batch: ReadonlyArray<Pending<Op>>, error: unknown): void {
+    if (isSessiondError(error, "STORE_FAILED")) {
+      const failure = this.failStop(error);
+      for (const p of batch) p.reject(outcomeUnknown(failure));
+      return;
+    }
+    for (const p of batch) p.reject(storeFailure("the store could not commit", error));
+  }
+
+  private committed(batch: ReadonlyArray<Pending<Op>>, results: BatchResult[], durable: boolean): void {
     for (const listener of this.listeners) listener(batch.length);
     const barrier = durable ? this.options.durableBarrier : undefined;
     if (!barrier) {
       settle(batch, results);
       return;
     }
-    const settling: Promise<void> = barrier().then(
-      () => settle(batch, results),
-      (error: unknown) => {
-        const failure = this.failStop(error);
-        for (const p of batch) p.reject(outcomeUnknown(failure));
-      },
+    this.hold(
+      barrier().then(
+        () => settle(batch, results),
+        (error: unknown) => {
+          const failure = this.failStop(error);
+          for (const p of batch) p.reject(outcomeUnknown(failure));
+        },
+      ),
     );
+  }
+
+  /** The next batch waits for `settling` (a durable barrier, or a commit that answered with a Promise). */
+  private hold(settling: Promise<void>): void {
     this.settling.add(settling);
     void settling.finally(() => {
       this.settling.delete(settling);
@@ -208,7 +232,7 @@ export class GroupCommit {
   }
 }
 
-function settle(batch: readonly Pending[], results: ReturnType<CommitBatch>): void {
+function settle<Op>(batch: ReadonlyArray<Pending<Op>>, results: BatchResult[]): void {
   batch.forEach((p, i) => {
     const result = results[i];
     if (result?.ok) p.resolve(result.value);

@@ -81,6 +81,8 @@ export interface SessionScan {
 }
 
 export interface AppendOptions {
+  /** How to create the key's session when it has none; without it, such an append fails (`INVALID_ARGUMENT`). */
+  init?: SessionInit;
   /** Overrides the store's durability for this append: `relaxed` may be lost in a power cut until `sync()`. */
   durability?: Durability;
   /**
@@ -104,15 +106,10 @@ export interface Store {
   readonly backend: string;
   readonly durability: Durability;
   /**
-   * Appends to the key's current session, creating it with `init` when the key has none.
+   * Appends to the key's current session, creating it with `options.init` when the key has none.
    * Resolves once the entries are durable (under `strict`).
    */
-  append(
-    key: string,
-    entries: EntryInput[],
-    init?: SessionInit,
-    options?: AppendOptions,
-  ): Promise<AppendResult>;
+  append(key: string, entries: EntryInput[], options?: AppendOptions): Promise<AppendResult>;
   /** The key's current (active) session. */
   getSession(key: string): Promise<Session | undefined>;
   getSessionById(id: string): Promise<Session | undefined>;

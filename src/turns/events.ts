@@ -46,10 +46,10 @@ export class SessionEvents {
 /** The store, reporting every change it commits as a session event. Everything else passes straight through. */
 export function observedStore(store: Store, events: SessionEvents, clock?: Clock): Store {
   const writes: Partial<Store> = {
-    append: async (key, given, init, options) => {
+    append: async (key, given, options) => {
       // Entries without a time of their own get the engine's clock's, so one clock dates everything.
       const entries = clock ? given.map((e) => (e.ts === undefined ? { ...e, ts: clock.now() } : e)) : given;
-      const result = await store.append(key, entries, init, options);
+      const result = await store.append(key, entries, options);
       const fresh = result.entries.filter((_, i) => result.created[i]);
       if (fresh.length > 0) events.emit({ type: "appended", key, session: result.session, entries: fresh });
       return result;

@@ -79,7 +79,8 @@ export class TurnPipeline {
     const text = fresh.text;
     const durability = this.deps.durabilityOf(route.agent);
     const now = this.deps.lifecycle.clock.now();
-    const appended = await store.append(key, [{ ...inputEntry(envelope, text), ts: now }], initOf(route), {
+    const appended = await store.append(key, [{ ...inputEntry(envelope, text), ts: now }], {
+      init: initOf(route),
       durability: inputDurability(durability, text),
     });
     const input = appended.entries[0] as MessageEntry;
@@ -133,7 +134,7 @@ export class TurnPipeline {
     }));
     // Computed on the input's session: a reset, relink or forget since (another process's too) makes
     // this fail with SESSION_CHANGED rather than land in the next generation.
-    const saved = await store.append(key, stamped, undefined, {
+    const saved = await store.append(key, stamped, {
       durability: durability === "relaxed" ? "relaxed" : "strict",
       expectSessionId: input.sessionId,
     });
@@ -153,7 +154,8 @@ export class TurnPipeline {
   /** Stores an inbound message as context only, with no turn (a group message not addressed to the bot). */
   record(route: Route, envelope: Envelope): Promise<AppendResult> {
     const entry = { ...inputEntry(envelope, envelope.text), ts: this.deps.lifecycle.clock.now() };
-    return this.deps.store.append(route.key, [entry], initOf(route), {
+    return this.deps.store.append(route.key, [entry], {
+      init: initOf(route),
       durability: inputDurability(this.deps.durabilityOf(route.agent), envelope.text),
     });
   }
@@ -243,7 +245,6 @@ export class TurnPipeline {
       .append(
         key,
         [{ type: "note", level: "error", code, text, idempotencyKey: turnEntryKey(input, code) }],
-        undefined,
         { expectSessionId: input.sessionId },
       )
       .catch((failure: unknown) => {

@@ -45,12 +45,12 @@ describe("Compactor", () => {
       entries.push({ type: "message", role: "user", content: `question ${i} about ticket ABC-${100 + i}` });
       entries.push({ type: "message", role: "assistant", content: `answer ${i}` });
     }
-    await store.append(key, entries, init);
+    await store.append(key, entries, { init });
   };
   const compactor = (s: Summarizer) =>
     new Compactor(
       s,
-      (key, entries, options) => store.append(key, entries, undefined, options),
+      (key, entries, options) => store.append(key, entries, options),
       () => clock,
     );
   const context = async (key: string) => (await store.loadContext(key))!;
@@ -205,7 +205,7 @@ describe("Compactor", () => {
     const outcome = await c.compact({ key: "k", context: await context("k"), policy });
     expect(outcome.reason).toBe("manual");
     expect(outcome.entry.firstKeptSeq).toBe(3);
-    await store.append("x", [{ type: "message", role: "user", content: "only one" }], init);
+    await store.append("x", [{ type: "message", role: "user", content: "only one" }], { init });
     await expect(c.compact({ key: "x", context: await context("x"), policy })).rejects.toMatchObject({
       code: "NOTHING_TO_COMPACT",
     });
@@ -229,7 +229,7 @@ describe("Compactor", () => {
     try {
       const c = new Compactor(
         thread.offline,
-        (key, entries, options) => store.append(key, entries, undefined, options),
+        (key, entries, options) => store.append(key, entries, options),
         () => clock,
         thread,
       );

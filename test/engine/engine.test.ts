@@ -8,7 +8,6 @@ import {
   type Engine,
   type EntryInput,
   type Envelope,
-  type SessionInit,
   type TurnContext,
 } from "../../src/index.js";
 
@@ -278,9 +277,9 @@ describe("engine", () => {
     const recording = new Proxy(real, {
       get(target, name, receiver) {
         if (name === "append") {
-          return (key: string, entries: EntryInput[], init?: SessionInit, options?: AppendOptions) => {
+          return (key: string, entries: EntryInput[], options?: AppendOptions) => {
             seen.push([entries.map((e) => e.type).join("+"), options?.durability]);
-            return target.append(key, entries, init, options);
+            return target.append(key, entries, options);
           };
         }
         const value = Reflect.get(target, name, receiver);

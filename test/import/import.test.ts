@@ -34,9 +34,11 @@ describe("sessiond import", () => {
   it("a key that already has a current session from elsewhere is left alone and reported", async () => {
     const src = t.fixture("nanobot-flat");
     await t.store().append("telegram:42", [{ type: "message", role: "user", content: "live" }], {
-      agent: "main",
-      channel: "telegram",
-      createdBy: "42",
+      init: {
+        agent: "main",
+        channel: "telegram",
+        createdBy: "42",
+      },
     });
     const report = await importSessions(t.store(), "nanobot", readSource("nanobot", src));
     expect(report.imported.sessions).toBe(0);

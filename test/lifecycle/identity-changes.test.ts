@@ -91,7 +91,7 @@ const init = (createdBy: string, agent = "main") => ({
   createdBy,
 });
 const say = (store: Store, key: string, content: string, agent = "main") =>
-  store.append(key, [{ type: "message", role: "user", content }], init(key, agent));
+  store.append(key, [{ type: "message", role: "user", content }], { init: init(key, agent) });
 const contents = async (store: Store, sessionId: string) =>
   (await store.readEntries(sessionId)).flatMap((e) => (e.type === "message" ? [e.content] : []));
 

@@ -251,9 +251,11 @@ for (const backend of ["memory", "sqlite"] as const) {
           ? new MemoryStore()
           : await openStore({ backend: "sqlite", path: join(dir, "sessiond.db") });
       await store.append("telegram:1", [{ type: "message", role: "user", content: "hi" }], {
-        agent: "main",
-        channel: "telegram",
-        createdBy: "1",
+        init: {
+          agent: "main",
+          channel: "telegram",
+          createdBy: "1",
+        },
       });
     });
 

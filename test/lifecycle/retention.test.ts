@@ -50,7 +50,7 @@ for (const [backend, open] of backends) {
     const init = { agent: "main", channel: "webhook", createdBy: "github" };
 
     const append = (key: string, ts: number) =>
-      store.append(key, [{ type: "message", role: "user", content: "event", ts }], init);
+      store.append(key, [{ type: "message", role: "user", content: "event", ts }], { init });
 
     beforeEach(async () => {
       dir = await mkdtemp(join(tmpdir(), "sessiond-retention-"));

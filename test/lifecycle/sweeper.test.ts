@@ -32,10 +32,12 @@ async function seed(store: Store, seeds: Seed[]): Promise<void> {
   await Promise.all(
     seeds.map((s) =>
       store.append(s.key, [{ type: "message", role: "user", content: "hello", ts: s.lastActivityAt }], {
-        agent: "main",
-        channel: s.channel ?? "telegram",
-        createdBy: "u1",
-        ...(s.chatType ? { chatType: s.chatType } : {}),
+        init: {
+          agent: "main",
+          channel: s.channel ?? "telegram",
+          createdBy: "u1",
+          ...(s.chatType ? { chatType: s.chatType } : {}),
+        },
       }),
     ),
   );
@@ -129,10 +131,12 @@ for (const [backend, open] of backends) {
         "group-idle-31",
         [{ type: "message", role: "user", content: "back", ts: now }],
         {
-          agent: "main",
-          channel: "telegram",
-          chatType: "group",
-          createdBy: "u1",
+          init: {
+            agent: "main",
+            channel: "telegram",
+            chatType: "group",
+            createdBy: "u1",
+          },
         },
       );
       expect(next.session.generation).toBe(2);
@@ -285,18 +289,27 @@ describe("Sweeper", () => {
   it("resets a session once it becomes due, without waiting for its next message", async () => {
     await seed(store, [{ key: "k", lastActivityAt: start }]);
     const reports: SweepReport[] = [];
-    const sweeper = new Sweeper({ store, policy, clock, timer: clock, onSweep: (r) => reports.push(r) });
+    // The store commits on the writer's next turn: each step waits for the run it started to report.
+    let reported: () => void = () => undefined;
+    const nextReport = () => new Promise<void>((resolve) => (reported = resolve));
+    const onSweep = (r: SweepReport) => {
+      reports.push(r);
+      reported();
+    };
+    const sweeper = new Sweeper({ store, policy, clock, timer: clock, onSweep });
     sweeper.start(5 * MINUTE);
     expect(sweeper.started).toBe(true);
 
+    let report = nextReport();
     clock.advance(55 * MINUTE);
-    await flush();
+    await report;
     expect(reports.length).toBeGreaterThan(0);
     expect(reports.every((r) => r.resets.archived.length === 0)).toBe(true);
     expect(await store.getSession("k")).toBeDefined();
 
+    report = nextReport();
     clock.advance(5 * MINUTE); // exactly 60 minutes idle
-    await flush();
+    await report;
     expect(reports.at(-1)?.now).toBe(start + 60 * MINUTE);
     expect(reports.at(-1)?.resets.archived).toEqual([expect.objectContaining({ key: "k", cause: "idle" })]);
     expect(await store.getSession("k")).toBeUndefined();

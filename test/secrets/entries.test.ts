@@ -41,7 +41,7 @@ describe("the store scrubs every entry it appends", () => {
           summarizer: "offline",
         },
       ],
-      INIT,
+      { init: INIT },
     );
     const session = await store.getSession("k");
     const stored = JSON.stringify([session, await store.readEntries(session?.id ?? "")]);

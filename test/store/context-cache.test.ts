@@ -44,7 +44,7 @@ describe("context cache: immutable entries", () => {
     it(`${name}: changing what loadContext or append returned does not change the next load`, async () => {
       const store = make();
       opened.push(store);
-      const appended = await store.append("k", [msg("one")], init);
+      const appended = await store.append("k", [msg("one")], { init });
       // The entries append handed back are the caller's: scribbling on them leaves the stored ones alone.
       for (const entry of appended.entries) scribble(entry);
       const first = (await store.loadContext("k"))!;

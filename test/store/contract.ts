@@ -45,7 +45,7 @@ export function runStoreContract(factory: StoreFactory): void {
 
     describe("append", () => {
       it("creates the session on first append and numbers entries 1, 2, 3 with unique ULIDs", async () => {
-        const first = await store.append("telegram:1", [msg("a"), msg("b")], init());
+        const first = await store.append("telegram:1", [msg("a"), msg("b")], { init: init() });
         const second = await store.append("telegram:1", [msg("c")]);
         const all = [...first.entries, ...second.entries];
         expect(all.map((e) => e.seq)).toEqual([1, 2, 3]);
@@ -87,7 +87,7 @@ export function runStoreContract(factory: StoreFactory): void {
             summarizer: "offline",
           },
         ];
-        const { entries, session } = await store.append("k:types", inputs, init());
+        const { entries, session } = await store.append("k:types", inputs, { init: init() });
         const read = await store.readEntries(session.id);
         expect(read).toEqual(entries);
         expect(read[0]).toMatchObject({ ...inputs[0], seq: 1 });
@@ -97,7 +97,7 @@ export function runStoreContract(factory: StoreFactory): void {
 
       it("refuses a new key without init, and invalid entries, storing nothing", async () => {
         await expect(store.append("k:none", [msg("a")])).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-        await store.append("k:1", [msg("a")], init());
+        await store.append("k:1", [msg("a")], { init: init() });
         const bad = { type: "message", role: "robot", content: "x" } as unknown as EntryInput;
         await expect(store.append("k:1", [msg("b"), bad])).rejects.toMatchObject({ code: "INVALID_ENTRY" });
         await expect(
@@ -120,7 +120,7 @@ export function runStoreContract(factory: StoreFactory): void {
       });
 
       it("keeps one session gap-free and in submission order under concurrent appends", async () => {
-        await store.append("k:busy", [msg("0")], init());
+        await store.append("k:busy", [msg("0")], { init: init() });
         const results = await Promise.all(
           Array.from({ length: 300 }, (_, i) => store.append("k:busy", [msg(String(i + 1))])),
         );
@@ -139,7 +139,9 @@ export function runStoreContract(factory: StoreFactory): void {
         const keys = Array.from({ length: 40 }, (_, i) => `k:many:${i}`);
         await Promise.all(
           keys.flatMap((key) =>
-            Array.from({ length: 15 }, (_, j) => store.append(key, [msg(`${key}#${j}`)], init(key))),
+            Array.from({ length: 15 }, (_, j) =>
+              store.append(key, [msg(`${key}#${j}`)], { init: init(key) }),
+            ),
           ),
         );
         for (const key of keys) {
@@ -159,7 +161,7 @@ export function runStoreContract(factory: StoreFactory): void {
         const plain = msg("plain");
         const withKey = { ...msg("keyed"), idempotencyKey: "in-1", sender: { id: "u1" } };
         const copies = [structuredClone(plain), structuredClone(withKey)];
-        const { entries } = await store.append("k:inputs", [plain, withKey, plain], init());
+        const { entries } = await store.append("k:inputs", [plain, withKey, plain], { init: init() });
         expect([plain, withKey]).toEqual(copies);
         expect(entries.map((e) => e.seq)).toEqual([1, 2, 3]);
         expect(new Set(entries.map((e) => e.id)).size).toBe(3);
@@ -169,11 +171,11 @@ export function runStoreContract(factory: StoreFactory): void {
 
     describe("failures inside a batch", () => {
       it("fails only the operation that failed; the others commit once", async () => {
-        await store.append("k:b1", [msg("a")], init());
+        await store.append("k:b1", [msg("a")], { init: init() });
         const results = await Promise.allSettled([
           store.append("k:b1", [msg("b")]),
           store.reset("k:missing", "manual"),
-          store.append("k:b2", [msg("c")], init()),
+          store.append("k:b2", [msg("c")], { init: init() }),
           store.updateSession("k:missing", { overrides: { model: "x" } }),
           store.append("k:b1", [msg("d")]),
         ]);
@@ -196,7 +198,9 @@ export function runStoreContract(factory: StoreFactory): void {
 
     describe("idempotency", () => {
       it("returns the first entry for a repeated key and stores nothing", async () => {
-        const first = await store.append("k:i", [msg("hello", { idempotencyKey: "tg-42" })], init());
+        const first = await store.append("k:i", [msg("hello", { idempotencyKey: "tg-42" })], {
+          init: init(),
+        });
         const again = await store.append("k:i", [msg("hello (retried)", { idempotencyKey: "tg-42" })]);
         expect(again.created).toEqual([false]);
         expect(again.entries[0]).toEqual(first.entries[0]);
@@ -213,7 +217,7 @@ export function runStoreContract(factory: StoreFactory): void {
       });
 
       it("stores one entry when the same key is appended concurrently", async () => {
-        await store.append("k:race", [msg("start")], init());
+        await store.append("k:race", [msg("start")], { init: init() });
         const results = await Promise.all(
           Array.from({ length: 20 }, () => store.append("k:race", [msg("once", { idempotencyKey: "m-1" })])),
         );
@@ -226,11 +230,9 @@ export function runStoreContract(factory: StoreFactory): void {
     describe("session metadata", () => {
       it("derives title, counts, tokens and last activity from entries", async () => {
         const t0 = Date.now();
-        await store.append(
-          "k:m",
-          [msg("12345678"), { type: "note", text: "n" }],
-          init("alice", "ops", "discord"),
-        );
+        await store.append("k:m", [msg("12345678"), { type: "note", text: "n" }], {
+          init: init("alice", "ops", "discord"),
+        });
         await store.append("k:m", [{ type: "title", title: "A title" }]);
         const session = (await store.getSession("k:m"))!;
         expect(session).toMatchObject({
@@ -249,7 +251,7 @@ export function runStoreContract(factory: StoreFactory): void {
       });
 
       it("sets and removes overrides", async () => {
-        await store.append("k:o", [msg("a")], init());
+        await store.append("k:o", [msg("a")], { init: init() });
         await store.updateSession("k:o", { overrides: { model: "gpt-x", temperature: 0.2 } });
         const updated = await store.updateSession("k:o", { overrides: { temperature: null, verbose: true } });
         expect(updated.overrides).toEqual({ model: "gpt-x", verbose: true });
@@ -265,7 +267,7 @@ export function runStoreContract(factory: StoreFactory): void {
         const { session } = await store.append(
           "k:r",
           Array.from({ length: 10 }, (_, i) => msg(String(i + 1))),
-          init(),
+          { init: init() },
         );
         const seqs = async (range: Parameters<Store["readEntries"]>[1]) =>
           (await store.readEntries(session.id, range)).map((e) => e.seq);
@@ -289,7 +291,7 @@ export function runStoreContract(factory: StoreFactory): void {
         await store.append(
           "k:c",
           Array.from({ length: 6 }, (_, i) => msg(`m${i + 1}`)),
-          init(),
+          { init: init() },
         );
         const before = (await store.loadContext("k:c"))!;
         expect(before.summary).toBeUndefined();
@@ -327,11 +329,9 @@ export function runStoreContract(factory: StoreFactory): void {
         for (let i = 0; i < n; i++) {
           const key = `k:list:${String(i).padStart(3, "0")}`;
           keys.push(key);
-          await store.append(
-            key,
-            [msg("x")],
-            init(`u${i}`, i % 2 === 0 ? "even" : "odd", i % 3 === 0 ? "tg" : "dc"),
-          );
+          await store.append(key, [msg("x")], {
+            init: init(`u${i}`, i % 2 === 0 ? "even" : "odd", i % 3 === 0 ? "tg" : "dc"),
+          });
         }
         return keys;
       }
@@ -398,7 +398,7 @@ export function runStoreContract(factory: StoreFactory): void {
         const writer = (async () => {
           while (writing) {
             await store.append(keys[n % keys.length]!, [msg("busy")]);
-            await store.append(`k:new:${n}`, [msg("new")], init());
+            await store.append(`k:new:${n}`, [msg("new")], { init: init() });
             n++;
             // A store that answers in microtasks would otherwise starve the reader.
             await new Promise((r) => setImmediate(r));
@@ -422,11 +422,9 @@ export function runStoreContract(factory: StoreFactory): void {
 
     describe("reset and generations", () => {
       it("archives the session with a reset entry and starts the next generation", async () => {
-        const { session: first } = await store.append(
-          "k:g",
-          [msg("a", { idempotencyKey: "p1" }), msg("b")],
-          init(),
-        );
+        const { session: first } = await store.append("k:g", [msg("a", { idempotencyKey: "p1" }), msg("b")], {
+          init: init(),
+        });
         const result = await store.reset("k:g", "trigger");
         expect(result.archived).toMatchObject({
           id: first.id,
@@ -471,13 +469,13 @@ export function runStoreContract(factory: StoreFactory): void {
 
     describe("writes land in the generation they were computed for", () => {
       it("an append expecting a session that is no longer current fails with SESSION_CHANGED and stores nothing", async () => {
-        const { session: first } = await store.append("k:exp", [msg("a")], init());
-        const ok = await store.append("k:exp", [msg("b")], undefined, { expectSessionId: first.id });
+        const { session: first } = await store.append("k:exp", [msg("a")], { init: init() });
+        const ok = await store.append("k:exp", [msg("b")], { expectSessionId: first.id });
         expect(ok.entries[0]!.seq).toBe(2);
 
         const { current } = await store.reset("k:exp", "manual");
         await expect(
-          store.append("k:exp", [msg("late reply")], undefined, { expectSessionId: first.id }),
+          store.append("k:exp", [msg("late reply")], { expectSessionId: first.id }),
         ).rejects.toMatchObject({
           code: "SESSION_CHANGED",
           details: { key: "k:exp", expectedSessionId: first.id },
@@ -488,15 +486,15 @@ export function runStoreContract(factory: StoreFactory): void {
         // Archived with nothing after it, or deleted: the append starts no session.
         await store.archive("k:exp", "manual");
         await expect(
-          store.append("k:exp", [msg("late")], init(), { expectSessionId: current.id }),
+          store.append("k:exp", [msg("late")], { init: init(), expectSessionId: current.id }),
         ).rejects.toMatchObject({ code: "SESSION_CHANGED" });
         expect(await store.getSession("k:exp")).toBeUndefined();
         expect(await store.generations("k:exp")).toHaveLength(2);
-        await store.append("k:exp2", [msg("x")], init());
+        await store.append("k:exp2", [msg("x")], { init: init() });
         const gone = (await store.getSession("k:exp2"))!;
         await store.delete("k:exp2");
         await expect(
-          store.append("k:exp2", [msg("late")], init(), { expectSessionId: gone.id }),
+          store.append("k:exp2", [msg("late")], { init: init(), expectSessionId: gone.id }),
         ).rejects.toMatchObject({ code: "SESSION_CHANGED" });
         expect(await store.generations("k:exp2")).toEqual([]);
       });
@@ -504,19 +502,19 @@ export function runStoreContract(factory: StoreFactory): void {
 
     describe("archive, generations and rekey", () => {
       it("archives without starting a new session; the next append starts one", async () => {
-        await store.append("k:a", [msg("a")], init());
+        await store.append("k:a", [msg("a")], { init: init() });
         const { archived, resetEntry } = await store.archive("k:a", "idle");
         expect(archived).toMatchObject({ state: "archived", generation: 1, entryCount: 2 });
         expect(resetEntry).toMatchObject({ type: "reset", cause: "idle", seq: 2 });
         expect(resetEntry.nextSessionId).toBeUndefined();
         expect(await store.getSession("k:a")).toBeUndefined();
         await expect(store.archive("k:a", "idle")).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
-        const next = await store.append("k:a", [msg("b")], init());
+        const next = await store.append("k:a", [msg("b")], { init: init() });
         expect(next.session.generation).toBe(2);
       });
 
       it("deletes one archived generation, never the current one", async () => {
-        const { session: first } = await store.append("k:dg", [msg("a"), msg("b")], init());
+        const { session: first } = await store.append("k:dg", [msg("a"), msg("b")], { init: init() });
         const { current } = await store.reset("k:dg", "manual");
         expect(await store.deleteGeneration(first.id)).toEqual({ sessions: 1, entries: 3 });
         expect((await store.generations("k:dg")).map((g) => g.id)).toEqual([current.id]);
@@ -526,7 +524,9 @@ export function runStoreContract(factory: StoreFactory): void {
       });
 
       it("carries a key's history over to another key that has none", async () => {
-        const { session } = await store.append("discord:dm:987", [msg("from discord")], init("987"));
+        const { session } = await store.append("discord:dm:987", [msg("from discord")], {
+          init: init("987"),
+        });
         expect(await store.rekey("discord:dm:987", "telegram:123")).toEqual({ moved: 1 });
         expect(await store.getSession("discord:dm:987")).toBeUndefined();
         expect(await store.generations("discord:dm:987")).toEqual([]);
@@ -537,9 +537,9 @@ export function runStoreContract(factory: StoreFactory): void {
       });
 
       it("keeps both histories readable when both keys have one, the target's staying current", async () => {
-        const { session: a } = await store.append("old:1", [msg("old")], init());
+        const { session: a } = await store.append("old:1", [msg("old")], { init: init() });
         await store.reset("old:1", "manual");
-        const { session: b } = await store.append("new:1", [msg("new")], init());
+        const { session: b } = await store.append("new:1", [msg("new")], { init: init() });
         const { session: c } = await store.append("old:1", [msg("old again")]);
         expect(await store.rekey("old:1", "new:1")).toEqual({ moved: 2 });
         const gens = await store.generations("new:1");
@@ -561,9 +561,9 @@ export function runStoreContract(factory: StoreFactory): void {
         const t0 = Date.now() - 100_000;
         for (let i = 0; i < 6; i++) {
           const key = i % 2 ? `webhook:main:alert:ts-${i}` : `telegram:${i}`;
-          await store.append(key, [msg("x", { ts: t0 + i * 1000 })], init());
+          await store.append(key, [msg("x", { ts: t0 + i * 1000 })], { init: init() });
         }
-        await store.append("telegram:fresh", [msg("now")], init());
+        await store.append("telegram:fresh", [msg("now")], { init: init() });
         const idle = await store.scanSessions({ state: "active", inactiveBefore: t0 + 3500 });
         expect(idle.map((s) => s.key)).toEqual([
           "telegram:0",
@@ -603,8 +603,8 @@ export function runStoreContract(factory: StoreFactory): void {
 
     describe("durability per append", () => {
       it("takes relaxed appends beside strict ones, and sync makes them all durable", async () => {
-        await store.append("k:r1", [msg("strict")], init());
-        await store.append("k:r1", [msg("relaxed")], undefined, { durability: "relaxed" });
+        await store.append("k:r1", [msg("strict")], { init: init() });
+        await store.append("k:r1", [msg("relaxed")], { durability: "relaxed" });
         await store.sync();
         const session = (await store.getSession("k:r1"))!;
         expect((await store.readEntries(session.id)).map((e) => e.seq)).toEqual([1, 2]);
@@ -613,10 +613,10 @@ export function runStoreContract(factory: StoreFactory): void {
 
     describe("delete", () => {
       it("deletes every generation and entry of a key, and only that key", async () => {
-        await store.append("k:d", [msg("a"), msg("b")], init());
+        await store.append("k:d", [msg("a"), msg("b")], { init: init() });
         await store.reset("k:d", "manual");
         await store.append("k:d", [msg("c")]);
-        await store.append("k:keep", [msg("stay")], init());
+        await store.append("k:keep", [msg("stay")], { init: init() });
         expect(await store.delete("k:d")).toEqual({ sessions: 2, entries: 4 });
         expect(await store.getSession("k:d")).toBeUndefined();
         expect(await store.generations("k:d")).toEqual([]);
@@ -624,7 +624,7 @@ export function runStoreContract(factory: StoreFactory): void {
           "k:keep",
         ]);
         expect(await store.delete("k:d")).toEqual({ sessions: 0, entries: 0 });
-        const fresh = await store.append("k:d", [msg("again")], init());
+        const fresh = await store.append("k:d", [msg("again")], { init: init() });
         expect(fresh.session.generation).toBe(1);
         expect(fresh.entries[0]!.seq).toBe(1);
       });
@@ -639,7 +639,7 @@ export function runStoreContract(factory: StoreFactory): void {
           "用户:Алиса",
           'q"uote',
         ];
-        for (const key of keys) await store.append(key, [msg(key)], init());
+        for (const key of keys) await store.append(key, [msg(key)], { init: init() });
         for (const key of keys) {
           const context = (await store.loadContext(key))!;
           expect(context.session.key).toBe(key);
@@ -650,7 +650,7 @@ export function runStoreContract(factory: StoreFactory): void {
 
     describe("closing", () => {
       it("flushes on close and refuses work afterwards", async () => {
-        const pending = store.append("k:close", [msg("last")], init());
+        const pending = store.append("k:close", [msg("last")], { init: init() });
         await store.close();
         await expect(pending).resolves.toMatchObject({ created: [true] });
         await expect(store.append("k:close", [msg("late")])).rejects.toMatchObject({ code: "STORE_CLOSED" });
@@ -662,11 +662,9 @@ export function runStoreContract(factory: StoreFactory): void {
     if (factory.persistent) {
       describe("persistence", () => {
         it("finds everything again after close and reopen", async () => {
-          const { session } = await store.append(
-            "k:p",
-            [msg("a", { idempotencyKey: "x" }), msg("b")],
-            init(),
-          );
+          const { session } = await store.append("k:p", [msg("a", { idempotencyKey: "x" }), msg("b")], {
+            init: init(),
+          });
           await store.append("k:p", [{ type: "title", title: "Kept" }]);
           await store.updateSession("k:p", { overrides: { model: "m" } });
           await store.reset("k:p", "daily");

@@ -14,9 +14,11 @@ async function writer(n: number): Promise<never> {
       key,
       [{ type: "message", role: "user", content: `${i} ${payload}` }],
       {
-        agent: "main",
-        channel: "crash",
-        createdBy: `u${n}`,
+        init: {
+          agent: "main",
+          channel: "crash",
+          createdBy: `u${n}`,
+        },
       },
     );
     const entry = entries[0]!;

@@ -26,7 +26,7 @@ describe("JSONL store: bad lines never stop it", () => {
     const { session } = await store.append(
       "k",
       ["a", "b", "c"].map((content) => ({ type: "message" as const, role: "user" as const, content })),
-      init,
+      { init },
     );
     sessionId = session.id;
     await store.close();

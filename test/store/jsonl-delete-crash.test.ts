@@ -30,7 +30,7 @@ describe("JSONL store removal", () => {
   it("leaves a session whole when the process dies before its file is removed", async () => {
     const store = new JsonlStore({ path: dir });
     const keys = Array.from({ length: 10 }, (_, i) => `k:${i}`);
-    await Promise.all(keys.map((key, i) => store.append(key, [msg(`${key} 0`)], init(`u${i}`))));
+    await Promise.all(keys.map((key, i) => store.append(key, [msg(`${key} 0`)], { init: init(`u${i}`) })));
     // Busy batches: their bytes wait in memory for the session files.
     for (let round = 1; round <= 3; round++)
       await Promise.all(keys.map((key) => store.append(key, [msg(`${key} ${round}`)])));

@@ -108,11 +108,13 @@ describe("JSONL store under injected faults", () => {
     const init = { agent: "main", channel: "t", createdBy: "u1" };
     fault.faults = { enospcAtWrite: fault.writes + 1 }; // the journal's first write
     const failed = await store
-      .append("k", [{ type: "message", role: "user", content: "lost" }], init)
+      .append("k", [{ type: "message", role: "user", content: "lost" }], { init })
       .catch((error: unknown) => error);
     expect(isSessiondError(failed, "STORE_UNAVAILABLE")).toBe(true);
     expect(await store.getSession("k")).toBeUndefined();
-    const { session } = await store.append("k", [{ type: "message", role: "user", content: "kept" }], init);
+    const { session } = await store.append("k", [{ type: "message", role: "user", content: "kept" }], {
+      init,
+    });
     await store.close();
     const files = readdirSync(dir).filter((n) => n.endsWith(".jsonl"));
     expect(files).toHaveLength(1);

@@ -111,7 +111,9 @@ describe("JSONL store files", () => {
 
   it("writes files that load by CrabTalk's rules to the same context sessiond loads", async () => {
     const store = open();
-    await store.append("k:1", [msg("m1"), msg("r1", "assistant"), msg("m2"), msg("r2", "assistant")], init());
+    await store.append("k:1", [msg("m1"), msg("r1", "assistant"), msg("m2"), msg("r2", "assistant")], {
+      init: init(),
+    });
     await store.append("k:1", [
       {
         type: "compaction",
@@ -149,7 +151,7 @@ describe("JSONL store files", () => {
 
   it("cuts a torn last line back on open, keeping every complete line", async () => {
     let store = open();
-    const { session } = await store.append("k:t", [msg("a"), msg("b")], init());
+    const { session } = await store.append("k:t", [msg("a"), msg("b")], { init: init() });
     await store.close();
     const path = join(dir, jsonlFiles(dir)[0]!);
     const intact = readFileSync(path, "utf8");
@@ -170,7 +172,7 @@ describe("JSONL store files", () => {
 
   it("replays the journal of a writer that is gone: acknowledged bytes a power cut lost come back", async () => {
     const writer = open();
-    const { session } = await writer.append("k:j", [msg("before")], init());
+    const { session } = await writer.append("k:j", [msg("before")], { init: init() });
     await writer.sync();
     const name = jsonlFiles(dir)[0]!;
     const synced = readFileSync(join(dir, name), "utf8");
@@ -196,7 +198,7 @@ describe("JSONL store files", () => {
 
   it("keeps a complete last line that only lacks its newline", async () => {
     let store = open();
-    const { session } = await store.append("k:n", [msg("a"), msg("b")], init());
+    const { session } = await store.append("k:n", [msg("a"), msg("b")], { init: init() });
     await store.close();
     const path = join(dir, jsonlFiles(dir)[0]!);
     writeFileSync(path, readFileSync(path, "utf8").replace(/\n$/, ""));
@@ -208,7 +210,7 @@ describe("JSONL store files", () => {
 
   it("reports a bad line in the middle with its file and line, and keeps it and everything around it", async () => {
     let store = open();
-    const { session } = await store.append("k:c", [msg("a"), msg("b"), msg("c")], init());
+    const { session } = await store.append("k:c", [msg("a"), msg("b"), msg("c")], { init: init() });
     await store.close();
     const name = jsonlFiles(dir)[0]!;
     const path = join(dir, name);
@@ -230,7 +232,7 @@ describe("JSONL store files", () => {
 
   it("renames the file with the title slug once titled, and keeps appending to it", async () => {
     let store = open();
-    await store.append("k:title", [msg("hello")], init("TG:user-123", "crab"));
+    await store.append("k:title", [msg("hello")], { init: init("TG:user-123", "crab") });
     expect(jsonlFiles(dir)).toEqual(["crab_tg-user-123_1.jsonl"]);
     await store.append("k:title", [{ type: "title", title: "Planning the Trip!" }]);
     expect(jsonlFiles(dir)).toEqual(["crab_tg-user-123_1_planning-the-trip.jsonl"]);
@@ -241,7 +243,7 @@ describe("JSONL store files", () => {
     expect(session).toMatchObject({ title: "Planning the Trip!", entryCount: 3 });
     // A new session of the same pair never takes the titled file's seq.
     await store.reset("k:title", "manual");
-    await store.append("k:other", [msg("x")], init("TG:user-123", "crab"));
+    await store.append("k:other", [msg("x")], { init: init("TG:user-123", "crab") });
     expect(jsonlFiles(dir)).toEqual([
       "crab_tg-user-123_1_planning-the-trip.jsonl",
       "crab_tg-user-123_2.jsonl",
@@ -303,7 +305,7 @@ describe("JSONL store files", () => {
 
   it("numbers after entries another process appended to a session since (one writer at a time)", async () => {
     const gateway = open();
-    const { session } = await gateway.append("k:shared", [msg("a")], init());
+    const { session } = await gateway.append("k:shared", [msg("a")], { init: init() });
     // The CLI, in another process, appends to the same session while the gateway is idle.
     const cli = open();
     await cli.append("k:shared", [msg("b")]);
@@ -320,7 +322,7 @@ describe("JSONL store files", () => {
 
   it("notices a line another program appended between two of its own appends, once it had checked the file", async () => {
     const store = open();
-    const { session } = await store.append("k:watched", [msg("a")], init());
+    const { session } = await store.append("k:watched", [msg("a")], { init: init() });
     // This append compares the file with what the store wrote (they match); later ones rely on the
     // directory's change events until another program writes.
     await store.append("k:watched", [msg("b")]);
@@ -347,7 +349,7 @@ describe("JSONL store files", () => {
 
   it("reads the entries an earlier operation of the same batch queued when an append needs the session's entries", async () => {
     const store = open();
-    await store.append("k:old", [msg("a")], init());
+    await store.append("k:old", [msg("a")], { init: init() });
     const keyed = (content: string, idempotencyKey: string): EntryInput => ({
       ...msg(content),
       idempotencyKey,
@@ -357,7 +359,7 @@ describe("JSONL store files", () => {
     const [, c, , y, yAgain] = await Promise.all([
       store.append("k:old", [msg("b")]),
       store.append("k:old", [keyed("c", "c-1")]),
-      store.append("k:new", [msg("x")], init("u2")),
+      store.append("k:new", [msg("x")], { init: init("u2") }),
       store.append("k:new", [keyed("y", "y-1")]),
       store.append("k:new", [keyed("y again", "y-1")]),
     ]);
@@ -377,7 +379,7 @@ describe("JSONL store files", () => {
 
   it("reads its file again when the file is shorter than this process wrote it", async () => {
     const store = open();
-    const { session } = await store.append("k:cut", [msg("a")], init());
+    const { session } = await store.append("k:cut", [msg("a")], { init: init() });
     await store.append("k:cut", [msg("b")]);
     const path = join(dir, jsonlFiles(dir)[0]!);
     // Another process cut the last line off (as a repair of a torn tail would).
@@ -393,7 +395,7 @@ describe("JSONL store files", () => {
   it("reads what a busy store acknowledged even before its files hold it, and the files catch up once it is idle", async () => {
     const store = new JsonlStore({ path: dir, cacheSize: 1, onProblem: (p) => problems.push(p) });
     const keys = Array.from({ length: 20 }, (_, i) => `k:busy:${i}`);
-    await Promise.all(keys.map((key, i) => store.append(key, [msg(`${key} 0`)], init(`u${i}`))));
+    await Promise.all(keys.map((key, i) => store.append(key, [msg(`${key} 0`)], { init: init(`u${i}`) })));
     for (let round = 1; round <= 5; round++)
       await Promise.all(keys.map((key) => store.append(key, [msg(`${key} ${round}`)])));
     // Right away, in this turn: each session is read from its file (a cache of one session).
@@ -422,7 +424,7 @@ describe("JSONL store files", () => {
     const store = new JsonlStore({ path: inside, onProblem: (p) => problems.push(p) });
     const hostile = ["../../etc/passwd", "/etc/shadow", "..", "a\\..\\b", ".hidden", "x/../../y", "\u0000"];
     for (const [i, who] of hostile.entries()) {
-      await store.append(`../k/${i}`, [msg(who)], init(who, who === "\u0000" ? "main" : who));
+      await store.append(`../k/${i}`, [msg(who)], { init: init(who, who === "\u0000" ? "main" : who) });
     }
     const files = jsonlFiles(inside).filter((f) => f !== "evil_link_1.jsonl");
     expect(files).toHaveLength(hostile.length);

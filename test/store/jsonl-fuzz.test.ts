@@ -25,7 +25,7 @@ describe("JSONL files, fuzzed (seeded, bounded)", () => {
           ...(i === 3 ? [{ type: "title" as const, title: "A title" }] : []),
           ...(i === 6 ? [{ type: "note" as const, text: "a note", level: "warn" as const }] : []),
         ],
-        init,
+        { init },
       );
     await store.close();
     name = readdirSync(source).find((n) => n.endsWith(".jsonl"))!;

@@ -53,11 +53,11 @@ describe("JSONL store journal", () => {
 
   it("replays only what was journaled since the last checkpoint", async () => {
     const writer = open();
-    await writer.append("k:a", [msg("a1")], init("a"));
+    await writer.append("k:a", [msg("a1")], { init: init("a") });
     await writer.append("k:a", [msg("a2")]);
     await writer.sync();
     const fileA = join(dir, sessionFiles(dir)[0]!);
-    await writer.append("k:b", [msg("b1")], init("b"));
+    await writer.append("k:b", [msg("b1")], { init: init("b") });
     await writer.append("k:b", [msg("b2")]);
     const fileB = join(dir, sessionFiles(dir).find((n) => join(dir, n) !== fileA)!);
     const metaLineA = readFileSync(fileA, "utf8").split("\n")[0]!;
@@ -77,7 +77,7 @@ describe("JSONL store journal", () => {
 
   it("a late replay never cuts or overwrites bytes written since at a record's offset: it reports the record", async () => {
     const writer = open();
-    await writer.append("k:l", [msg("first")], init());
+    await writer.append("k:l", [msg("first")], { init: init() });
     await writer.sync();
     await writer.append("k:l", [msg("journaled, lost from the file")]);
     const file = join(dir, sessionFiles(dir)[0]!);
@@ -100,7 +100,7 @@ describe("JSONL store journal", () => {
 
   it("does not replay a batch whose bytes did not all reach the journal, and keeps the ones before it", async () => {
     const writer = open();
-    await writer.append("k:t", [msg("zero")], init());
+    await writer.append("k:t", [msg("zero")], { init: init() });
     await writer.sync();
     const file = join(dir, sessionFiles(dir)[0]!);
     const synced = statSync(file).size;
@@ -121,7 +121,7 @@ describe("JSONL store journal", () => {
 
   it("replays a journal written before batches were framed", async () => {
     const writer = open();
-    await writer.append("k:o", [msg("first")], init());
+    await writer.append("k:o", [msg("first")], { init: init() });
     await writer.close();
     const name = sessionFiles(dir)[0]!;
     const file = join(dir, name);

@@ -17,9 +17,11 @@ describe("JSONL store memory is bounded by bytes", () => {
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) {
       const { session } = await store.append(`k:${i}`, [{ type: "message", role: "user", content }], {
-        agent: "main",
-        channel: "t",
-        createdBy: `u${i}`,
+        init: {
+          agent: "main",
+          channel: "t",
+          createdBy: `u${i}`,
+        },
       });
       ids.push(session.id);
     }
@@ -37,7 +39,7 @@ describe("JSONL store memory is bounded by bytes", () => {
     const store = new JsonlStore({ path: dir, maxQueuedBytes: 10_000 });
     const init = { agent: "main", channel: "t", createdBy: "u" };
     const big = (n: number) =>
-      store.append("k", [{ type: "message", role: "user", content: "x".repeat(n) }], init);
+      store.append("k", [{ type: "message", role: "user", content: "x".repeat(n) }], { init });
     const first = big(6000);
     const refused = await big(6000).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: "STORE_BUSY" });
@@ -50,9 +52,11 @@ describe("JSONL store memory is bounded by bytes", () => {
   it("keeps at most problemBytes of problems, the newest", async () => {
     let store = new JsonlStore({ path: dir });
     await store.append("k", [{ type: "message", role: "user", content: "a" }], {
-      agent: "main",
-      channel: "t",
-      createdBy: "u",
+      init: {
+        agent: "main",
+        channel: "t",
+        createdBy: "u",
+      },
     });
     await store.close();
     const file = join(dir, readdirSync(dir).find((n) => n.endsWith(".jsonl"))!);

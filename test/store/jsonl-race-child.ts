@@ -9,7 +9,7 @@ await new Promise<void>((resolve) => process.stdin.once("data", () => resolve())
 const init = { agent: "crab", channel: "tg", createdBy: "TG:user-123" };
 await Promise.all(
   Array.from({ length: Number(count) }, (_, i) =>
-    store.append(`race:${tag}:${i}`, [{ type: "message", role: "user", content: `${tag} ${i}` }], init),
+    store.append(`race:${tag}:${i}`, [{ type: "message", role: "user", content: `${tag} ${i}` }], { init }),
   ),
 );
 await store.close();

@@ -40,7 +40,7 @@ export async function runWorkload(store: JsonlStore, acked: Acked[]): Promise<vo
       const { session, entries, created } = await store.append(
         key,
         [{ type: "message", role: "user", content, ...(idempotencyKey ? { idempotencyKey } : {}) }],
-        init(key),
+        { init: init(key) },
       );
       const entry = entries[0]!;
       if (created[0] && entry.type === "message")

@@ -17,14 +17,14 @@ for (let r = 0; r < Number(rounds); r++) {
       store.append(
         key,
         [{ type: "message", role: "user", content: `${tag} ${r}`, idempotencyKey: `${tag}-${r}-${key}` }],
-        init,
+        { init },
       ),
     ),
   );
   await store.append(
     shared[r % shared.length]!,
     [{ type: "message", role: "user", content: `${tag} ${r} alone` }],
-    init,
+    { init },
   );
   appends += shared.length + 1;
 }

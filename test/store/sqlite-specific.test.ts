@@ -34,27 +34,32 @@ describe("SQLite store", () => {
     expect(check.pragma("journal_mode", { simple: true })).toBe("wal");
     check.close();
     const internals = (store: SqliteStore) =>
-      store as unknown as { db: Database.Database; walSync: { completed: number } };
+      store.sqlite as unknown as { db: Database.Database; walSync: { completed: number } };
     const strict = open();
     expect(internals(strict).db.pragma("synchronous", { simple: true })).toBe(1);
-    await strict.append("k", [msg("one")], init);
+    await strict.append("k", [msg("one")], { init });
     expect(internals(strict).walSync.completed).toBe(1);
-    await Promise.all([strict.append("a", [msg("two")], init), strict.append("b", [msg("three")], init)]);
+    await Promise.all([
+      strict.append("a", [msg("two")], { init }),
+      strict.append("b", [msg("three")], { init }),
+    ]);
     expect(internals(strict).walSync.completed).toBe(2);
 
     const relaxed = open({ durability: "relaxed" });
-    await relaxed.append("k", [msg("four")], init);
+    await relaxed.append("k", [msg("four")], { init });
     expect(internals(relaxed).walSync.completed).toBe(0);
-    await relaxed.append("k", [msg("five")], init, { durability: "strict" });
+    await relaxed.append("k", [msg("five")], { init: init, durability: "strict" });
     expect(internals(relaxed).walSync.completed).toBe(1);
   });
 
   it("checkpoints the WAL on a thread of its own while appends go on, and stops it on close", async () => {
     const store = open();
     const checkpoints = () =>
-      (store as unknown as { checkpointer: { completed: number } }).checkpointer.completed;
+      (store.sqlite as unknown as { checkpointer: { completed: number } }).checkpointer.completed;
     for (let i = 0; checkpoints() === 0; i++) {
-      await Promise.all(Array.from({ length: 20 }, (_, j) => store.append(`k${j}`, [msg(`m${i}`)], init)));
+      await Promise.all(
+        Array.from({ length: 20 }, (_, j) => store.append(`k${j}`, [msg(`m${i}`)], { init })),
+      );
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     await store.close();
@@ -69,7 +74,7 @@ describe("SQLite store", () => {
   it("starts the WAL over once it holds about 8 MB, so that commits overwrite it instead of growing the file", async () => {
     const store = open({ durability: "relaxed" });
     // Each of these commits writes about three pages: 3,000 of them would make a WAL of some 36 MB.
-    for (let i = 0; i < 3000; i++) await store.append("k", [msg(`message ${i}`)], init);
+    for (let i = 0; i < 3000; i++) await store.append("k", [msg(`message ${i}`)], { init });
     expect(statSync(`${path}-wal`).size).toBeLessThan(12 * 1024 * 1024);
     expect((await store.getSession("k"))!.entryCount).toBe(3000);
   });
@@ -77,7 +82,7 @@ describe("SQLite store", () => {
   it("serves repeated context loads from memory, and never a stale one", async () => {
     const a = open();
     const b = open();
-    for (let i = 1; i <= 6; i++) await a.append("k", [msg(`m${i}`)], init);
+    for (let i = 1; i <= 6; i++) await a.append("k", [msg(`m${i}`)], { init });
     const first = (await a.loadContext("k"))!;
     expect(first.entries.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     // A compaction in this process moves the window; the next load matches a cold load of the file.
@@ -100,7 +105,7 @@ describe("SQLite store", () => {
     expect(warm.entries).toEqual(cold.entries);
     expect(warm.summary).toEqual(cold.summary);
     // Another connection's append is seen at once.
-    await b.append("k", [msg("from b")], init);
+    await b.append("k", [msg("from b")], { init });
     expect((await a.loadContext("k"))!.entries.map((e) => e.seq)).toEqual([5, 6, 8, 9]);
     // A reset starts the next generation's context empty.
     await a.reset("k", "manual");
@@ -127,7 +132,7 @@ describe("SQLite store", () => {
 
   it("batches appends from many sessions into few transactions", async () => {
     const store = open();
-    await Promise.all(Array.from({ length: 200 }, (_, i) => store.append(`k${i}`, [msg("x")], init)));
+    await Promise.all(Array.from({ length: 200 }, (_, i) => store.append(`k${i}`, [msg("x")], { init })));
     const sizes = store.recentBatchSizes();
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(200);
     expect(sizes.length).toBeLessThan(10);
@@ -137,8 +142,8 @@ describe("SQLite store", () => {
     const a = open();
     const b = open();
     for (let i = 0; i < 10; i++) {
-      await a.append("shared", [msg(`a${i}`)], init);
-      await b.append("shared", [msg(`b${i}`)], init);
+      await a.append("shared", [msg(`a${i}`)], { init });
+      await b.append("shared", [msg(`b${i}`)], { init });
     }
     const session = (await a.getSession("shared"))!;
     const entries = await b.readEntries(session.id);
@@ -148,7 +153,7 @@ describe("SQLite store", () => {
 
   it("fails appends clearly while another process holds the write lock, loses nothing, and recovers", async () => {
     const store = open({ busyTimeoutMs: 50 });
-    await store.append("k", [msg("before")], init);
+    await store.append("k", [msg("before")], { init });
     const other = new Database(path);
     other.exec("BEGIN IMMEDIATE");
     await expect(store.append("k", [msg("blocked")])).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
@@ -178,7 +183,7 @@ describe("SQLite store", () => {
     const store = open({ maxQueuedBytes: 4096 });
     const big = "x".repeat(1000);
     const results = await Promise.allSettled(
-      Array.from({ length: 10 }, (_, i) => store.append(`k${i}`, [msg(`${i} ${big}`)], init)),
+      Array.from({ length: 10 }, (_, i) => store.append(`k${i}`, [msg(`${i} ${big}`)], { init })),
     );
     const busy = results.filter((r) => r.status === "rejected");
     expect(busy.length).toBeGreaterThan(0);
@@ -187,6 +192,6 @@ describe("SQLite store", () => {
     expect(stored.length).toBeGreaterThan(0);
     for (const i of stored) expect((await store.getSession(`k${i}`))?.entryCount).toBe(1);
     // Once the queue drains, appends are accepted again.
-    await expect(store.append("later", [msg(big)], init)).resolves.toMatchObject({ created: [true] });
+    await expect(store.append("later", [msg(big)], { init })).resolves.toMatchObject({ created: [true] });
   });
 });

@@ -49,9 +49,11 @@ describe("SQLite store: two processes on one file", () => {
     const setup = new SqliteStore({ path });
     for (let i = 0; i < keys; i++)
       await setup.append(`shared:${i}`, [{ type: "message", role: "user", content: "start" }], {
-        agent: "main",
-        channel: "cli",
-        createdBy: "setup",
+        init: {
+          agent: "main",
+          channel: "cli",
+          createdBy: "setup",
+        },
       });
     await setup.close();
 
@@ -81,9 +83,11 @@ describe("SQLite store: two processes on one file", () => {
   it("refuses an entry whose seq or idempotency key the other table already holds", async () => {
     const store = new SqliteStore({ path });
     await store.append("k", [{ type: "message", role: "user", content: "one", idempotencyKey: "m-1" }], {
-      agent: "main",
-      channel: "cli",
-      createdBy: "u",
+      init: {
+        agent: "main",
+        channel: "cli",
+        createdBy: "u",
+      },
     });
     await store.close();
     const db = new Database(path);
@@ -107,7 +111,7 @@ describe("SQLite store: two processes on one file", () => {
   it("a fold that finds an entry stored twice (a file from before v2) makes every later write fail with STORE_CORRUPT", async () => {
     const init = { agent: "main", channel: "cli", createdBy: "u" };
     const first = new SqliteStore({ path });
-    await first.append("k", [{ type: "message", role: "user", content: "one" }], init);
+    await first.append("k", [{ type: "message", role: "user", content: "one" }], { init });
     await first.close();
     // What two processes could leave behind under schema v1: seq 1 in entries and in the journal.
     const db = new Database(path);
@@ -146,10 +150,12 @@ describe("SQLite store: two processes on one file", () => {
     const gateway = new SqliteStore({ path });
     const cli = new SqliteStore({ path });
     try {
-      const { session } = await gateway.append("k", [{ type: "message", role: "user", content: "q" }], init);
+      const { session } = await gateway.append("k", [{ type: "message", role: "user", content: "q" }], {
+        init,
+      });
       await cli.reset("k", "manual");
       await expect(
-        gateway.append("k", [{ type: "message", role: "assistant", content: "a" }], undefined, {
+        gateway.append("k", [{ type: "message", role: "assistant", content: "a" }], {
           expectSessionId: session.id,
         }),
       ).rejects.toMatchObject({ code: "SESSION_CHANGED" });

@@ -240,12 +240,8 @@ export class JsonlStore implements Store {
     return this.writer.recentBatchSizes();
   }
 
-  append(
-    key: string,
-    inputs: EntryInput[],
-    init?: SessionInit,
-    options?: AppendOptions,
-  ): Promise<AppendResult> {
+  append(key: string, inputs: EntryInput[], options?: AppendOptions): Promise<AppendResult> {
+    const init = options?.init;
     let parsed: EntryInput[];
     try {
       parsed = inputs.map(parseEntryInput);

@@ -20,7 +20,7 @@ describe("store commit metrics", () => {
     const init = { agent: "main", channel: "t", createdBy: "u" };
     await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        engine!.store.append(`k${i}`, [{ type: "message", role: "user", content: `m${i}` }], init),
+        engine!.store.append(`k${i}`, [{ type: "message", role: "user", content: `m${i}` }], { init }),
       ),
     );
     const text = await metrics.registry.metrics();

@@ -1,0 +1,272 @@
+import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
+import type { Session, SessionInit } from "../model/session.js";
+import type { Expectation, KeyHead, WriteChange } from "./driver.js";
+import type { BatchReads, BatchState, Operation, Planned } from "./log-batch.js";
+import { chain } from "./maybe-promise.js";
+import {
+  cloneSession,
+  currentNotDeletable,
+  newSession,
+  planAppend,
+  planArchive,
+  planRekey,
+  planReset,
+  sessionNotFound,
+} from "./session-log.js";
+import { applyPatch, requireInit } from "./session-patch.js";
+import type { AppendResult, ArchiveResult, DeleteResult, ResetResult, SessionPatch } from "./store.js";
+
+/**
+ * Every write of the store as an operation of the log core: what it reads, and how it plans against what
+ * the batch knows. The rules themselves live in session-log.ts; here they meet the batch.
+ */
+
+/** Keeps the caches in step once a group committed (the core's side of it). */
+export interface CommitHooks {
+  appended(key: string, session: Session, fresh: readonly Entry[]): void;
+  dropContext(key: string): void;
+}
+
+function expectHead(key: string, head: KeyHead): Expectation {
+  return head.current
+    ? { kind: "session", key, sessionId: head.current.id, lastSeq: head.current.entryCount }
+    : { kind: "noSession", key, lastGeneration: head.lastGeneration };
+}
+
+function currentOf(key: string, batch: BatchState): Session {
+  const current = batch.head(key).current;
+  if (!current) throw sessionNotFound(key);
+  return cloneSession(current);
+}
+
+function readHead(key: string) {
+  return (reads: BatchReads, batch: BatchState) =>
+    chain(reads.head(key), (head) => {
+      if (!batch.hasHead(key)) batch.setHead(key, head);
+    });
+}
+
+export function appendOperation(
+  key: string,
+  inputs: EntryInput[],
+  init: SessionInit | undefined,
+  expectSessionId: string | undefined,
+  hooks: CommitHooks,
+): Operation<AppendResult> {
+  const idempotencyKeys = inputs.flatMap((i) => (i.idempotencyKey === undefined ? [] : [i.idempotencyKey]));
+  return {
+    prepare: (reads, batch) =>
+      chain(reads.head(key), (head) => {
+        if (!batch.hasHead(key)) batch.setHead(key, head);
+        const current = batch.head(key).current;
+        if (!current || idempotencyKeys.length === 0) return;
+        return chain(reads.findIdempotent(current, idempotencyKeys), (found) =>
+          batch.addIdempotent(current.id, found),
+        );
+      }),
+    plan: (batch, now) => {
+      const head = batch.head(key);
+      const session = head.current
+        ? cloneSession(head.current)
+        : newSession(key, requireInit(key, init), head.lastGeneration + 1, now);
+      const created = head.current ? undefined : cloneSession(session);
+      const plan = planAppend(
+        session,
+        inputs,
+        { findIdempotent: (s, k) => batch.findIdempotent(s.id, k) },
+        now,
+        expectSessionId,
+      );
+      const changes: WriteChange[] = [];
+      if (created) changes.push({ kind: "createSession", session: created });
+      if (plan.fresh.length > 0) changes.push({ kind: "appendEntries", session, entries: plan.fresh });
+      const expects = [expectHead(key, head)];
+      batch.setHead(key, {
+        current: session,
+        lastGeneration: Math.max(head.lastGeneration, session.generation),
+      });
+      batch.touch(session);
+      if (idempotencyKeys.length > 0) {
+        batch.addIdempotent(
+          session.id,
+          plan.fresh.flatMap((e) =>
+            e.idempotencyKey === undefined ? [] : [[e.idempotencyKey, e] as [string, Entry]],
+          ),
+        );
+      }
+      return {
+        changes,
+        expects,
+        keys: [key],
+        result: { session: cloneSession(session), entries: plan.entries, created: plan.created },
+        committed: () => hooks.appended(key, session, plan.fresh),
+      };
+    },
+  };
+}
+
+export function patchOperation(key: string, patch: SessionPatch): Operation<Session> {
+  return {
+    prepare: readHead(key),
+    plan: (batch) => {
+      const head = batch.head(key);
+      const session = applyPatch(currentOf(key, batch), patch);
+      batch.setHead(key, { ...head, current: session });
+      batch.touch(session);
+      return {
+        changes: [{ kind: "updateSession", session }],
+        expects: [expectHead(key, head)],
+        keys: [key],
+        result: cloneSession(session),
+      };
+    },
+  };
+}
+
+export function resetOperation(
+  key: string,
+  cause: ResetCause,
+  init: SessionInit | undefined,
+  hooks: CommitHooks,
+): Operation<ResetResult> {
+  return {
+    prepare: readHead(key),
+    plan: (batch, now) => {
+      const head = batch.head(key);
+      const archived = currentOf(key, batch);
+      const { resetEntry, next } = planReset(archived, cause, init, now);
+      next.generation = Math.max(head.lastGeneration, archived.generation) + 1;
+      batch.setHead(key, { current: next, lastGeneration: next.generation });
+      batch.touch(archived);
+      batch.touch(next);
+      return {
+        changes: [
+          { kind: "appendEntries", session: archived, entries: [resetEntry] },
+          { kind: "createSession", session: cloneSession(next) },
+        ],
+        expects: [expectHead(key, head)],
+        keys: [key],
+        result: { archived: cloneSession(archived), resetEntry, current: cloneSession(next) },
+        committed: () => hooks.dropContext(key),
+      };
+    },
+  };
+}
+
+export function archiveOperation(
+  key: string,
+  cause: ResetCause,
+  hooks: CommitHooks,
+): Operation<ArchiveResult> {
+  return {
+    prepare: readHead(key),
+    plan: (batch, now) => {
+      const head = batch.head(key);
+      const archived = currentOf(key, batch);
+      const resetEntry = planArchive(archived, cause, now);
+      batch.setHead(key, { lastGeneration: head.lastGeneration });
+      batch.touch(archived);
+      return {
+        changes: [{ kind: "appendEntries", session: archived, entries: [resetEntry] }],
+        expects: [expectHead(key, head)],
+        keys: [key],
+        result: { archived: cloneSession(archived), resetEntry },
+        committed: () => hooks.dropContext(key),
+      };
+    },
+  };
+}
+
+function readGenerations(...keys: string[]) {
+  return (reads: BatchReads, batch: BatchState) => {
+    const pending = keys.map((key) =>
+      chain(reads.generations(key), (sessions) =>
+        chain(reads.head(key), (head) => {
+          batch.setGenerations(key, sessions);
+          if (!batch.hasHead(key)) batch.setHead(key, head);
+        }),
+      ),
+    );
+    const waiting = pending.filter((p) => p instanceof Promise);
+    return waiting.length > 0 ? Promise.all(waiting).then(() => undefined) : undefined;
+  };
+}
+
+export function deleteKeyOperation(key: string, hooks: CommitHooks): Operation<DeleteResult> {
+  return {
+    prepare: readGenerations(key),
+    plan: (batch) => {
+      const head = batch.head(key);
+      const sessions = batch.generations(key);
+      let entries = 0;
+      for (const session of sessions) {
+        entries += session.entryCount;
+        batch.deleted(session.id);
+      }
+      batch.setHead(key, { lastGeneration: 0 });
+      return {
+        changes: sessions.map((session) => ({ kind: "deleteSession" as const, session })),
+        expects: head.current ? [expectHead(key, head)] : [],
+        keys: [key],
+        result: { sessions: sessions.length, entries },
+        committed: () => hooks.dropContext(key),
+      };
+    },
+  };
+}
+
+export function deleteGenerationOperation(sessionId: string): Operation<DeleteResult> {
+  return {
+    prepare: (reads, batch) =>
+      chain(reads.sessionById(sessionId), (session) => {
+        if (batch.sessionById(sessionId) === undefined) batch.setSessionById(sessionId, session);
+      }),
+    plan: (batch) => {
+      const session = batch.sessionById(sessionId);
+      if (!session) return { changes: [], expects: [], keys: [], result: { sessions: 0, entries: 0 } };
+      if (session.state === "active") throw currentNotDeletable(sessionId);
+      batch.deleted(sessionId);
+      return {
+        changes: [{ kind: "deleteSession", session }],
+        expects: [],
+        keys: [],
+        result: { sessions: 1, entries: session.entryCount },
+      };
+    },
+  };
+}
+
+export function rekeyOperation(from: string, to: string, hooks: CommitHooks): Operation<{ moved: number }> {
+  return {
+    prepare: readGenerations(from, to),
+    plan: (batch, now): Planned<{ moved: number }> => {
+      const fromSessions = batch.generations(from);
+      const toSessions = batch.generations(to);
+      const expects = [expectHead(from, batch.head(from)), expectHead(to, batch.head(to))];
+      const plan = planRekey(fromSessions, toSessions, to, now);
+      const changes: WriteChange[] = [];
+      if (plan.archived) {
+        const { session, resetEntry } = plan.archived;
+        changes.push({ kind: "appendEntries", session, entries: [resetEntry] });
+      }
+      changes.push({ kind: "moveSessions", from, sessions: plan.sessions });
+      for (const session of plan.sessions) batch.touch(session);
+      batch.setHead(from, { lastGeneration: 0 });
+      const current = plan.sessions.find((s) => s.state === "active");
+      batch.setHead(to, {
+        ...(current ? { current } : {}),
+        lastGeneration: plan.sessions.length,
+      });
+      return {
+        changes,
+        expects,
+        keys: [from, to],
+        result: { moved: fromSessions.length },
+        committed: () => {
+          hooks.dropContext(from);
+          hooks.dropContext(to);
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,397 @@
+import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
+import { parseEntryInput } from "../model/entry-schema.js";
+import { isSessiondError, SessiondError } from "../model/errors.js";
+import type { Session, SessionInit, StoredContext } from "../model/session.js";
+import { ContextCache } from "./context-cache.js";
+import type { ForeignChanges, KeyHead, MaybePromise, StoreDriver, WriteGroup } from "./driver.js";
+import { checkRange } from "./entry-range.js";
+import { type BatchResult, GroupCommit, INLINE_SYNC_MAX_BATCH, messageOf } from "./group-commit.js";
+import { type BatchReads, BatchState, type Operation, type Planned } from "./log-batch.js";
+import {
+  appendOperation,
+  archiveOperation,
+  type CommitHooks,
+  deleteGenerationOperation,
+  deleteKeyOperation,
+  patchOperation,
+  rekeyOperation,
+  resetOperation,
+} from "./log-operations.js";
+import { all, chain } from "./maybe-promise.js";
+import { RecentMap } from "./recent-map.js";
+import { cloneSession } from "./session-log.js";
+import { encodeCursor, normaliseQuery, normaliseScan } from "./session-query.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  ArchiveResult,
+  DeleteResult,
+  Durability,
+  EntryRange,
+  ResetResult,
+  SessionPage,
+  SessionPatch,
+  SessionQuery,
+  SessionScan,
+  Store,
+} from "./store.js";
+import { inputBytes, SMALL_WRITE_BYTES } from "./write-bytes.js";
+
+export interface LogStoreOptions {
+  /** `strict` (default): an append resolves once it is on disk. */
+  durability?: Durability;
+  /** How long a commit waits to gather writes; 0 (default): the next turn of the event loop. */
+  commitIntervalMs?: number;
+  /** The most write operations in one batch (default 2,000). */
+  maxBatch?: number;
+  /** The most bytes of writes waiting to be committed (default 64 MiB): more is refused with STORE_BUSY. */
+  maxQueuedBytes?: number;
+  /** How many keys' current sessions the core keeps in memory (default 10,000). */
+  sessionCacheSize?: number;
+  /** How many bytes of active sessions' kept entries to hold in memory for context loads (default 16 MiB). */
+  contextCacheBytes?: number;
+}
+
+/** How often an operation refused as stale (another writer got there first) is planned again. */
+const MAX_REPLANS = 8;
+
+/**
+ * The store, written once over a `StoreDriver`: every write planned here (session-log.ts has the rules)
+ * and group-committed by one writer, the caches, fail-stop and what other writers changed. A backend is a
+ * driver; `MemoryStore`, `SqliteStore` and `JsonlStore` are this class over theirs.
+ */
+export class LogStore implements Store {
+  readonly backend: string;
+  readonly durability: Durability;
+  protected readonly writer: GroupCommit<Operation>;
+  private readonly heads: RecentMap<string, KeyHead>;
+  private readonly contexts: ContextCache;
+  private readonly hooks: CommitHooks;
+  private readonly reads: BatchReads;
+  private closed = false;
+
+  constructor(
+    protected readonly driver: StoreDriver,
+    options: LogStoreOptions & { defaultDurability?: Durability } = {},
+  ) {
+    this.backend = driver.backend;
+    this.durability = options.durability ?? options.defaultDurability ?? "strict";
+    this.heads = new RecentMap(Math.max(1, options.sessionCacheSize ?? 10_000));
+    this.contexts = new ContextCache(options.contextCacheBytes);
+    this.hooks = {
+      appended: (key, session, fresh) => this.contexts.appended(key, session.id, session, fresh),
+      dropContext: (key) => this.contexts.drop(key),
+    };
+    this.reads = {
+      head: (key) => this.head(key),
+      generations: (key) => driver.generations(key),
+      sessionById: (id) => driver.sessionById(id),
+      findIdempotent: (session, keys) => driver.findIdempotent(session, keys),
+    };
+    const barrier = driver.durableBarrier?.bind(driver);
+    this.writer = new GroupCommit<Operation>((ops, durable) => this.commitBatch(ops, durable), {
+      intervalMs: options.commitIntervalMs ?? 0,
+      maxBatch: options.maxBatch ?? 2000,
+      ...(barrier ? { durableBarrier: barrier } : {}),
+      ...(options.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: options.maxQueuedBytes }),
+    });
+  }
+
+  append(key: string, inputs: EntryInput[], options?: AppendOptions): Promise<AppendResult> {
+    let parsed: EntryInput[];
+    try {
+      parsed = inputs.map(parseEntryInput);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const op = appendOperation(key, parsed, options?.init, options?.expectSessionId, this.hooks);
+    const durable = (options?.durability ?? this.durability) === "strict";
+    return this.writer.submit(op, durable, inputBytes(parsed));
+  }
+
+  getSession(key: string): Promise<Session | undefined> {
+    return this.read(() =>
+      chain(this.foreign(), () =>
+        chain(this.head(key), (head) => head.current && cloneSession(head.current)),
+      ),
+    );
+  }
+
+  getSessionById(id: string): Promise<Session | undefined> {
+    return this.read(() => this.driver.sessionById(id));
+  }
+
+  listSessions(query?: SessionQuery): Promise<SessionPage> {
+    return this.read(() => {
+      const q = normaliseQuery(query);
+      return chain(this.driver.list(q), (rows): SessionPage => {
+        const sessions = rows.slice(0, q.limit);
+        const last = sessions.at(-1);
+        return rows.length > q.limit && last
+          ? { sessions, nextCursor: encodeCursor(q.sort, last) }
+          : { sessions };
+      });
+    });
+  }
+
+  generations(key: string): Promise<Session[]> {
+    return this.read(() => this.driver.generations(key));
+  }
+
+  readEntries(sessionId: string, range?: EntryRange): Promise<Entry[]> {
+    return this.read(() => {
+      const r = checkRange(range);
+      return chain(this.driver.sessionById(sessionId), (session) =>
+        session ? this.driver.readEntries(session, r) : [],
+      );
+    });
+  }
+
+  loadContext(key: string): Promise<StoredContext | undefined> {
+    return this.read(() =>
+      chain(this.foreign(), () =>
+        chain(this.head(key), (head) => {
+          const session = head.current;
+          if (!session) return undefined;
+          const hit = this.contexts.get(key, session.id, session);
+          if (hit) return { session: cloneSession(session), ...hit };
+          return chain(this.driver.loadKept(session), (kept) => {
+            const context: StoredContext = { session: cloneSession(session), entries: kept.entries };
+            if (kept.summary) context.summary = kept.summary;
+            // Only what is still the key's current session as loaded: a commit may have moved it on meanwhile.
+            if (this.heads.get(key) === head) this.contexts.put(key, session.id, session, context);
+            return context;
+          });
+        }),
+      ),
+    );
+  }
+
+  updateSession(key: string, patch: SessionPatch): Promise<Session> {
+    return this.submit(patchOperation(key, patch));
+  }
+
+  reset(key: string, cause: ResetCause, init?: SessionInit): Promise<ResetResult> {
+    return this.submit(resetOperation(key, cause, init, this.hooks));
+  }
+
+  archive(key: string, cause: ResetCause): Promise<ArchiveResult> {
+    return this.submit(archiveOperation(key, cause, this.hooks));
+  }
+
+  delete(key: string): Promise<DeleteResult> {
+    return this.submit(deleteKeyOperation(key, this.hooks));
+  }
+
+  deleteGeneration(sessionId: string): Promise<DeleteResult> {
+    return this.submit(deleteGenerationOperation(sessionId));
+  }
+
+  rekey(from: string, to: string): Promise<{ moved: number }> {
+    if (from === to) return this.read(() => ({ moved: 0 }));
+    return this.submit(rekeyOperation(from, to, this.hooks));
+  }
+
+  scanSessions(scan: SessionScan): Promise<Session[]> {
+    return this.read(() => this.driver.scan(normaliseScan(scan)));
+  }
+
+  async flush(): Promise<void> {
+    await this.writer.flush();
+    if (!this.closed) await this.driver.flush?.();
+  }
+
+  async sync(): Promise<void> {
+    await this.writer.flush();
+    this.assertOpen();
+    // After a failed fsync nothing can be promised to be on disk, even if this one passes.
+    if (this.writer.failed) throw this.writer.failed;
+    try {
+      await this.driver.sync();
+    } catch (error) {
+      throw isSessiondError(error, "STORE_FAILED") ? this.writer.failStop(error) : error;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.writer.close();
+    this.closed = true;
+    await this.driver.close(this.writer.failed !== undefined);
+  }
+
+  /** Calls `listener` with the operations in each batch this store commits (for metrics). */
+  observeCommits(listener: (operations: number) => void): () => void {
+    return this.writer.onBatch(listener);
+  }
+
+  /** Sizes of recent commit batches. */
+  recentBatchSizes(): readonly number[] {
+    return this.writer.recentBatchSizes();
+  }
+
+  private submit<T>(op: Operation<T>): Promise<T> {
+    return this.writer.submit(op as Operation, true, SMALL_WRITE_BYTES);
+  }
+
+  // ——— the writer ———
+
+  private commitBatch(ops: ReadonlyArray<Operation>, durable: boolean): MaybePromise<BatchResult[]> {
+    const results: BatchResult[] = new Array(ops.length);
+    return chain(this.foreign(), () =>
+      this.attempt(
+        ops,
+        ops.map((_, i) => i),
+        results,
+        durable,
+        0,
+      ),
+    );
+  }
+
+  /** Prepares and plans the operations at `indexes`, commits their groups, and plans the stale ones again. */
+  private attempt(
+    ops: ReadonlyArray<Operation>,
+    indexes: number[],
+    results: BatchResult[],
+    durable: boolean,
+    round: number,
+  ): MaybePromise<BatchResult[]> {
+    const batch = new BatchState();
+    const prepared = all(
+      indexes.map((i) => {
+        try {
+          return ops[i]!.prepare(this.reads, batch);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      }),
+    );
+    return chain(prepared, () => {
+      const groups: WriteGroup[] = [];
+      const owners: Array<{ index: number; planned: Planned<unknown> }> = [];
+      const now = Date.now();
+      for (const index of indexes) {
+        try {
+          const planned = ops[index]!.plan(batch, now);
+          if (planned.changes.length === 0) results[index] = { ok: true, value: planned.result };
+          else {
+            groups.push({ changes: planned.changes, expects: planned.expects });
+            owners.push({ index, planned });
+          }
+        } catch (error) {
+          results[index] = { ok: false, error: asStoreError(error) };
+        }
+      }
+      if (groups.length === 0) return results;
+      let outcomes: ReturnType<StoreDriver["commit"]>;
+      try {
+        outcomes = this.driver.commit(groups, durable);
+      } catch (error) {
+        this.forgetAll();
+        throw error;
+      }
+      const settle = (settled: Awaited<typeof outcomes>) => {
+        // A small durable batch is made durable here, on the loop (see INLINE_SYNC_MAX_BATCH); a failed
+        // fsync throws STORE_FAILED, which stops the writer.
+        if (durable && ops.length < INLINE_SYNC_MAX_BATCH && this.driver.syncNow) {
+          try {
+            this.driver.syncNow();
+          } catch (error) {
+            this.forgetAll();
+            throw error;
+          }
+        }
+        const stale: number[] = [];
+        const failedKeys = new Set<string>();
+        const doneKeys = new Set<string>();
+        settled.forEach((outcome, g) => {
+          const { index, planned } = owners[g]!;
+          if (outcome.ok) {
+            results[index] = { ok: true, value: planned.result };
+            for (const key of planned.keys) doneKeys.add(key);
+            planned.committed?.();
+            return;
+          }
+          for (const key of planned.keys) failedKeys.add(key);
+          if ("stale" in outcome) stale.push(index);
+          else results[index] = { ok: false, error: outcome.error };
+        });
+        for (const key of doneKeys) {
+          const head = batch.headOf(key);
+          if (head && !failedKeys.has(key)) this.heads.set(key, head);
+        }
+        for (const key of failedKeys) this.forget(key);
+        if (stale.length === 0) return results;
+        if (round >= MAX_REPLANS) {
+          for (const index of stale) results[index] = { ok: false, error: contended() };
+          return results;
+        }
+        return this.attempt(ops, stale, results, durable, round + 1);
+      };
+      if (outcomes instanceof Promise) {
+        return outcomes.then(settle, (error: unknown) => {
+          this.forgetAll();
+          throw error;
+        });
+      }
+      return settle(outcomes);
+    });
+  }
+
+  // ——— what the core remembers ———
+
+  private head(key: string): MaybePromise<KeyHead> {
+    const cached = this.heads.get(key);
+    if (cached) return cached;
+    return chain(this.driver.loadKey(key), (head) => {
+      this.heads.set(key, head);
+      return head;
+    });
+  }
+
+  private foreign(): MaybePromise<void> {
+    return chain(this.driver.foreignChanges(), (changes: ForeignChanges) => {
+      if (changes.kind === "all") this.forgetAll();
+      else if (changes.kind === "keys") for (const key of changes.keys) this.forget(key);
+    });
+  }
+
+  private forget(key: string): void {
+    this.heads.delete(key);
+    this.contexts.drop(key);
+  }
+
+  private forgetAll(): void {
+    this.heads.clear();
+    this.contexts.clear();
+  }
+
+  private read<T>(run: () => MaybePromise<T>): Promise<T> {
+    try {
+      this.assertOpen();
+      const value = run();
+      return value instanceof Promise
+        ? value.catch((error: unknown) => Promise.reject(asStoreError(error)))
+        : Promise.resolve(value);
+    } catch (error) {
+      return Promise.reject(asStoreError(error));
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new SessiondError("STORE_CLOSED", "the store is closed");
+  }
+}
+
+function contended(): SessiondError {
+  return new SessiondError(
+    "STORE_BUSY",
+    `another writer kept changing the session while this write was planned (${MAX_REPLANS} tries); retry later`,
+  );
+}
+
+export function asStoreError(error: unknown): SessiondError {
+  if (error instanceof SessiondError) return error;
+  return new SessiondError("STORE_UNAVAILABLE", `the store failed: ${messageOf(error)}`, { cause: error });
+}

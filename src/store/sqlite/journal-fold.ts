@@ -1,0 +1,116 @@
+import type Database from "better-sqlite3";
+import { isSessiondError, SessiondError } from "../../model/errors.js";
+import { isConstraintError, SQL, type Statements } from "./sqlite-sql.js";
+
+export interface JournalFoldOptions {
+  path: string;
+  /** Fold once the journal holds this many rows. */
+  foldThreshold: number;
+  /** …or after this long without writes. */
+  idleFoldMs: number;
+  /** Called after a fold committed on its own (the WAL has something new to sync). */
+  committed: () => void;
+}
+
+/**
+ * The `journal` table of a SQLite store: busy batches append there in arrival order, and a fold moves the
+ * rows into `entries` in key order (one pass instead of a page per session per commit), inside a batch
+ * once the journal is full, or on its own once writes have gone quiet.
+ */
+export class JournalFold {
+  /** Rows written to the journal since the last fold (approximate: other processes write too). */
+  rows: number;
+  /** Set when a fold found duplicate entries: every write is refused with it. */
+  corrupt: SessiondError | undefined;
+  private idleFold: NodeJS.Timeout | undefined;
+  private lastWriteAt = 0;
+  private closed = false;
+  private readonly foldTransaction: Database.Transaction<() => void>;
+
+  constructor(
+    db: Database.Database,
+    private readonly sql: Statements,
+    private readonly savepoint: Database.Transaction<(run: () => void) => void>,
+    private readonly options: JournalFoldOptions,
+  ) {
+    this.rows = (sql.get(SQL.journalSize).get() as { n: number }).n;
+    this.foldTransaction = db.transaction(() => this.foldJournal());
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.idleFold);
+  }
+
+  foldIfFull(): void {
+    if (this.rows < this.options.foldThreshold) return;
+    try {
+      this.savepoint(() => this.foldJournal());
+    } catch (error) {
+      // A duplicate makes the store refuse writes from the next commit on (foldJournal recorded it);
+      // anything else leaves the rows in the journal, where readers find them, for the next batch.
+      if (isSessiondError(error, "STORE_CORRUPT")) return;
+    }
+  }
+
+  /** A fold of its own (idle, or at close): one IMMEDIATE transaction. */
+  fold(): void {
+    this.foldTransaction.immediate();
+    this.options.committed();
+  }
+
+  /** Moves the journal into `entries`, in key order. */
+  private foldJournal(): void {
+    const { n, last } = this.sql.get(SQL.journalSize).get() as { n: number; last: number | null };
+    if (n > 0 && last !== null) {
+      try {
+        this.sql.get(SQL.foldInto).run(last);
+      } catch (error) {
+        if (!isConstraintError(error)) throw error;
+        throw this.foundDuplicates(error);
+      }
+      this.sql.get(SQL.foldDelete).run(last);
+    }
+    this.rows = 0;
+  }
+
+  /**
+   * A fold that finds an entry in both tables (two processes numbered the same seq, before schema v2):
+   * the log is ambiguous, so the store refuses writes from then on, naming what it found; reads go on.
+   */
+  private foundDuplicates(error: unknown): SessiondError {
+    const found = this.sql.get(SQL.duplicated).get() as
+      | { id: string; seq: number; idem_key: string | null }
+      | undefined;
+    const what = found
+      ? `session ${found.id} has entry ${found.seq}${found.idem_key === null ? "" : ` or idempotency key ${JSON.stringify(found.idem_key)}`} twice`
+      : "an entry is stored twice";
+    this.corrupt ??= new SessiondError(
+      "STORE_CORRUPT",
+      `the database holds duplicate entries (${this.options.path}): ${what}; it refuses writes until repaired`,
+      { cause: error, ...(found ? { details: { sessionId: found.id, seq: found.seq } } : {}) },
+    );
+    return this.corrupt;
+  }
+
+  /** One timer, pushed back by activity rather than re-armed on every commit. */
+  scheduleIdleFold(): void {
+    this.lastWriteAt = performance.now();
+    if (this.idleFold || this.rows === 0 || this.closed) return;
+    const check = () => {
+      const quiet = performance.now() - this.lastWriteAt;
+      if (quiet < this.options.idleFoldMs) {
+        this.idleFold = setTimeout(check, this.options.idleFoldMs - quiet).unref();
+        return;
+      }
+      this.idleFold = undefined;
+      if (this.rows === 0 || this.closed || this.corrupt) return;
+      try {
+        this.fold();
+      } catch {
+        // Left in the journal for the next fold; readers find the rows there.
+      }
+    };
+    this.idleFold = setTimeout(check, this.options.idleFoldMs).unref();
+  }
+}
