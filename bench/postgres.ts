@@ -37,12 +37,16 @@ async function storeAppends(url: string, perSession: number): Promise<number> {
   const store = await PostgresStore.open({ url });
   try {
     const keys = Array.from({ length: SESSIONS }, (_, s) => benchKey(s));
-    await Promise.all(keys.map((key, s) => store.append(key, [userMessage(CONTENTS[s]!)], BENCH_INIT)));
+    await Promise.all(
+      keys.map((key, s) => store.append(key, [userMessage(CONTENTS[s]!)], { init: BENCH_INIT })),
+    );
     const start = nowMs();
     await Promise.all(
       keys.map(async (key, s) => {
         for (let i = 1; i <= perSession; i++) {
-          await store.append(key, [userMessage(CONTENTS[(s * 31 + i) % CONTENTS.length]!)], BENCH_INIT);
+          await store.append(key, [userMessage(CONTENTS[(s * 31 + i) % CONTENTS.length]!)], {
+            init: BENCH_INIT,
+          });
         }
       }),
     );

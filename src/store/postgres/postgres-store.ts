@@ -93,18 +93,20 @@ export class PostgresStore implements Store {
     return new PostgresStore(pool, options);
   }
 
-  async append(
-    key: string,
-    inputs: EntryInput[],
-    init?: SessionInit,
-    options?: AppendOptions,
-  ): Promise<AppendResult> {
+  async append(key: string, inputs: EntryInput[], options?: AppendOptions): Promise<AppendResult> {
     this.assertOpen();
     const parsed = inputs.map(parseEntryInput);
     const fence = currentFence(key);
     const durable = (options?.durability ?? this.durability) === "strict";
     return this.writer.submit<AppendResult>(
-      { kind: "append", key, inputs: parsed, init, expectSessionId: options?.expectSessionId, fence },
+      {
+        kind: "append",
+        key,
+        inputs: parsed,
+        init: options?.init,
+        expectSessionId: options?.expectSessionId,
+        fence,
+      },
       durable,
       inputBytes(parsed),
     );

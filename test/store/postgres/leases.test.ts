@@ -81,7 +81,7 @@ describe("leases per key (PostgreSQL)", () => {
 
   it("fence every append: a holder whose lease was taken over stores nothing and gets LEASE_LOST", async () => {
     const [a, b, url] = await twoStores();
-    await a.append("k:fence", [msg("before")], init);
+    await a.append("k:fence", [msg("before")], { init });
     const stale = await a.leases.acquire("k:fence");
     await runFenced(stale, () => a.append("k:fence", [msg("while held")]));
     // `a` pauses past its lease (no renewal reaches the server): the lease lapses, `b` takes over.

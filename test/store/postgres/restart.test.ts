@@ -30,7 +30,7 @@ describe("PostgreSQL going away under load", () => {
           const { entries } = await store.append(
             key,
             [{ type: "message", role: "user", content: `${n}/${i}` }],
-            init,
+            { init },
           );
           acked.push({ key, seq: entries[0]!.seq, id: entries[0]!.id });
         } catch (error) {
