@@ -25,6 +25,7 @@ import type {
 import { inputBytes, SMALL_WRITE_BYTES } from "../write-bytes.js";
 import { type AppendRequest, commitAppends } from "./append-batch.js";
 import { type ForeignAppend, listenForeignAppends } from "./append-notify.js";
+import { PgInbox } from "./inbox.js";
 import { PgLeases } from "./leases.js";
 import * as maintenance from "./maintenance.js";
 import { migrate } from "./migrate.js";
@@ -77,6 +78,11 @@ export class PostgresStore implements Store {
       (r) => r.kind === "append",
       options.maxQueuedBytes,
     );
+  }
+
+  /** The inbox of admitted inputs, in this database, on this store's connections (closed with the store). */
+  inbox(): PgInbox {
+    return new PgInbox(this.pool);
   }
 
   /** Connects, applies the schema's migrations (refusing a newer schema) and opens the store. */

@@ -56,15 +56,22 @@ CREATE TABLE leases (
   expires_at timestamptz
 );
 
--- Admitted turn inputs, written before they are acknowledged as queued.
+-- Admitted turn inputs (src/model/inbox.ts), written before they are acknowledged as queued; \`n\` is
+-- the order of admission across processes. \`json\`, not jsonb: envelopes read back as they were written.
 CREATE TABLE inbox (
-  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  n bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  id text COLLATE "C" PRIMARY KEY,
   key text COLLATE "C" NOT NULL,
+  envelope json NOT NULL,
+  dedupe_key text UNIQUE,
+  state text NOT NULL
+    CHECK (state IN ('pending', 'running', 'done', 'failed', 'interrupted', 'cancelled', 'dropped')),
   admitted_at bigint NOT NULL,
-  admitted_by text NOT NULL,
-  payload jsonb NOT NULL
+  updated_at bigint NOT NULL,
+  outcome json
 );
-CREATE INDEX inbox_key ON inbox (key, id);
+CREATE INDEX inbox_unfinished ON inbox (n) WHERE state IN ('pending', 'running');
+CREATE INDEX inbox_finished ON inbox (updated_at) WHERE state NOT IN ('pending', 'running');
 
 -- What src/runtimes/sessions keeps beside the store (the SQLite runtime-sessions file's tables).
 CREATE TABLE runtime_sessions (
