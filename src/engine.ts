@@ -56,7 +56,9 @@ import type {
   Store,
 } from "./store/store.js";
 import { observedStore, SessionEvents } from "./turns/events.js";
-import { Lanes } from "./turns/lanes.js";
+import { relayForeignAppends } from "./turns/foreign-events.js";
+import type { Lanes } from "./turns/lanes.js";
+import { lanesFor } from "./turns/lease-lanes.js";
 import { type AgentTurnSettings, type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
 import type { TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
 
@@ -286,8 +288,9 @@ class SessionEngine implements Engine {
 
   constructor(private readonly parts: EngineParts) {
     this.store = observedStore(parts.store, this.events, parts.config.lifecycle?.clock ?? systemClock);
+    relayForeignAppends(parts.store, this.events);
     this.agents = parts.agents;
-    this.lanes = new Lanes({ maxQueue: parts.config.maxQueuedTurns ?? 16 });
+    this.lanes = lanesFor(parts.store, { maxQueue: parts.config.maxQueuedTurns ?? 16 });
     const inLanes: InLanes = (keys, work) => this.lanes.runAll(keys, work);
     this.titles = parts.titles && new TitleWriter(this.store, parts.titles.model, inLanes);
     this.routing = parts.routing;

@@ -9,6 +9,7 @@ import { resetPolicyFromSettings } from "../lifecycle/reset-policy.js";
 import { DEFAULT_RETENTION } from "../lifecycle/retention.js";
 import { validateResetTriggers } from "../lifecycle/triggers.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
+import type { StoreConfig } from "../store/open.js";
 import type { EngineConfig, LifecycleConfig, ModelConfig } from "./engine-config.js";
 import { type CompactionSettings, type ConfigFile, configFileSchema, RETIRED_KEYS } from "./schema.js";
 
@@ -122,15 +123,16 @@ function applyEnv(config: ConfigFile, env: NodeJS.ProcessEnv): void {
   const store = config.store;
   const backend = env.SESSIOND_STORE;
   if (backend) {
-    if (backend !== "sqlite" && backend !== "memory" && backend !== "jsonl") {
+    if (backend !== "sqlite" && backend !== "memory" && backend !== "jsonl" && backend !== "postgres") {
       throw new SessiondError(
         "CONFIG_INVALID",
-        `SESSIOND_STORE must be sqlite, memory or jsonl, not ${JSON.stringify(backend)}`,
+        `SESSIOND_STORE must be sqlite, memory, jsonl or postgres, not ${JSON.stringify(backend)}`,
       );
     }
     store.backend = backend;
   }
   if (env.SESSIOND_DB_PATH) store.path = env.SESSIOND_DB_PATH;
+  if (env.SESSIOND_DATABASE_URL) store.url = env.SESSIOND_DATABASE_URL;
   const durability = env.SESSIOND_DURABILITY;
   if (durability) {
     if (durability !== "strict" && durability !== "relaxed") {
@@ -189,11 +191,27 @@ function compactionFrom(settings: CompactionSettings): Partial<CompactionPolicy>
   return policy as Partial<CompactionPolicy>;
 }
 
+function postgresStore(store: NonNullable<ConfigFile["store"]>): StoreConfig {
+  if (!store.url) {
+    throw new SessiondError(
+      "CONFIG_INVALID",
+      "store.backend postgres needs the server's URL: store.url or SESSIOND_DATABASE_URL",
+    );
+  }
+  return {
+    backend: "postgres",
+    url: store.url,
+    ...(store.durability ? { durability: store.durability } : {}),
+    ...(store.lease_ttl_ms !== undefined ? { leaseTtlMs: store.lease_ttl_ms } : {}),
+  };
+}
+
 function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dataDir: string } {
   const dataDir = resolve(baseDir, file.data_dir ?? ".sessiond");
   const config: EngineConfig & { dataDir: string } = { dataDir };
   const store = file.store ?? {};
   if (store.backend === "memory") config.store = { backend: "memory" };
+  else if (store.backend === "postgres") config.store = postgresStore(store);
   else if (store.backend === "jsonl") {
     const path = store.path ?? "sessions";
     config.store = {

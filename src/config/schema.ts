@@ -45,7 +45,11 @@ export const configFileSchema = z.strictObject({
   data_dir: z.string().min(1).optional(),
   store: z
     .strictObject({
-      backend: z.enum(["sqlite", "memory", "jsonl"]).optional(),
+      backend: z.enum(["sqlite", "memory", "jsonl", "postgres"]).optional(),
+      /** postgres: the server's URL (prefer SESSIOND_DATABASE_URL for one with a password). */
+      url: z.string().min(1).optional(),
+      /** postgres: how long a turn's lease on its key lasts unrenewed (a crashed process's lapses after it). */
+      lease_ttl_ms: z.number().int().min(100).max(3_600_000).optional(),
       /** The SQLite file, or the JSONL directory (default `sessions`); relative paths are under data_dir. */
       path: z.string().min(1).optional(),
       durability: z.enum(["strict", "relaxed"]).optional(),

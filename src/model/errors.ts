@@ -21,7 +21,9 @@ export type ErrorCode =
   | "AGENT_NOT_FOUND"
   | "ADDRESS_IN_USE"
   | "CHANNEL_BUSY"
-  | "PACKAGE_MISSING";
+  | "PACKAGE_MISSING"
+  | "STORE_SCHEMA_NEWER"
+  | "LEASE_LOST";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;
