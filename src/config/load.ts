@@ -25,6 +25,8 @@ export interface LoadedConfig {
   file?: string;
   /** Unknown or retired keys, each naming its path. */
   warnings: string[];
+  /** `store.fallback`: whether `sessiond serve` may run on the memory store when this one cannot open. */
+  storeFallback: boolean;
 }
 
 export interface LoadOptions {
@@ -65,7 +67,7 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     if (!isSessiondError(error, "INVALID_ARGUMENT")) throw error;
     throw new SessiondError("CONFIG_INVALID", `${file ?? "config"}: ${error.message}`, { cause: error });
   }
-  return { config, ...(file ? { file } : {}), warnings };
+  return { config, ...(file ? { file } : {}), warnings, storeFallback: parsed.data.store?.fallback ?? true };
 }
 
 function findFile(explicit: string | undefined, cwd: string): string | undefined {

@@ -61,9 +61,10 @@ export function lifecycleProblems(file: ConfigFile): ConfigProblem[] {
   if (s.reset_by_type) byType("session.reset_by_type", s.reset_by_type);
   for (const [channel, rules] of Object.entries(s.reset_by_channel ?? {})) {
     const path = `session.reset_by_channel.${channel}`;
-    if ("mode" in rules) rule(path, rules as ResetRuleSettings);
+    if ("mode" in rules) rule(path, rules);
     else byType(path, rules);
   }
-  if (s.reset_triggers) attempt("session.reset_triggers", () => validateResetTriggers(s.reset_triggers));
+  const triggers = s.reset_triggers;
+  if (triggers) attempt("session.reset_triggers", () => validateResetTriggers(triggers));
   return problems;
 }

@@ -50,6 +50,8 @@ export const configFileSchema = z.strictObject({
       path: z.string().min(1).optional(),
       durability: z.enum(["strict", "relaxed"]).optional(),
       commit_interval_ms: z.number().int().min(0).max(1000).optional(),
+      /** `sessiond serve` only: run on the memory store, loudly, when this one cannot be opened (default true). */
+      fallback: z.boolean().optional(),
     })
     .optional(),
   default_agent: z.string().min(1).optional(),

@@ -33,7 +33,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     trustProxyHeader: options.trustProxyHeader?.toLowerCase(),
     shutdownSignal: options.shutdownSignal ?? new AbortController().signal,
   };
-  const metrics = createMetrics(deps.engine);
+  const metrics = createMetrics(deps.engine, deps.storeFallback);
   const app = new Hono<GatewayEnv>();
 
   app.use(async (c, next) => {

@@ -1,5 +1,6 @@
 import type { Engine } from "../engine.js";
 import type { Runtime } from "../model/runtime.js";
+import type { StoreFallback } from "./store-fallback.js";
 
 /** A logger the gateway writes JSON lines to (pino in production; anything with these methods in tests). */
 export interface GatewayLogger {
@@ -21,4 +22,6 @@ export interface GatewayDeps {
   /** Senders (ids) who are human admins: only their conversations get the admin tools. */
   admins: readonly string[];
   logger: GatewayLogger;
+  /** Set when the configured store could not be opened and the gateway runs on the memory store. */
+  storeFallback?: StoreFallback;
 }

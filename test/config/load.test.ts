@@ -150,7 +150,10 @@ session: { dm_scope: wrong }
       }
     })();
     expect(error?.code).toBe("CONFIG_INVALID");
-    const lines = error?.message.split("\n").slice(1).map((l) => l.trim().split(":")[0]);
+    const lines = error?.message
+      .split("\n")
+      .slice(1)
+      .map((l) => l.trim().split(":")[0]);
     expect(lines).toEqual([
       "store.backend",
       "store.commit_interval_ms",
