@@ -1,3 +1,4 @@
+import type { ModelChoice } from "../config/effective-model.js";
 import type { Engine } from "../engine.js";
 import type { Runtime } from "../model/runtime.js";
 import type { StoreFallback } from "./store-fallback.js";
@@ -13,10 +14,10 @@ export interface GatewayLogger {
 export interface GatewayDeps {
   engine: Engine;
   /**
-   * The runtime that answers for an agent: its configured model, else the offline echo. `model` is a
-   * session's own `model` override, used in place of the agent's.
+   * The runtime that answers for an agent: its configured model, else the offline echo. `session` is a
+   * session's own `model` / `provider` overrides, used in place of the agent's model.
    */
-  runtimeFor(agent: string, model?: string): Runtime;
+  runtimeFor(agent: string, session?: ModelChoice): Runtime;
   /** The access token; compared in constant time. */
   token: string;
   /** Senders (ids) who are human admins: only their conversations get the admin tools. */

@@ -54,8 +54,8 @@ export function agentRunner(
 ): TurnRunner {
   const options = { agents: deps.engine.routing.agents, ...(onEvent ? { onEvent } : {}) };
   return (context) => {
-    const model = context.session.overrides.model;
-    const runtime = deps.runtimeFor(agent, typeof model === "string" ? model : undefined);
+    const { model, provider } = context.session.overrides;
+    const runtime = deps.runtimeFor(agent, { model, provider });
     return sessionRunner(runtime, deps.engine.agents.store, options)(context);
   };
 }
