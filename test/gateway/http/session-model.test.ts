@@ -92,7 +92,7 @@ describe("a session's own model or provider, everywhere", () => {
   const chat = async (session: string, message: string) =>
     (await (await gw2.api("/api/chat", postJson({ message, session_id: session }))).json()).reply;
   const titled = (key: string) =>
-    new Promise<string>((resolve) => {
+    new Promise<string | undefined>((resolve) => {
       const off = gw2.engine.events.on((event) => {
         if (event.type !== "appended" || event.key !== key) return;
         const title = event.entries.find((e) => e.type === "title");
