@@ -246,6 +246,9 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
             ? { executable: a.executable.includes("/") ? resolve(baseDir, a.executable) : a.executable }
             : {}),
           ...(a.url ? { url: a.url } : {}),
+          ...(a.permission ? { permission: a.permission } : {}),
+          ...(a.self_compact !== undefined ? { selfCompact: a.self_compact ? "on" : "off" } : {}),
+          ...(a.self_compact_window ? { selfCompactWindow: a.self_compact_window } : {}),
         },
       ]),
     );

@@ -25,10 +25,17 @@ export function runtimeForSettings(
     ...(settings.model !== undefined ? { model: settings.model } : {}),
     ...(settings.instructions ? { instructions: settings.instructions } : {}),
     ...(settings.executable !== undefined ? { executable: settings.executable } : {}),
+    ...(settings.permission !== undefined ? { permission: settings.permission } : {}),
   };
   switch (settings.runtime) {
     case "claude-code":
-      return claudeCodeRuntime(cli);
+      return claudeCodeRuntime({
+        ...cli,
+        ...(settings.selfCompact !== undefined ? { selfCompact: settings.selfCompact } : {}),
+        ...(settings.selfCompactWindow !== undefined
+          ? { selfCompactWindow: settings.selfCompactWindow }
+          : {}),
+      });
     case "codex":
       return codexRuntime(cli);
     case "a2a":
