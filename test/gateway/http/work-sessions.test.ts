@@ -57,7 +57,14 @@ const chat = async (message: string, agent = "dev") => {
   return (await res.json()).key as string;
 };
 const mode = (call: Call | undefined) => call?.argv.find((a) => a.startsWith("--permission-mode"));
-const detail = async (key: string) => (await gw.api(`/api/sessions/${encodeURIComponent(key)}`)).json();
+interface WorkBody {
+  workSession: unknown;
+  workSessions: unknown[];
+  runtimeSessions: unknown[];
+  agent: { workSessions: unknown[] };
+}
+const body = async (res: Response) => (await res.json()) as WorkBody;
+const detail = async (key: string) => body(await gw.api(`/api/sessions/${encodeURIComponent(key)}`));
 
 describe("work sessions (LoCrew: temporary permission for an ask-first agent to write without asking)", () => {
   it("let an ask-first Claude Code agent write in one conversation until they expire, clearing nothing", async () => {
@@ -70,14 +77,14 @@ describe("work sessions (LoCrew: temporary permission for an ask-first agent to 
     );
     expect(res.status).toBe(201);
     const until = clock.now() + 30 * MINUTE;
-    expect((await res.json()).workSession).toEqual({ agent: "dev", key, startedAt: clock.now(), until });
+    expect((await body(res)).workSession).toEqual({ agent: "dev", key, startedAt: clock.now(), until });
 
     await chat("write the file");
     // Shown in the conversation's details and listed per agent; the runtime session is the same one.
     expect((await detail(key)).workSessions).toEqual([
       { agent: "dev", key, startedAt: expect.any(Number), until },
     ]);
-    const agent = (await (await gw.api("/api/agents/dev")).json()).agent;
+    const agent = (await body(await gw.api("/api/agents/dev"))).agent;
     expect(agent.workSessions).toEqual([{ agent: "dev", key, startedAt: expect.any(Number), until }]);
     // Another conversation of the same agent still asks.
     await gw.api("/api/app/bob", postJson({ message: "hi", agent: "dev" }));

@@ -152,7 +152,7 @@ describe("websocket methods", () => {
   it("conversations.history takes all, as the REST history does, for earlier generations too", async () => {
     const client = await open({ channel: "cli", peer: "hank" });
     const { key } = await client.call("chat.send", { message: "before the reset" });
-    await h.engine.reset(key);
+    await h.engine.reset(String(key));
     await client.call("chat.send", { message: "after the reset" });
     const texts = async (params: Record<string, unknown>) =>
       ((await client.call("conversations.history", params)).entries as Array<{ content?: string }>)
