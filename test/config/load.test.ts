@@ -187,6 +187,25 @@ session:
     );
   });
 
+  it("reads an agent's permission mode and Claude Code's own compaction setting", () => {
+    write(`
+agents:
+  - { id: dev, runtime: claude-code, permission: ask-first, self_compact: false, self_compact_window: 150000 }
+  - { id: cx, runtime: codex, permission: auto }
+`);
+    const { config } = loadConfig({ cwd: dir, env: {} });
+    expect(config.agentOptions?.dev).toMatchObject({
+      permission: "ask-first",
+      selfCompact: "off",
+      selfCompactWindow: 150_000,
+    });
+    expect(config.agentOptions?.cx).toMatchObject({ permission: "auto" });
+    write("agents: [{ id: dev, permission: sometimes, self_compact_window: 10 }]\n");
+    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(
+      /agents\.0\.permission: .*\n {2}agents\.0\.self_compact_window: /,
+    );
+  });
+
   it("lets SESSIOND_* variables win over the file", () => {
     const file = write("store:\n  durability: relaxed\n", "custom.yaml");
     const { config } = loadConfig({
