@@ -72,21 +72,26 @@ describe("the dashboard's first hour, in Chromium", () => {
   });
 
   it("styles Reset as a caution, unlike Compact", async () => {
+    // Read in the page (as strings: the test's own types have no DOM).
     const style = (name: string) =>
-      page.getByRole("button", { name, exact: true }).evaluate((el) => {
-        const s = getComputedStyle(el);
-        return { background: s.backgroundColor, color: s.color, border: s.borderTopStyle };
-      });
+      page
+        .getByRole("button", { name, exact: true })
+        .evaluate(
+          new Function(
+            "el",
+            "const s = getComputedStyle(el); return { background: s.backgroundColor, color: s.color, border: s.borderTopStyle };",
+          ) as (el: unknown) => { background: string; color: string; border: string },
+        );
     const compact = await style("Compact");
     const reset = await style("Reset");
-    const warn = await page.evaluate(() => {
+    const warn = await page.evaluate<string>(`(() => {
       const probe = document.createElement("span");
       probe.style.color = "var(--warn)";
       document.body.append(probe);
       const color = getComputedStyle(probe).color;
       probe.remove();
       return color;
-    });
+    })()`);
     expect(reset.color).toBe(warn);
     expect(reset.border).toBe("dashed");
     expect(reset).not.toEqual(compact);
@@ -121,7 +126,7 @@ describe("the dashboard's first hour, in Chromium", () => {
     await send.waitFor();
     const box = await send.boundingBox();
     const text = await page.getByLabel("Message").boundingBox();
-    expect(await page.evaluate(() => window.scrollY)).toBe(0);
+    expect(await page.evaluate<number>("window.scrollY")).toBe(0);
     expect(box && box.y + box.height <= PHONE.height).toBe(true);
     expect(text && text.y + text.height <= PHONE.height).toBe(true);
     await page.screenshot({ path: "test-results/screenshots/first-hour-chat-375x800.png" });
