@@ -3,6 +3,7 @@ import { Compactor } from "./compaction/compactor.js";
 import { DEFAULT_COMPACTION, resolveCompactionPolicy } from "./compaction/policy.js";
 import { modelSummarizer } from "./compaction/summarizers/model.js";
 import { type CompactionThread, compactionThread } from "./compaction/thread.js";
+import { effectiveModelName } from "./config/effective-model.js";
 import type { EngineConfig, ModelConfig } from "./config/engine-config.js";
 import { routingConfigOf } from "./config/routing.js";
 import type { InjectionHook } from "./context/index.js";
@@ -45,6 +46,7 @@ import { createTextModel } from "./runtimes/llm/index.js";
 import { DEFAULT_OPENAI_BASE_URL } from "./runtimes/model.js";
 import type { AgentRuntimes } from "./runtimes/sessions/agent-runtimes.js";
 import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
+import { sessionModels } from "./session-models.js";
 import { openStore } from "./store/open.js";
 import { sessionNotFound } from "./store/session-log.js";
 import type {
@@ -292,7 +294,12 @@ class SessionEngine implements Engine {
     this.agents = parts.agents;
     this.lanes = lanesFor(parts.store, { maxQueue: parts.config.maxQueuedTurns ?? 16 });
     const inLanes: InLanes = (keys, work) => this.lanes.runAll(keys, work);
-    this.titles = parts.titles && new TitleWriter(this.store, parts.titles.model, inLanes);
+    const perSession = sessionModels(parts.models, {
+      summarizer: parts.summarizer,
+      ...(parts.config.compaction?.model ? { compaction: parts.config.compaction.model } : {}),
+      ...(parts.config.titles?.model ? { titles: parts.config.titles.model } : {}),
+    });
+    this.titles = parts.titles && new TitleWriter(this.store, (s) => perSession.title(s), inLanes);
     this.routing = parts.routing;
     this.dataDir = parts.dataDir;
     this.summarizer = parts.summarizer;
@@ -311,7 +318,7 @@ class SessionEngine implements Engine {
     // A compaction entry is derived from the archive, so it needs no fsync of its own: a crash before the
     // next durable commit only means compacting again (later commits are ordered after it).
     this.compactor = new Compactor(
-      parts.summarizer,
+      { default: parts.summarizer, of: (session) => perSession.summarizer(session) },
       (key, entries, options) => this.store.append(key, entries, { ...options, durability: "relaxed" }),
       () => this.lifecycle.clock.now(),
       parts.thread,
@@ -585,8 +592,9 @@ class SessionEngine implements Engine {
     const layered = this.agents.settings.get(agent);
     const instructions = layered?.instructions ?? agentOptions?.instructions;
     const modelAgent = usesModelEndpoint(layered?.runtime ?? agentOptions?.runtime);
-    const contextWindow =
-      agentOptions?.model && modelAgent ? models.get(agentOptions.model)?.contextWindow : undefined;
+    // The session's own model (or provider) when it has one: its window drives the window trigger.
+    const model = modelAgent ? effectiveModelName(session.overrides, models, agentOptions?.model) : undefined;
+    const contextWindow = model ? models.get(model)?.contextWindow : undefined;
     return {
       policy,
       // A stateless model run sees the LoCrew window (§4); runtimes that keep a session get their own prompt.

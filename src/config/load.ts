@@ -11,6 +11,7 @@ import { validateResetTriggers } from "../lifecycle/triggers.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { StoreConfig } from "../store/open.js";
 import type { EngineConfig, LifecycleConfig, ModelConfig } from "./engine-config.js";
+import { type ConfigProblem, lifecycleProblems, modelReferenceProblems } from "./references.js";
 import { type CompactionSettings, type ConfigFile, configFileSchema, RETIRED_KEYS } from "./schema.js";
 
 export const CONFIG_FILE_NAMES = ["sessiond.yaml", "sessiond.yml"];
@@ -25,6 +26,8 @@ export interface LoadedConfig {
   file?: string;
   /** Unknown or retired keys, each naming its path. */
   warnings: string[];
+  /** `store.fallback`: whether `sessiond serve` may run on the memory store when this one cannot open. */
+  storeFallback: boolean;
 }
 
 export interface LoadOptions {
@@ -41,17 +44,31 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const file = findFile(options.file ?? env.SESSIOND_CONFIG, cwd);
   const raw = file ? readYaml(file) : {};
   const warnings: string[] = [];
-  const parsed = parseWithWarnings(raw, warnings, file ?? "config");
-  applyEnv(parsed, env);
+  const source = file ?? "config";
+  const parsed = parseWithWarnings(raw, warnings, source);
+  // Every problem at once: the schema's, then what it cannot see (model names, zones, triggers).
+  const problems = [
+    ...(parsed.ok ? [] : parsed.problems),
+    ...modelReferenceProblems(raw),
+    ...(parsed.ok ? lifecycleProblems(parsed.data) : []),
+  ];
+  if (problems.length > 0) {
+    const lines = problems.map((p) => `  ${p.path}: ${p.message}`).join("\n");
+    throw new SessiondError("CONFIG_INVALID", `${source} is not valid:\n${lines}`, {
+      details: { problems },
+    });
+  }
+  if (!parsed.ok) throw new SessiondError("CONFIG_INVALID", `${source} could not be read`);
+  applyEnv(parsed.data, env);
   const baseDir = file ? resolve(file, "..") : cwd;
   let config: EngineConfig & { dataDir: string };
   try {
-    config = toEngineConfig(parsed, baseDir);
+    config = toEngineConfig(parsed.data, baseDir);
   } catch (error) {
     if (!isSessiondError(error, "INVALID_ARGUMENT")) throw error;
     throw new SessiondError("CONFIG_INVALID", `${file ?? "config"}: ${error.message}`, { cause: error });
   }
-  return { config, ...(file ? { file } : {}), warnings };
+  return { config, ...(file ? { file } : {}), warnings, storeFallback: parsed.data.store?.fallback ?? true };
 }
 
 function findFile(explicit: string | undefined, cwd: string): string | undefined {
@@ -73,23 +90,24 @@ function readYaml(file: string): unknown {
   }
 }
 
+type Parsed = { ok: true; data: ConfigFile } | { ok: false; problems: ConfigProblem[] };
+
 /**
- * Validates against the schema. Unknown keys are warned about with their path and dropped; any other
- * problem is an error naming its path.
+ * Validates against the schema. Unknown keys are warned about with their path and dropped; every other
+ * issue zod finds is a problem naming its path.
  */
-function parseWithWarnings(raw: unknown, warnings: string[], source: string): ConfigFile {
+function parseWithWarnings(raw: unknown, warnings: string[], source: string): Parsed {
   const input = structuredClone(raw);
   for (const [path, message] of Object.entries(RETIRED_KEYS)) {
     if (removeAt(input, path.split("."))) warnings.push(`${source}: ${message}`);
   }
   for (let attempt = 0; attempt < 100; attempt++) {
     const result = configFileSchema.safeParse(input);
-    if (result.success) return result.data;
+    if (result.success) return { ok: true, data: result.data };
     const unknown = result.error.issues.filter((i) => i.code === "unrecognized_keys");
     const other = result.error.issues.filter((i) => i.code !== "unrecognized_keys");
     if (other.length > 0) {
-      const lines = other.map((i) => `  ${pathOf(i.path)}: ${i.message}`).join("\n");
-      throw new SessiondError("CONFIG_INVALID", `${source} is not valid:\n${lines}`);
+      return { ok: false, problems: other.map((i) => ({ path: pathOf(i.path), message: i.message })) };
     }
     for (const issue of unknown as z.core.$ZodIssueUnrecognizedKeys[]) {
       for (const key of issue.keys) {
@@ -98,7 +116,7 @@ function parseWithWarnings(raw: unknown, warnings: string[], source: string): Co
       }
     }
   }
-  throw new SessiondError("CONFIG_INVALID", `${source} could not be read`);
+  return { ok: false, problems: [] };
 }
 
 function pathOf(path: readonly PropertyKey[]): string {
@@ -246,6 +264,9 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
             ? { executable: a.executable.includes("/") ? resolve(baseDir, a.executable) : a.executable }
             : {}),
           ...(a.url ? { url: a.url } : {}),
+          ...(a.permission ? { permission: a.permission } : {}),
+          ...(a.self_compact !== undefined ? { selfCompact: a.self_compact ? "on" : "off" } : {}),
+          ...(a.self_compact_window ? { selfCompactWindow: a.self_compact_window } : {}),
         },
       ]),
     );

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { channelsSchema } from "../channels/config.js";
 import { DM_SCOPES, GROUP_SCOPES, NAMED_SCOPES } from "../keys/index.js";
-import { RUNTIME_KINDS } from "../runtimes/agents.js";
+import { PERMISSION_MODES, RUNTIME_KINDS } from "../runtimes/agents.js";
 
 /** `sessiond.yaml`, strict at every level so unknown keys can be named (then dropped with a warning). Keys follow GoClaw's (`session.identity_links`, …) so its users can bring their config. */
 const compactionSettings = z.strictObject({
@@ -54,6 +54,8 @@ export const configFileSchema = z.strictObject({
       path: z.string().min(1).optional(),
       durability: z.enum(["strict", "relaxed"]).optional(),
       commit_interval_ms: z.number().int().min(0).max(1000).optional(),
+      /** `sessiond serve` only: run on the memory store, loudly, when this one cannot be opened (default true). */
+      fallback: z.boolean().optional(),
     })
     .optional(),
   default_agent: z.string().min(1).optional(),
@@ -77,6 +79,12 @@ export const configFileSchema = z.strictObject({
         executable: z.string().min(1).optional(),
         /** a2a: the remote agent's base URL. */
         url: z.string().url().optional(),
+        /** claude-code, codex: ask-first (default: asks before writing) or auto (writes without asking). */
+        permission: z.enum(PERMISSION_MODES).optional(),
+        /** claude-code: "Let it compact its own history" (its own auto-compaction; default the CLI's). */
+        self_compact: z.boolean().optional(),
+        /** claude-code: the token count at which it compacts its own history. */
+        self_compact_window: z.number().int().min(100_000).optional(),
       }),
     )
     .optional(),

@@ -14,6 +14,7 @@ import { createMetrics, type GatewayMetrics, metricsRoutes } from "./routes/metr
 import { openAiRoutes } from "./routes/openai.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { sessionRoutes } from "./routes/sessions.js";
+import { workSessionRoutes } from "./routes/work-sessions.js";
 import type { GatewayEnv, GatewayOptions, RouteDeps } from "./types.js";
 import { defaultWebDir } from "./web/dir.js";
 import { serveDashboard } from "./web/static.js";
@@ -33,7 +34,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     trustProxyHeader: options.trustProxyHeader?.toLowerCase(),
     shutdownSignal: options.shutdownSignal ?? new AbortController().signal,
   };
-  const metrics = createMetrics(deps.engine);
+  const metrics = createMetrics(deps.engine, deps.storeFallback);
   const app = new Hono<GatewayEnv>();
 
   app.use(async (c, next) => {
@@ -70,6 +71,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   app.route("/", metricsRoutes(routeDeps, metrics));
   app.route("/", openApiRoutes());
   app.route("/", dashboardRoutes(routeDeps));
+  app.route("/", workSessionRoutes(routeDeps));
 
   const methodsOf = allowedMethods(app);
   app.notFound((c) => {

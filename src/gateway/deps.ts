@@ -1,5 +1,7 @@
+import type { ModelChoice } from "../config/effective-model.js";
 import type { Engine } from "../engine.js";
 import type { Runtime } from "../model/runtime.js";
+import type { StoreFallback } from "./store-fallback.js";
 
 /** A logger the gateway writes JSON lines to (pino in production; anything with these methods in tests). */
 export interface GatewayLogger {
@@ -12,13 +14,15 @@ export interface GatewayLogger {
 export interface GatewayDeps {
   engine: Engine;
   /**
-   * The runtime that answers for an agent: its configured model, else the offline echo. `model` is a
-   * session's own `model` override, used in place of the agent's.
+   * The runtime that answers for an agent: its configured model, else the offline echo. `session` is a
+   * session's own `model` / `provider` overrides, used in place of the agent's model.
    */
-  runtimeFor(agent: string, model?: string): Runtime;
+  runtimeFor(agent: string, session?: ModelChoice): Runtime;
   /** The access token; compared in constant time. */
   token: string;
   /** Senders (ids) who are human admins: only their conversations get the admin tools. */
   admins: readonly string[];
   logger: GatewayLogger;
+  /** Set when the configured store could not be opened and the gateway runs on the memory store. */
+  storeFallback?: StoreFallback;
 }

@@ -1,3 +1,4 @@
+import { effectiveModelName, type ModelChoice } from "../config/effective-model.js";
 import type { EngineConfig } from "../config/engine-config.js";
 import type { Engine } from "../engine.js";
 import { SessiondError } from "../model/errors.js";
@@ -7,6 +8,7 @@ import type { AgentRuntimeSettings } from "../runtimes/agents.js";
 import { claudeCodeRuntime } from "../runtimes/claude-code.js";
 import { codexRuntime } from "../runtimes/codex.js";
 import { echoRuntime, runtimeFromConfig } from "../runtimes/index.js";
+import { usesModelEndpoint } from "../runtimes/sessions/open.js";
 
 /**
  * The runtime an agent's settings name: Claude Code, Codex or an A2A agent as configured; a model agent's
@@ -23,10 +25,17 @@ export function runtimeForSettings(
     ...(settings.model !== undefined ? { model: settings.model } : {}),
     ...(settings.instructions ? { instructions: settings.instructions } : {}),
     ...(settings.executable !== undefined ? { executable: settings.executable } : {}),
+    ...(settings.permission !== undefined ? { permission: settings.permission } : {}),
   };
   switch (settings.runtime) {
     case "claude-code":
-      return claudeCodeRuntime(cli);
+      return claudeCodeRuntime({
+        ...cli,
+        ...(settings.selfCompact !== undefined ? { selfCompact: settings.selfCompact } : {}),
+        ...(settings.selfCompactWindow !== undefined
+          ? { selfCompactWindow: settings.selfCompactWindow }
+          : {}),
+      });
     case "codex":
       return codexRuntime(cli);
     case "a2a":
@@ -63,14 +72,20 @@ export function agentRuntimes(config: EngineConfig, agents: readonly string[]): 
 export function runtimeResolver(
   config: EngineConfig,
   engine: Engine,
-): (agent: string, model?: string) => Runtime {
+): (agent: string, session?: ModelChoice) => Runtime {
   const built = new Map<string, { settings: string; runtime: Runtime }>();
-  return (agent, model) => {
+  return (agent, session = {}) => {
     const own = engine.agents.settings.get(agent) ?? {};
-    // A session's model override stands in for the agent's model (checked against `models` when set).
-    const settings = model === undefined ? own : { ...own, model };
+    // A session's model or provider override stands in for the agent's model (checked when set); Claude
+    // Code and Codex take a model override as their own model name.
+    const model = usesModelEndpoint(own.runtime)
+      ? effectiveModelName(session, config.models ?? {}, own.model)
+      : typeof session.model === "string"
+        ? session.model
+        : own.model;
+    const settings = model === own.model || model === undefined ? own : { ...own, model };
     const json = JSON.stringify(settings);
-    const slot = model === undefined ? agent : `${agent}\u0000${model}`;
+    const slot = settings === own ? agent : `${agent}\u0000${model}`;
     const cached = built.get(slot);
     if (cached?.settings === json) return cached.runtime;
     const runtime = runtimeForSettings(agent, settings, config);

@@ -13,6 +13,7 @@ import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
 import type { GatewayDeps, GatewayLogger } from "./deps.js";
 import { createGatewayLogger } from "./logger.js";
 import { runtimeResolver } from "./runtimes.js";
+import { fallbackWarning, type StoreFallback } from "./store-fallback.js";
 import type { GatewayOptions } from "./types.js";
 import { attachWebSocket } from "./ws/index.js";
 
@@ -36,6 +37,8 @@ export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSigna
   graceMs?: number;
   /** Whether `close()` also closes the engine; default true. */
   closeEngine?: boolean;
+  /** The configured store could not be opened: `/health` says degraded, `/metrics` and the log say why. */
+  storeFallback?: StoreFallback;
   /** Called with the listening server, e.g. to attach the WebSocket protocol to it. */
   onServer?: (server: Server, deps: GatewayDeps) => void;
 }
@@ -65,7 +68,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     token: options.token,
     admins: options.admins ?? options.config?.admins ?? [],
     logger: options.logger ?? createGatewayLogger(),
+    ...(options.storeFallback ? { storeFallback: options.storeFallback } : {}),
   };
+  if (deps.storeFallback) deps.logger.warn({ ...deps.storeFallback }, fallbackWarning(deps.storeFallback));
   const shutdown = new AbortController();
   // Every running turn listens to this one signal (and removes its listener when done): no leak to warn of.
   setMaxListeners(0, shutdown.signal);

@@ -1,5 +1,5 @@
 import type { Envelope } from "../model/envelope.js";
-import type { RuntimeEvent } from "../model/runtime.js";
+import type { Runtime, RuntimeEvent, RuntimeRun } from "../model/runtime.js";
 import { sessionRunner } from "../runtimes/sessions/runner.js";
 import type { TurnContext, TurnResult, TurnRunner } from "../turns/turn.js";
 import type { GatewayDeps } from "./deps.js";
@@ -54,8 +54,17 @@ export function agentRunner(
 ): TurnRunner {
   const options = { agents: deps.engine.routing.agents, ...(onEvent ? { onEvent } : {}) };
   return (context) => {
-    const model = context.session.overrides.model;
-    const runtime = deps.runtimeFor(agent, typeof model === "string" ? model : undefined);
+    const { model, provider } = context.session.overrides;
+    const runtime = withPermission(
+      deps.runtimeFor(agent, { model, provider }),
+      deps.engine.agents.permissionFor(agent, context.key),
+    );
     return sessionRunner(runtime, deps.engine.agents.store, options)(context);
   };
+}
+
+/** The run's permission mode: the agent's, or `auto` during a work session in this conversation. */
+function withPermission(runtime: Runtime, permission: RuntimeRun["permission"]): Runtime {
+  if (permission === undefined) return runtime;
+  return { kind: runtime.kind, run: (run) => runtime.run({ ...run, permission }) };
 }

@@ -61,6 +61,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         import("../../runtimes/index.js"),
         import("../../channels/index.js"),
         import("../../gateway/heap.js"),
+        import("../../gateway/store-fallback.js"),
       ]);
       const loaded = loadCliConfig(options, io);
       const routing = routingFromConfig(loaded);
@@ -74,6 +75,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         { describeRuntime },
         { channelHost, createChannels },
         { limitHeapGrowth },
+        { createEngineOrFallback, fallbackWarning },
       ] = await modules;
       // Built before the engine opens, so a bad model config fails without touching the store.
       agentRuntimes(config, routing.agents);
@@ -82,7 +84,9 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       let attached: AttachedChannels | undefined;
       const token = resolveToken(config.dataDir, io.env);
       limitHeapGrowth();
-      const engine = await createEngine(config);
+      // GoClaw's fallback, loudly: on the memory store when the configured one cannot be opened.
+      const { engine, fallback } = await createEngineOrFallback(config, createEngine, loaded.storeFallback);
+      if (fallback) io.stderr(`warning: ${fallbackWarning(fallback)}\n`);
       let gateway: Awaited<ReturnType<typeof startGateway>>;
       try {
         const envPort = io.env.SESSIOND_PORT ? intIn(0, 65535)(io.env.SESSIOND_PORT) : undefined;
@@ -96,6 +100,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
           ...(trustProxyHeader ? { trustProxyHeader } : {}),
           ...(options.grace !== undefined ? { graceMs: options.grace } : {}),
           ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+          ...(fallback ? { storeFallback: fallback } : {}),
           ...(channels.adapters.length > 0
             ? {
                 publicRoutes: (deps) => {

@@ -108,8 +108,8 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
 function withTools(deps: RouteDeps, tools: RuntimeTools): RouteDeps {
   return {
     ...deps,
-    runtimeFor: (agent, model) => {
-      const runtime = deps.runtimeFor(agent, model);
+    runtimeFor: (agent, session) => {
+      const runtime = deps.runtimeFor(agent, session);
       return { kind: runtime.kind, run: (run) => runtime.run({ ...run, tools }) };
     },
   };
