@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
-  type AppendOptions,
   createEngine,
   type Engine,
   type EntryInput,
@@ -11,6 +10,7 @@ import {
   type SessionInit,
   type TurnContext,
 } from "../../src/index.js";
+import type { AppendOptions } from "../../src/store/store.js";
 
 const dm = (sender: string, text: string, extra: Partial<Envelope> = {}): Envelope => ({
   channel: "telegram",
@@ -306,6 +306,9 @@ describe("engine", () => {
       ["message", "strict"],
       ["message", "strict"],
     ]);
+    // The engine leaves a store it was given open.
+    await engine.close();
+    await real.close();
   });
 
   it("reports committed changes and turns as events, a throwing listener breaking nothing", async () => {
