@@ -69,6 +69,7 @@ describe("start-up loads what the command needs", () => {
       "node_modules/gpt-tokenizer/",
       "node_modules/hono/",
       "node_modules/yaml/",
+      "node_modules/temporal-polyfill/",
     ]) {
       expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
     }
