@@ -1,15 +1,11 @@
-import { createRequire } from "node:module";
 import type { Temporal as TemporalNamespace } from "temporal-polyfill";
+import { lazyModule } from "../model/load-sync.js";
 
 export type TemporalApi = typeof TemporalNamespace;
 
-let loaded: TemporalApi | undefined;
+const polyfill = lazyModule<{ Temporal: TemporalApi }>("temporal-polyfill");
 
-/**
- * temporal-polyfill (the runtime's own Temporal where it has one), loaded on the first daily-reset
- * computation: it costs tens of milliseconds at start-up that commands without a daily rule never pay.
- */
+/** temporal-polyfill (the runtime's own Temporal where it has one), loaded on the first daily-reset computation. */
 export function temporal(): TemporalApi {
-  loaded ??= (createRequire(import.meta.url)("temporal-polyfill") as { Temporal: TemporalApi }).Temporal;
-  return loaded;
+  return polyfill().Temporal;
 }

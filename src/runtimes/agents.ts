@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { z } from "zod";
+import type { z } from "zod";
 import { SessiondError } from "../model/errors.js";
+import { lazySchema } from "../model/zod.js";
 
 export const RUNTIME_KINDS = ["model", "echo", "claude-code", "codex", "a2a"] as const;
 export type RuntimeKind = (typeof RUNTIME_KINDS)[number];
@@ -20,20 +21,24 @@ export interface AgentRuntimeSettings {
   url?: string;
 }
 
-export const agentSettingsSchema = z.strictObject({
-  runtime: z.enum(RUNTIME_KINDS).optional(),
-  cwd: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
-  instructions: z.string().optional(),
-  executable: z.string().min(1).optional(),
-  url: z.string().url().optional(),
-});
+export const agentSettingsSchema = lazySchema((z) =>
+  z.strictObject({
+    runtime: z.enum(RUNTIME_KINDS).optional(),
+    cwd: z.string().min(1).optional(),
+    model: z.string().min(1).optional(),
+    instructions: z.string().optional(),
+    executable: z.string().min(1).optional(),
+    url: z.string().url().optional(),
+  }),
+);
 
-const fileSchema = z.strictObject({
-  agents: z.record(z.string(), agentSettingsSchema).default({}),
-  deleted: z.array(z.string()).default([]),
-});
-type AgentsFile = z.infer<typeof fileSchema>;
+const fileSchema = lazySchema((z) =>
+  z.strictObject({
+    agents: z.record(z.string(), agentSettingsSchema()).default({}),
+    deleted: z.array(z.string()).default([]),
+  }),
+);
+type AgentsFile = z.infer<ReturnType<typeof fileSchema>>;
 
 export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -79,7 +84,7 @@ export class AgentSettingsFile {
       if (value === null) delete own[field];
       else if (value !== undefined) own[field] = value;
     }
-    const parsed = agentSettingsSchema.safeParse(own);
+    const parsed = agentSettingsSchema().safeParse(own);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new SessiondError(
@@ -137,7 +142,7 @@ function read(path: string): AgentsFile {
   } catch (error) {
     throw new SessiondError("CONFIG_INVALID", `${path}: not JSON (${String(error)})`, { cause: error });
   }
-  const parsed = fileSchema.safeParse(json);
+  const parsed = fileSchema().safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new SessiondError("CONFIG_INVALID", `${path}: ${issue?.path.join(".")}: ${issue?.message}`);

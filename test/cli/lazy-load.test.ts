@@ -57,7 +57,7 @@ describe("start-up loads what the command needs", () => {
     }
   });
 
-  it("import of the root loads no optional package, gateway or yaml", async () => {
+  it("import of the root loads no optional package, gateway, yaml, zod or Temporal", async () => {
     const index = pathToFileURL(join(ROOT, "dist/src/index.js")).href;
     const modules = await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(index)})`]);
     expect(modules).toContain("dist/src/engine.js");
@@ -70,6 +70,7 @@ describe("start-up loads what the command needs", () => {
       "node_modules/hono/",
       "node_modules/yaml/",
       "node_modules/temporal-polyfill/",
+      "node_modules/zod/",
     ]) {
       expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
     }
