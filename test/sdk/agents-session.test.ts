@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Agent, OpenAIProvider, Runner, type Session, setTracingDisabled, tool } from "@openai/agents";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { SUMMARY_HEADER } from "../../src/context/index.js";
 import { createEngine, type Engine } from "../../src/index.js";
 import { type ChatRequestBody, echoHandler, startOpenAiServer } from "../support/openai-server.js";
 
@@ -163,6 +164,45 @@ describe("engine.session(key): the Agents SDK's Session", () => {
     expect(await session.getItems()).toEqual([{ type: "message", role: "user", content: "after" }]);
     const all = await engine.history(KEY, { includeArchived: true });
     expect(all.flatMap((e) => (e.type === "message" ? [e.content] : []))).toEqual(["before", "after"]);
+  });
+
+  it("keeps function-call arguments that are not a JSON object as the text they were", async () => {
+    const session = engine.session(KEY);
+    const call = (callId: string, args: string) => ({
+      type: "function_call" as const,
+      callId,
+      name: "f",
+      arguments: args,
+      status: "completed" as const,
+    });
+    await session.addItems([call("c1", "not json"), call("c2", "[1,2]"), call("c3", '{"a":1}')]);
+    expect((await session.getItems()).map((i) => ("arguments" in i ? i.arguments : ""))).toEqual([
+      "not json",
+      "[1,2]",
+      '{"a":1}',
+    ]);
+  });
+
+  it("reads from the latest compaction on, its summary first", async () => {
+    const session = engine.session(KEY);
+    for (let i = 1; i <= 4; i++) {
+      await session.addItems([
+        { role: "user", content: `Question ${i} is about the deployment of service number ${i}.` },
+        { role: "assistant", status: "completed", content: [{ type: "output_text", text: `Answer ${i}.` }] },
+      ]);
+    }
+    await engine.compact(KEY);
+    const items = await session.getItems();
+    const first = items[0] as { role: string; content: string };
+    expect(first.role).toBe("user");
+    expect(first.content.startsWith(`${SUMMARY_HEADER}\n`)).toBe(true);
+    expect(items.length).toBeLessThan(9);
+    expect(items.at(-1)).toEqual({
+      type: "message",
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text: "Answer 4." }],
+    });
   });
 
   it("refuses an item type it has no entry for, storing nothing of the call", async () => {
