@@ -74,7 +74,7 @@ function rows(schema: JsonSchema, path: string, out: Row[]): Row[] {
 
 /** The configuration reference: every key of `sessiond.yaml`, from the zod schema the loader validates with. */
 export function configReference(): string {
-  const schema = z.toJSONSchema(configFileSchema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  const schema = z.toJSONSchema(configFileSchema(), { io: "input", unrepresentable: "any" }) as JsonSchema;
   const table = rows(schema, "", []).map((r) => `| \`${r.key}\` | ${r.type} | ${r.description} |`);
   return ["| key | value | meaning |", "|---|---|---|", ...table, ""].join("\n");
 }

@@ -40,7 +40,8 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const file = findFile(options.file ?? env.SESSIOND_CONFIG, cwd);
   const raw = file ? readYaml(file) : {};
   const warnings: string[] = [];
-  const parsed = parseWithWarnings(raw, warnings, file ?? "config");
+  // Without a file there is nothing to check, and zod need not load.
+  const parsed = file ? parseWithWarnings(raw, warnings, file) : {};
   applyEnv(parsed, env);
   const baseDir = file ? resolve(file, "..") : cwd;
   let config: EngineConfig & { dataDir: string };
@@ -82,7 +83,7 @@ function parseWithWarnings(raw: unknown, warnings: string[], source: string): Co
     if (removeAt(input, path.split("."))) warnings.push(`${source}: ${message}`);
   }
   for (let attempt = 0; attempt < 100; attempt++) {
-    const result = configFileSchema.safeParse(input);
+    const result = configFileSchema().safeParse(input);
     if (result.success) return result.data;
     const unknown = result.error.issues.filter((i) => i.code === "unrecognized_keys");
     const other = result.error.issues.filter((i) => i.code !== "unrecognized_keys");

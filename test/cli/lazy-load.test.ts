@@ -52,7 +52,17 @@ describe("start-up loads what the command needs", () => {
       "dist/src/gateway/server.js",
       "node_modules/hono/",
       "node_modules/yaml/",
+      "node_modules/zod/",
     ]) {
+      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
+    }
+  });
+
+  it("sessions list without a config file loads neither zod, Temporal nor hono", async () => {
+    const cli = join(ROOT, "dist/src/cli/main.js");
+    const modules = await loaded([cli, "--data-dir", join(dir, "data"), "sessions", "list"]);
+    expect(modules).toContain("dist/src/engine.js");
+    for (const part of ["node_modules/zod/", "node_modules/temporal-polyfill/", "node_modules/hono/"]) {
       expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
     }
   });
