@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/index.js";
-import { SqliteStore } from "../../src/public/store.js";
+import { MemoryStore, SqliteStore } from "../../src/public/store.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -79,6 +79,29 @@ describe("engine options and ownership", () => {
     await engine.close();
     engine = undefined;
     await expect(own.getSession("telegram:1")).rejects.toMatchObject({ code: "STORE_CLOSED" });
+  });
+
+  it("append passes the store's own options through (durability)", async () => {
+    const memory = new MemoryStore();
+    const seen: Array<string | undefined> = [];
+    const recording = new Proxy(memory, {
+      get(target, name, receiver) {
+        if (name === "append") {
+          return (...args: Parameters<MemoryStore["append"]>) => {
+            seen.push(args[3]?.durability);
+            return target.append(...args);
+          };
+        }
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    engine = await createEngine({ dataDir: dir, store: recording, titles: { enabled: false } });
+    await engine.append("custom-key", [{ type: "note", text: "n" }], { durability: "relaxed" });
+    expect(seen).toEqual(["relaxed"]);
+    await engine.close();
+    engine = undefined;
+    await memory.close();
   });
 
   it("append takes an options object: the new session's init and the store's options", async () => {
