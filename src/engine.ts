@@ -47,9 +47,11 @@ import { DEFAULT_OPENAI_BASE_URL } from "./runtimes/model.js";
 import type { AgentRuntimes } from "./runtimes/sessions/agent-runtimes.js";
 import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
 import { sessionModels } from "./session-models.js";
+import { type AgentsSession, agentsSession } from "./sdk/agents-session.js";
 import { openStore } from "./store/open.js";
 import { sessionNotFound } from "./store/session-log.js";
 import type {
+  AppendOptions,
   AppendResult,
   DeleteResult,
   ResetResult,
@@ -84,6 +86,12 @@ export interface PruneResult {
   applied?: RetentionResult;
 }
 
+/** `engine.append`'s options: the store's, plus how to start the session when the key has none. */
+export interface EngineAppendOptions extends AppendOptions {
+  /** The new session's facts when the key has none; default: guessed from the key. */
+  init?: SessionInit;
+}
+
 export interface CompactResult {
   summary: string;
   entry: CompactionEntry;
@@ -98,7 +106,7 @@ export interface Engine {
   /** The key and session facts an inbound message routes to. */
   route(envelope: Envelope): Route;
   /** Appends entries to a key's current session, creating it (with `init`, or guessed from the key). */
-  append(key: string, entries: EntryInput[], init?: SessionInit): Promise<AppendResult>;
+  append(key: string, entries: EntryInput[], options?: EngineAppendOptions): Promise<AppendResult>;
   history(key: string, options?: HistoryOptions): Promise<Entry[]>;
   /** What a turn on this key would load now: the latest summary and the entries it keeps. */
   context(key: string): Promise<StoredContext | undefined>;
@@ -123,6 +131,11 @@ export interface Engine {
    * lane, so it lands between turns; idempotent on `platformMessageId`. The next turn there sees it.
    */
   record(envelope: Envelope): Promise<AppendResult>;
+  /**
+   * The OpenAI Agents SDK's `Session` over this key (`run(agent, input, { session: engine.session(key) })`):
+   * its items are the key's current session, each write in the key's lane.
+   */
+  session(key: string): AgentsSession;
   /** Runs one turn: routes, stores the input, compacts when due, runs `run` on the context, stores the reply. */
   turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
   /** Per-session overrides (model, compaction thresholds, reset policy): session > agent > sender > default. */
@@ -152,7 +165,10 @@ export interface Engine {
   queued(): Map<string, number>;
   /** Agents' runtime settings and runtime sessions (Claude Code, Codex, A2A), cost, needs-attention marks. */
   readonly agents: AgentRuntimes;
-  /** Waits for running turns and background titles, flushes and closes the store. */
+  /**
+   * Waits for running turns and background titles, flushes, and closes what the engine opened: a store
+   * (or runtime-session store) passed in through the config is left open for its owner to close.
+   */
   close(): Promise<void>;
 }
 
@@ -182,6 +198,7 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
       modelNamed(options.model, models, `agents.${agent}.model`);
     }
   }
+  const ownsStore = !isStore(config.store);
   const store = isStore(config.store)
     ? config.store
     : await openStore(config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
@@ -196,6 +213,7 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
     agents,
     agentNotices,
     store,
+    ownsStore,
     routing,
     dataDir,
     summarizer,
@@ -255,6 +273,8 @@ function isStore(value: EngineConfig["store"]): value is Store {
 
 interface EngineParts {
   store: Store;
+  /** False when the caller passed the store in: closing the engine leaves it open. */
+  ownsStore: boolean;
   routing: RoutingConfig;
   dataDir: string;
   summarizer: Summarizer;
@@ -386,9 +406,11 @@ class SessionEngine implements Engine {
     return routeEnvelope(envelope, this.routing);
   }
 
-  append(key: string, entries: EntryInput[], init?: SessionInit): Promise<AppendResult> {
+  append(key: string, entries: EntryInput[], options: EngineAppendOptions = {}): Promise<AppendResult> {
     validateKey(key);
+    const { init, ...appendOptions } = options;
     return this.store.append(key, entries, {
+      ...appendOptions,
       init: init ?? initForKey(key, this.routing.defaultAgent, this.routing.agents),
     });
   }
@@ -451,6 +473,20 @@ class SessionEngine implements Engine {
     });
   }
 
+  session(key: string): AgentsSession {
+    validateKey(key);
+    return agentsSession({
+      key,
+      inLane: (work) => this.lanes.run(key, work),
+      context: () => this.store.loadContext(key),
+      append: (entries, expectSessionId) =>
+        this.append(key, entries, expectSessionId === undefined ? {} : { expectSessionId }),
+      reset: async () => {
+        if (await this.store.getSession(key)) await this.store.reset(key, "api");
+      },
+    });
+  }
+
   turn(envelope: Envelope, run: TurnRunner, options: TurnOptions = {}): Promise<TurnResult> {
     const route = this.route(envelope);
     const signal = options.signal ?? new AbortController().signal;
@@ -508,8 +544,10 @@ class SessionEngine implements Engine {
       await this.sweeper.stop();
       await this.lanes.drain();
       await this.titles?.drain();
-      await this.store.close();
-      await this.agents.store.close();
+      // Flushed either way; closed only when the engine opened it.
+      if (this.parts.ownsStore) await this.store.close();
+      else await this.store.sync();
+      if (this.parts.config.runtimeSessions === undefined) await this.agents.store.close();
       await this.parts.thread.close();
     })();
     return this.closing;

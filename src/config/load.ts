@@ -44,9 +44,23 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const file = findFile(options.file ?? env.SESSIOND_CONFIG, cwd);
   const raw = file ? readYaml(file) : {};
   const warnings: string[] = [];
-  const source = file ?? "config";
+  // Without a file there is nothing to check, and zod need not load.
+  const data = file ? checkedFile(raw, warnings, file) : {};
+  applyEnv(data, env);
+  const baseDir = file ? resolve(file, "..") : cwd;
+  let config: EngineConfig & { dataDir: string };
+  try {
+    config = toEngineConfig(data, baseDir);
+  } catch (error) {
+    if (!isSessiondError(error, "INVALID_ARGUMENT")) throw error;
+    throw new SessiondError("CONFIG_INVALID", `${file ?? "config"}: ${error.message}`, { cause: error });
+  }
+  return { config, ...(file ? { file } : {}), warnings, storeFallback: data.store?.fallback ?? true };
+}
+
+/** The file's config, or CONFIG_INVALID naming every problem at once: the schema's, then what it cannot see (model names, zones, triggers). */
+function checkedFile(raw: unknown, warnings: string[], source: string): ConfigFile {
   const parsed = parseWithWarnings(raw, warnings, source);
-  // Every problem at once: the schema's, then what it cannot see (model names, zones, triggers).
   const problems = [
     ...(parsed.ok ? [] : parsed.problems),
     ...modelReferenceProblems(raw),
@@ -59,16 +73,7 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     });
   }
   if (!parsed.ok) throw new SessiondError("CONFIG_INVALID", `${source} could not be read`);
-  applyEnv(parsed.data, env);
-  const baseDir = file ? resolve(file, "..") : cwd;
-  let config: EngineConfig & { dataDir: string };
-  try {
-    config = toEngineConfig(parsed.data, baseDir);
-  } catch (error) {
-    if (!isSessiondError(error, "INVALID_ARGUMENT")) throw error;
-    throw new SessiondError("CONFIG_INVALID", `${file ?? "config"}: ${error.message}`, { cause: error });
-  }
-  return { config, ...(file ? { file } : {}), warnings, storeFallback: parsed.data.store?.fallback ?? true };
+  return parsed.data;
 }
 
 function findFile(explicit: string | undefined, cwd: string): string | undefined {
@@ -102,7 +107,7 @@ function parseWithWarnings(raw: unknown, warnings: string[], source: string): Pa
     if (removeAt(input, path.split("."))) warnings.push(`${source}: ${message}`);
   }
   for (let attempt = 0; attempt < 100; attempt++) {
-    const result = configFileSchema.safeParse(input);
+    const result = configFileSchema().safeParse(input);
     if (result.success) return { ok: true, data: result.data };
     const unknown = result.error.issues.filter((i) => i.code === "unrecognized_keys");
     const other = result.error.issues.filter((i) => i.code !== "unrecognized_keys");

@@ -1,5 +1,6 @@
-import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { requestId } from "hono/request-id";
 import { requireToken } from "./auth.js";
 import { DEFAULT_BODY_LIMIT } from "./body.js";
 import type { GatewayDeps } from "./deps.js";
@@ -24,8 +25,6 @@ export interface GatewayApp {
   metrics: GatewayMetrics;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
 /** The HTTP API as a Hono app: request ids and logs, the token check, the routes, one error shape. */
 export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}): GatewayApp {
   const routeDeps: RouteDeps = {
@@ -37,17 +36,15 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   const metrics = createMetrics(deps.engine, deps.storeFallback);
   const app = new Hono<GatewayEnv>();
 
+  // A caller's X-Request-Id is kept when it is at most 128 word characters, `-` or `=`; else a UUID.
+  app.use(requestId({ limitLength: 128 }));
   app.use(async (c, next) => {
-    const given = c.req.header("x-request-id");
-    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
-    c.set("requestId", requestId);
-    c.header("x-request-id", requestId);
     const start = performance.now();
     await next();
     // Only the method, path and outcome: never headers, so no token or credential reaches the log.
     deps.logger.info(
       {
-        requestId,
+        requestId: c.get("requestId"),
         method: c.req.method,
         path: c.req.path,
         status: c.res.status,
@@ -87,6 +84,8 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     );
   });
   app.onError((error, c) => {
+    // Hono's middleware (bearer auth) answers with a response of its own, already in sessiond's shape.
+    if (error instanceof HTTPException) return error.getResponse();
     const { status, body } = describeError(error);
     if (status >= 500 && !(error instanceof HttpError)) {
       deps.logger.error(

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
-import { z } from "zod";
+import type { z } from "zod";
 import { SessiondError } from "../model/errors.js";
+import { lazySchema } from "../model/zod.js";
 import { readJsonFile, writeJsonFile } from "./json-file.js";
 
 export const RUNTIME_KINDS = ["model", "echo", "claude-code", "codex", "a2a"] as const;
@@ -29,23 +30,27 @@ export interface AgentRuntimeSettings {
 export const PERMISSION_MODES = ["ask-first", "auto"] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
-export const agentSettingsSchema = z.strictObject({
-  runtime: z.enum(RUNTIME_KINDS).optional(),
-  cwd: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
-  instructions: z.string().optional(),
-  executable: z.string().min(1).optional(),
-  url: z.string().url().optional(),
-  permission: z.enum(PERMISSION_MODES).optional(),
-  selfCompact: z.enum(["on", "off"]).optional(),
-  selfCompactWindow: z.coerce.number().int().min(100_000).optional(),
-});
+export const agentSettingsSchema = lazySchema((z) =>
+  z.strictObject({
+    runtime: z.enum(RUNTIME_KINDS).optional(),
+    cwd: z.string().min(1).optional(),
+    model: z.string().min(1).optional(),
+    instructions: z.string().optional(),
+    executable: z.string().min(1).optional(),
+    url: z.string().url().optional(),
+    permission: z.enum(PERMISSION_MODES).optional(),
+    selfCompact: z.enum(["on", "off"]).optional(),
+    selfCompactWindow: z.coerce.number().int().min(100_000).optional(),
+  }),
+);
 
-const fileSchema = z.strictObject({
-  agents: z.record(z.string(), agentSettingsSchema).default({}),
-  deleted: z.array(z.string()).default([]),
-});
-type AgentsFile = z.infer<typeof fileSchema>;
+const fileSchema = lazySchema((z) =>
+  z.strictObject({
+    agents: z.record(z.string(), agentSettingsSchema()).default({}),
+    deleted: z.array(z.string()).default([]),
+  }),
+);
+type AgentsFile = z.infer<ReturnType<typeof fileSchema>>;
 
 export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -67,7 +72,7 @@ export class AgentSettingsFile {
     private readonly base: Record<string, AgentRuntimeSettings>,
   ) {
     this.layer =
-      path !== undefined && existsSync(path) ? readJsonFile(path, fileSchema) : { agents: {}, deleted: [] };
+      path !== undefined && existsSync(path) ? readJsonFile(path, fileSchema()) : { agents: {}, deleted: [] };
   }
 
   /** Every agent, config first, then the ones added here, in order. */
@@ -92,7 +97,7 @@ export class AgentSettingsFile {
       if (value === null) delete own[field];
       else if (value !== undefined) own[field] = value;
     }
-    const parsed = agentSettingsSchema.safeParse(own);
+    const parsed = agentSettingsSchema().safeParse(own);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new SessiondError(

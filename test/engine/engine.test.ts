@@ -3,13 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
-  type AppendOptions,
   createEngine,
   type Engine,
   type EntryInput,
   type Envelope,
   type TurnContext,
 } from "../../src/index.js";
+import type { AppendOptions } from "../../src/store/store.js";
 
 const dm = (sender: string, text: string, extra: Partial<Envelope> = {}): Envelope => ({
   channel: "telegram",
@@ -305,6 +305,9 @@ describe("engine", () => {
       ["message", "strict"],
       ["message", "strict"],
     ]);
+    // The engine leaves a store it was given open.
+    await engine.close();
+    await real.close();
   });
 
   it("reports committed changes and turns as events, a throwing listener breaking nothing", async () => {

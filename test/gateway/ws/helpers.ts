@@ -10,7 +10,8 @@ import {
   attachWebSocket,
   type WebSocketOptions,
 } from "../../../src/gateway/ws/index.js";
-import { createEngine, type Engine, echoRuntime, type Runtime } from "../../../src/index.js";
+import { createEngine, type Engine, type Runtime } from "../../../src/index.js";
+import { echoRuntime } from "../../../src/runtimes/index.js";
 
 export const TOKEN = "test-token-0123456789";
 
