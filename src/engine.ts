@@ -38,11 +38,16 @@ import { DEFAULT_RESET_TRIGGERS, validateResetTriggers } from "./lifecycle/trigg
 import type { CompactionEntry, Entry, EntryInput, ResetCause } from "./model/entry.js";
 import type { Envelope } from "./model/envelope.js";
 import { SessiondError } from "./model/errors.js";
+import type { Runtime } from "./model/runtime.js";
 import type { OverrideValue, Session, SessionInit, StoredContext } from "./model/session.js";
 import type { Summarizer } from "./model/summarizer.js";
 import type { TextModel } from "./model/text-model.js";
+import { adminToolsFor } from "./runtimes/admin-tools.js";
+import { agentRunner } from "./runtimes/agent-runner.js";
+import { echoRuntime } from "./runtimes/echo.js";
 import { createTextModel } from "./runtimes/llm/index.js";
 import { DEFAULT_OPENAI_BASE_URL } from "./runtimes/model.js";
+import { runtimeResolver } from "./runtimes/resolve.js";
 import type { AgentRuntimes } from "./runtimes/sessions/agent-runtimes.js";
 import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
 import { openStore } from "./store/open.js";
@@ -58,7 +63,7 @@ import type {
 import { observedStore, SessionEvents } from "./turns/events.js";
 import { Lanes } from "./turns/lanes.js";
 import { type AgentTurnSettings, type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
-import type { TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
+import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
 
 export interface HistoryOptions {
   /** At most this many entries: the newest ones. Default: all. */
@@ -119,8 +124,19 @@ export interface Engine {
    * lane, so it lands between turns; idempotent on `platformMessageId`. The next turn there sees it.
    */
   record(envelope: Envelope): Promise<AppendResult>;
-  /** Runs one turn: routes, stores the input, compacts when due, runs `run` on the context, stores the reply. */
+  /** The turn below with `run` in place of the agent's runtime (no runtime session, no cost). */
   turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
+  /**
+   * Runs one turn on the routed agent's runtime: routes, stores the input, compacts when due, runs the
+   * agent's runtime (its runtime session resumed and saved, the run priced, the agent marked as needing
+   * attention when it fails), stores the reply.
+   */
+  turn(envelope: Envelope, options?: AgentTurnOptions): Promise<TurnResult>;
+  /**
+   * The runtime that answers for an agent (`model`: a session's own model override, in place of the
+   * agent's): as its settings say (agents.json over the config), else the offline echo.
+   */
+  runtimeFor(agent: string, model?: string): Runtime;
   /** Per-session overrides (model, compaction thresholds, reset policy): session > agent > sender > default. */
   readonly overrides: {
     /** Sets overrides; a value equal to what the session inherits removes the override instead. */
@@ -156,6 +172,8 @@ export interface Engine {
 export interface EngineHooks {
   /** Supply fresh context (memory recall, environment…) before every turn; never stored. */
   injectors?: InjectionHook[];
+  /** Fixed runtimes per agent in place of those the settings name (tests); an agent not in it gets the echo. */
+  runtimes?: Map<string, Runtime>;
 }
 
 /** The library's front door: wires the store, routing, compaction, titles and lanes from one config. */
@@ -200,6 +218,7 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
     config,
     titles: config.titles?.enabled === false ? undefined : { model: titleModel },
     injectors: hooks.injectors ?? [],
+    ...(hooks.runtimes ? { runtimes: hooks.runtimes } : {}),
   });
 }
 
@@ -264,6 +283,7 @@ interface EngineParts {
   agents: AgentRuntimes;
   /** Runtime sessions cleared at start-up because an agent's working directory changed. */
   agentNotices: string[];
+  runtimes?: Map<string, Runtime>;
 }
 
 class SessionEngine implements Engine {
@@ -282,11 +302,14 @@ class SessionEngine implements Engine {
   private readonly titles: TitleWriter | undefined;
   private readonly lifecycle: PipelineDeps["lifecycle"] & { retention: RetentionPolicy };
   private readonly pipeline: TurnPipeline;
+  private readonly resolveRuntime: (agent: string, model?: string) => Runtime;
+  private readonly echo = echoRuntime();
   private closing?: Promise<void>;
 
   constructor(private readonly parts: EngineParts) {
     this.store = observedStore(parts.store, this.events, parts.config.lifecycle?.clock ?? systemClock);
     this.agents = parts.agents;
+    this.resolveRuntime = runtimeResolver(parts.config, (agent) => this.agents.settings.get(agent));
     this.lanes = new Lanes({ maxQueue: parts.config.maxQueuedTurns ?? 16 });
     const inLanes: InLanes = (keys, work) => this.lanes.runAll(keys, work);
     this.titles = parts.titles && new TitleWriter(this.store, parts.titles.model, inLanes);
@@ -444,8 +467,16 @@ class SessionEngine implements Engine {
     });
   }
 
-  turn(envelope: Envelope, run: TurnRunner, options: TurnOptions = {}): Promise<TurnResult> {
+  turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
+  turn(envelope: Envelope, options?: AgentTurnOptions): Promise<TurnResult>;
+  turn(
+    envelope: Envelope,
+    runOrOptions?: TurnRunner | AgentTurnOptions,
+    given?: TurnOptions,
+  ): Promise<TurnResult> {
     const route = this.route(envelope);
+    const options = (typeof runOrOptions === "function" ? given : runOrOptions) ?? {};
+    const run = typeof runOrOptions === "function" ? runOrOptions : this.agentRunner(envelope, options);
     const signal = options.signal ?? new AbortController().signal;
     const { key, agent } = route;
     return this.lanes.run(key, async () => {
@@ -460,6 +491,31 @@ class SessionEngine implements Engine {
         throw error;
       }
     });
+  }
+
+  runtimeFor(agent: string, model?: string): Runtime {
+    const fixed = this.parts.runtimes;
+    if (fixed) return fixed.get(agent) ?? this.echo;
+    return this.agents.settings.get(agent) ? this.resolveRuntime(agent, model) : this.echo;
+  }
+
+  /** The agent's runtime as a runner, with the tools its entry point gets (see `AgentTurnOptions.tools`). */
+  private agentRunner(envelope: Envelope, options: AgentTurnOptions): TurnRunner {
+    const admins = this.parts.config.admins ?? [];
+    const tools =
+      options.tools ??
+      (envelope.entryPoint?.kind === "web_chat"
+        ? adminToolsFor(envelope.sender.id, { engine: this, admins })
+        : undefined);
+    const { onEvent } = options;
+    return agentRunner(
+      {
+        runtimeFor: (agent, model) => this.runtimeFor(agent, model),
+        store: this.agents.store,
+        agents: this.routing.agents,
+      },
+      { ...(tools ? { tools } : {}), ...(onEvent ? { onEvent: (event) => onEvent(event) } : {}) },
+    );
   }
 
   record(envelope: Envelope): Promise<AppendResult> {

@@ -1,6 +1,7 @@
 import type { RuntimeCompaction } from "../compaction/runtime-note.js";
 import type { ChatMessage, ReportedToolCall } from "../context/index.js";
 import type { CompactionEntry, Entry, MessageEntry, ResetCause } from "../model/entry.js";
+import type { RuntimeEvent, RuntimeTools } from "../model/runtime.js";
 import type { Session } from "../model/session.js";
 
 /** What a turn's runner gets: the session's context and the input it answers. */
@@ -50,4 +51,16 @@ export interface TurnResult {
 
 export interface TurnOptions {
   signal?: AbortSignal;
+}
+
+/** A turn the engine runs on the agent's own runtime (`engine.turn(envelope, options)`). */
+export interface AgentTurnOptions extends TurnOptions {
+  /** Every runtime event as it arrives (text deltas to stream), after it was recorded. */
+  onEvent?: (event: RuntimeEvent) => void | Promise<void>;
+  /**
+   * Tools the runtime may offer the model. Default: a web chat (`entryPoint.kind: "web_chat"`) gets the
+   * admin tools when its sender is listed in `admins` and an empty set (every forged call refused) when
+   * not; other entry points get none.
+   */
+  tools?: RuntimeTools;
 }

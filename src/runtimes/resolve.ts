@@ -1,12 +1,12 @@
 import type { EngineConfig } from "../config/engine-config.js";
-import type { Engine } from "../engine.js";
 import { SessiondError } from "../model/errors.js";
 import type { Runtime } from "../model/runtime.js";
-import { a2aRuntime } from "../runtimes/a2a.js";
-import type { AgentRuntimeSettings } from "../runtimes/agents.js";
-import { claudeCodeRuntime } from "../runtimes/claude-code.js";
-import { codexRuntime } from "../runtimes/codex.js";
-import { echoRuntime, runtimeFromConfig } from "../runtimes/index.js";
+import { a2aRuntime } from "./a2a.js";
+import type { AgentRuntimeSettings } from "./agents.js";
+import { claudeCodeRuntime } from "./claude-code.js";
+import { codexRuntime } from "./codex.js";
+import { echoRuntime } from "./echo.js";
+import { runtimeFromConfig } from "./runner.js";
 
 /**
  * The runtime an agent's settings name: Claude Code, Codex or an A2A agent as configured; a model agent's
@@ -62,11 +62,11 @@ export function agentRuntimes(config: EngineConfig, agents: readonly string[]): 
  */
 export function runtimeResolver(
   config: EngineConfig,
-  engine: Engine,
+  settingsOf: (agent: string) => AgentRuntimeSettings | undefined,
 ): (agent: string, model?: string) => Runtime {
   const built = new Map<string, { settings: string; runtime: Runtime }>();
   return (agent, model) => {
-    const own = engine.agents.settings.get(agent) ?? {};
+    const own = settingsOf(agent) ?? {};
     // A session's model override stands in for the agent's model (checked against `models` when set).
     const settings = model === undefined ? own : { ...own, model };
     const json = JSON.stringify(settings);
