@@ -7,7 +7,7 @@ import type { EngineConfig, ModelConfig } from "./config/engine-config.js";
 import { routingConfigOf } from "./config/routing.js";
 import type { InjectionHook } from "./context/index.js";
 import { initForKey, type Route, type RoutingConfig, routeEnvelope, validateKey } from "./keys/index.js";
-import { systemClock } from "./lifecycle/clock.js";
+import { systemClock, systemTimer } from "./lifecycle/clock.js";
 import {
   type ForgetResult,
   forgetIdentity,
@@ -20,7 +20,9 @@ import {
   type InheritedLayers,
   type OverridePlan,
   planOverrideChange,
+  queueOverrides,
   type ResolvedSetting,
+  resolveSetting,
   resolveSettings,
 } from "./lifecycle/overrides.js";
 import { nextDue, sessionRule, validateResetPolicy } from "./lifecycle/reset-policy.js";
@@ -38,6 +40,7 @@ import { DEFAULT_RESET_TRIGGERS, validateResetTriggers } from "./lifecycle/trigg
 import type { CompactionEntry, Entry, EntryInput, ResetCause } from "./model/entry.js";
 import type { Envelope } from "./model/envelope.js";
 import { SessiondError } from "./model/errors.js";
+import { DEFAULT_QUEUE, parseQueueCommand, QUEUE_MODES, type QueueSettings } from "./model/queue.js";
 import type { Runtime } from "./model/runtime.js";
 import type { OverrideValue, Session, SessionInit, StoredContext } from "./model/session.js";
 import type { Summarizer } from "./model/summarizer.js";
@@ -64,6 +67,7 @@ import { observedStore, SessionEvents } from "./turns/events.js";
 import { Lanes } from "./turns/lanes.js";
 import { type AgentTurnSettings, type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
 import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
+import { type Batch, type QueuedInput, summaryOf, TurnQueue } from "./turns/turn-queue.js";
 
 export interface HistoryOptions {
   /** At most this many entries: the newest ones. Default: all. */
@@ -162,6 +166,12 @@ export interface Engine {
   readonly events: SessionEvents;
   /** Turns running or waiting, per key. */
   queued(): Map<string, number>;
+  /** The inputs waiting for their session's turn (by queue mode), and cancelling one. */
+  readonly queue: {
+    list(): QueuedInput[];
+    /** The waiting input's caller gets TURN_CANCELLED; false when no input with that id is waiting. */
+    cancel(id: string): boolean;
+  };
   /** Agents' runtime settings and runtime sessions (Claude Code, Codex, A2A), cost, needs-attention marks. */
   readonly agents: AgentRuntimes;
   /** Waits for running turns and background titles, flushes and closes the store. */
@@ -264,6 +274,11 @@ function summarizerOf(
   return name === undefined ? thread.offline : modelSummarizer(modelNamed(name, models, "compaction.model"));
 }
 
+function withoutMessageId(envelope: Envelope): Envelope {
+  const { platformMessageId: _id, ...rest } = envelope;
+  return rest;
+}
+
 function isStore(value: EngineConfig["store"]): value is Store {
   return typeof value === "object" && value !== null && "append" in value;
 }
@@ -303,6 +318,8 @@ class SessionEngine implements Engine {
   private readonly lifecycle: PipelineDeps["lifecycle"] & { retention: RetentionPolicy };
   private readonly pipeline: TurnPipeline;
   private readonly resolveRuntime: (agent: string, model?: string) => Runtime;
+  private readonly turns: TurnQueue;
+  readonly queue: Engine["queue"];
   private readonly echo = echoRuntime();
   private closing?: Promise<void>;
 
@@ -310,7 +327,7 @@ class SessionEngine implements Engine {
     this.store = observedStore(parts.store, this.events, parts.config.lifecycle?.clock ?? systemClock);
     this.agents = parts.agents;
     this.resolveRuntime = runtimeResolver(parts.config, (agent) => this.agents.settings.get(agent));
-    this.lanes = new Lanes({ maxQueue: parts.config.maxQueuedTurns ?? 16 });
+    this.lanes = new Lanes({ maxQueue: parts.config.maxQueuedTurns ?? DEFAULT_QUEUE.cap });
     const inLanes: InLanes = (keys, work) => this.lanes.runAll(keys, work);
     this.titles = parts.titles && new TitleWriter(this.store, parts.titles.model, inLanes);
     this.routing = parts.routing;
@@ -363,6 +380,18 @@ class SessionEngine implements Engine {
         // A failed sweep is tried again at the next interval; the gateway logs it when it has a logger.
       },
     });
+    this.turns = new TurnQueue({
+      timer: lifecycle.timer ?? systemTimer,
+      now: () => this.lifecycle.clock.now(),
+      settings: (route) => this.queueSettings(route.key, route.agent),
+      execute: (batch) => this.execute(batch),
+      dropped: async (route, texts) => {
+        await this.pipeline.note(route, "QUEUE_DROPPED", summaryOf(texts)).catch(() => {
+          // The dropped callers were told; a note that cannot be written changes nothing for them.
+        });
+      },
+    });
+    this.queue = { list: () => this.turns.list(), cancel: (id) => this.turns.cancel(id) };
     const interval = parts.config.lifecycle?.sweepIntervalMs ?? 60_000;
     if (interval > 0) this.sweeper.start(interval);
     this.overrides = {
@@ -476,13 +505,24 @@ class SessionEngine implements Engine {
   ): Promise<TurnResult> {
     const route = this.route(envelope);
     const options = (typeof runOrOptions === "function" ? given : runOrOptions) ?? {};
+    const command = parseQueueCommand(envelope.text);
+    if (command) return this.queueCommand(route, command);
     const run = typeof runOrOptions === "function" ? runOrOptions : this.agentRunner(envelope, options);
-    const signal = options.signal ?? new AbortController().signal;
+    return this.turns.submit(route, envelope, run, options.signal);
+  }
+
+  /** One batch of the queue as one turn, in the key's lane: coalesced inputs stored first. */
+  private execute(batch: Batch): Promise<TurnResult> {
+    const { route } = batch;
     const { key, agent } = route;
     return this.lanes.run(key, async () => {
       this.events.emit({ type: "turn.started", key, agent });
       try {
-        const result = await this.pipeline.run(route, envelope, run, signal);
+        if (batch.summary !== undefined) {
+          await this.pipeline.record(route, { ...withoutMessageId(batch.input), text: batch.summary });
+        }
+        for (const earlier of batch.context) await this.pipeline.record(route, earlier);
+        const result = await this.pipeline.run(route, batch.input, batch.run, batch.signal);
         this.events.emit({ type: "turn.finished", key, agent, ok: true });
         return result;
       } catch (error) {
@@ -491,6 +531,45 @@ class SessionEngine implements Engine {
         throw error;
       }
     });
+  }
+
+  /** `/queue <mode>`: sets the session's queue mode (a note records it); `/queue` alone says the current one. */
+  private async queueCommand(
+    route: Route,
+    command: NonNullable<ReturnType<typeof parseQueueCommand>>,
+  ): Promise<TurnResult> {
+    const { key } = route;
+    const modes = QUEUE_MODES.join(", ");
+    let notice: string;
+    if (command.mode === undefined) {
+      const current = (await this.queueSettings(key, route.agent)).mode;
+      notice =
+        command.raw === ""
+          ? `Queue mode: ${current}. Modes: ${modes}.`
+          : `Unknown queue mode ${JSON.stringify(command.raw)}; modes: ${modes}.`;
+    } else {
+      await this.lanes.run(key, () =>
+        this.pipeline.note(route, "QUEUE_MODE", `Queue mode set to ${command.mode}.`),
+      );
+      await this.changeOverrides(key, [["queue.mode", command.mode]]);
+      notice = `Queue mode: ${command.mode}.`;
+    }
+    const session = await this.store.getSession(key);
+    return { key, sessionId: session?.id ?? "", deduplicated: false, notice };
+  }
+
+  /** A key's queue settings: the session's overrides, then its agent's, then the defaults. */
+  private async queueSettings(key: string, agent: string): Promise<QueueSettings> {
+    const session = await this.store.getSession(key);
+    const layers = { ...(session ? { session: session.overrides } : {}), ...this.inherited(agent) };
+    const value = <N extends "queue.mode" | "queue.debounce_ms" | "queue.cap" | "queue.drop">(name: N) =>
+      resolveSetting(name, layers).value;
+    return {
+      mode: value("queue.mode") ?? DEFAULT_QUEUE.mode,
+      debounceMs: value("queue.debounce_ms") ?? DEFAULT_QUEUE.debounceMs,
+      cap: value("queue.cap") ?? DEFAULT_QUEUE.cap,
+      drop: value("queue.drop") ?? DEFAULT_QUEUE.drop,
+    };
   }
 
   runtimeFor(agent: string, model?: string): Runtime {
@@ -524,7 +603,9 @@ class SessionEngine implements Engine {
   }
 
   queued(): Map<string, number> {
-    return this.lanes.active();
+    const depths = this.lanes.active();
+    for (const [key, n] of this.turns.depths()) depths.set(key, Math.max(n, depths.get(key) ?? 0));
+    return depths;
   }
 
   async startupWarnings(): Promise<string[]> {
@@ -555,6 +636,7 @@ class SessionEngine implements Engine {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.sweeper.stop();
+      await this.turns.drain();
       await this.lanes.drain();
       await this.titles?.drain();
       await this.store.close();
@@ -572,9 +654,17 @@ class SessionEngine implements Engine {
     return {
       agent: {
         ...compactionOverrides(options?.compaction),
+        ...queueOverrides(options?.queue),
         ...(options?.model ? { model: options.model } : {}),
       },
-      defaults: compactionOverrides({ ...DEFAULT_COMPACTION, ...compaction }),
+      defaults: {
+        ...compactionOverrides({ ...DEFAULT_COMPACTION, ...compaction }),
+        ...queueOverrides({
+          ...DEFAULT_QUEUE,
+          cap: config.maxQueuedTurns ?? DEFAULT_QUEUE.cap,
+          ...config.queue,
+        }),
+      },
     };
   }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { channelsSchema } from "../channels/config.js";
 import { DM_SCOPES, GROUP_SCOPES, NAMED_SCOPES } from "../keys/index.js";
+import { DROP_POLICIES, QUEUE_MODES } from "../model/queue.js";
 import { RUNTIME_KINDS } from "../runtimes/agents.js";
 
 /** `sessiond.yaml`, strict at every level so unknown keys can be named (then dropped with a warning). Keys follow GoClaw's (`session.identity_links`, …) so its users can bring their config. */
@@ -65,6 +66,15 @@ export const configFileSchema = z.strictObject({
         durability: z.enum(["strict", "meaningful", "relaxed"]).optional(),
         /** Seconds a turn's runtime may take before it is aborted and the turn fails (default 600). */
         turn_timeout: z.number().int().min(1).max(86_400).optional(),
+        /** What a message arriving while a turn runs does (README "Queue modes"). */
+        queue: z
+          .strictObject({
+            mode: z.enum(QUEUE_MODES).optional(),
+            debounce_ms: z.number().int().min(0).max(600_000).optional(),
+            cap: z.number().int().min(0).max(10_000).optional(),
+            drop: z.enum(DROP_POLICIES).optional(),
+          })
+          .optional(),
         /** model (default when `model` is set), echo, claude-code, codex, a2a. For claude-code and codex, `model` is the runtime's own model name. */
         runtime: z.enum(RUNTIME_KINDS).optional(),
         /** The agent's working directory (claude-code, codex); relative to this file. Changing it clears its runtime sessions. */

@@ -50,7 +50,7 @@ export function runtimeForSettings(
 export function agentRuntimes(config: EngineConfig, agents: readonly string[]): Map<string, Runtime> {
   const runtimes = new Map<string, Runtime>();
   for (const agent of agents) {
-    const { compaction: _c, durability: _d, ...settings } = config.agentOptions?.[agent] ?? {};
+    const { compaction: _c, durability: _d, queue: _q, ...settings } = config.agentOptions?.[agent] ?? {};
     runtimes.set(agent, runtimeForSettings(agent, settings, config));
   }
   return runtimes;

@@ -19,6 +19,25 @@ export interface TurnContext {
   /** Estimated tokens of `messages`. */
   tokens: number;
   signal: AbortSignal;
+  /** What the runtime has produced so far (runners that drive a runtime report every event here). */
+  progress?: TurnProgress;
+}
+
+/** A running turn's output so far: the partial reply an interruption keeps, the last event's time. */
+export class TurnProgress {
+  text = "";
+  events = 0;
+  lastEventAt: number;
+
+  constructor(private readonly now: () => number) {
+    this.lastEventAt = now();
+  }
+
+  saw(event: RuntimeEvent): void {
+    this.events++;
+    this.lastEventAt = this.now();
+    if (event.type === "text") this.text += event.delta;
+  }
 }
 
 export interface TurnReply {
