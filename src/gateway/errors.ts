@@ -41,6 +41,7 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
     case "QUEUE_DROPPED":
       return 429;
     case "TURN_INTERRUPTED":
+    case "TURN_CANCELLED":
       return 409;
     case "CHANNEL_BUSY":
       return 503;
