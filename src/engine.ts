@@ -4,11 +4,12 @@ import { DEFAULT_COMPACTION, resolveCompactionPolicy } from "./compaction/policy
 import { modelSummarizer } from "./compaction/summarizers/model.js";
 import { type CompactionThread, compactionThread } from "./compaction/thread.js";
 import { effectiveModelName } from "./config/effective-model.js";
+import type { ModelChoice } from "./config/effective-model.js";
 import type { EngineConfig, ModelConfig } from "./config/engine-config.js";
 import { routingConfigOf } from "./config/routing.js";
 import type { InjectionHook } from "./context/index.js";
 import { initForKey, type Route, type RoutingConfig, routeEnvelope, validateKey } from "./keys/index.js";
-import { systemClock } from "./lifecycle/clock.js";
+import { systemClock, systemTimer } from "./lifecycle/clock.js";
 import {
   type ForgetResult,
   forgetIdentity,
@@ -21,7 +22,9 @@ import {
   type InheritedLayers,
   type OverridePlan,
   planOverrideChange,
+  queueOverrides,
   type ResolvedSetting,
+  resolveSetting,
   resolveSettings,
 } from "./lifecycle/overrides.js";
 import { nextDue, sessionRule, validateResetPolicy } from "./lifecycle/reset-policy.js";
@@ -39,11 +42,17 @@ import { DEFAULT_RESET_TRIGGERS, validateResetTriggers } from "./lifecycle/trigg
 import type { CompactionEntry, Entry, EntryInput, ResetCause } from "./model/entry.js";
 import type { Envelope } from "./model/envelope.js";
 import { SessiondError } from "./model/errors.js";
+import { DEFAULT_QUEUE, parseQueueCommand, QUEUE_MODES, type QueueSettings } from "./model/queue.js";
+import type { Runtime } from "./model/runtime.js";
 import type { OverrideValue, Session, SessionInit, StoredContext } from "./model/session.js";
 import type { Summarizer } from "./model/summarizer.js";
 import type { TextModel } from "./model/text-model.js";
+import { adminToolsFor } from "./runtimes/admin-tools.js";
+import { agentRunner } from "./runtimes/agent-runner.js";
+import { echoRuntime } from "./runtimes/echo.js";
 import { createTextModel } from "./runtimes/llm/index.js";
 import { DEFAULT_OPENAI_BASE_URL } from "./runtimes/model.js";
+import { runtimeResolver } from "./runtimes/resolve.js";
 import type { AgentRuntimes } from "./runtimes/sessions/agent-runtimes.js";
 import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
 import { sessionModels } from "./session-models.js";
@@ -64,7 +73,8 @@ import { relayForeignAppends } from "./turns/foreign-events.js";
 import type { Lanes } from "./turns/lanes.js";
 import { lanesFor } from "./turns/lease-lanes.js";
 import { type AgentTurnSettings, type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
-import type { TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
+import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
+import { type Batch, type QueuedInput, summaryOf, TurnQueue } from "./turns/turn-queue.js";
 
 export interface HistoryOptions {
   /** At most this many entries: the newest ones. Default: all. */
@@ -136,8 +146,19 @@ export interface Engine {
    * its items are the key's current session, each write in the key's lane.
    */
   session(key: string): AgentsSession;
-  /** Runs one turn: routes, stores the input, compacts when due, runs `run` on the context, stores the reply. */
+  /** The turn below with `run` in place of the agent's runtime (no runtime session, no cost). */
   turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
+  /**
+   * Runs one turn on the routed agent's runtime: routes, stores the input, compacts when due, runs the
+   * agent's runtime (its runtime session resumed and saved, the run priced, the agent marked as needing
+   * attention when it fails), stores the reply.
+   */
+  turn(envelope: Envelope, options?: AgentTurnOptions): Promise<TurnResult>;
+  /**
+   * The runtime that answers for an agent (`model`: a session's own model override, in place of the
+   * agent's): as its settings say (agents.json over the config), else the offline echo.
+   */
+  runtimeFor(agent: string, session?: ModelChoice): Runtime;
   /** Per-session overrides (model, compaction thresholds, reset policy): session > agent > sender > default. */
   readonly overrides: {
     /** Sets overrides; a value equal to what the session inherits removes the override instead. */
@@ -163,6 +184,12 @@ export interface Engine {
   readonly events: SessionEvents;
   /** Turns running or waiting, per key. */
   queued(): Map<string, number>;
+  /** The inputs waiting for their session's turn (by queue mode), and cancelling one. */
+  readonly queue: {
+    list(): QueuedInput[];
+    /** The waiting input's caller gets TURN_CANCELLED; false when no input with that id is waiting. */
+    cancel(id: string): boolean;
+  };
   /** Agents' runtime settings and runtime sessions (Claude Code, Codex, A2A), cost, needs-attention marks. */
   readonly agents: AgentRuntimes;
   /**
@@ -176,6 +203,8 @@ export interface Engine {
 export interface EngineHooks {
   /** Supply fresh context (memory recall, environment…) before every turn; never stored. */
   injectors?: InjectionHook[];
+  /** Fixed runtimes per agent in place of those the settings name (tests); an agent not in it gets the echo. */
+  runtimes?: Map<string, Runtime>;
 }
 
 /** The library's front door: wires the store, routing, compaction, titles and lanes from one config. */
@@ -222,6 +251,7 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
     config,
     titles: config.titles?.enabled === false ? undefined : { model: titleModel },
     injectors: hooks.injectors ?? [],
+    ...(hooks.runtimes ? { runtimes: hooks.runtimes } : {}),
   });
 }
 
@@ -267,6 +297,11 @@ function summarizerOf(
   return name === undefined ? thread.offline : modelSummarizer(modelNamed(name, models, "compaction.model"));
 }
 
+function withoutMessageId(envelope: Envelope): Envelope {
+  const { platformMessageId: _id, ...rest } = envelope;
+  return rest;
+}
+
 function isStore(value: EngineConfig["store"]): value is Store {
   return typeof value === "object" && value !== null && "append" in value;
 }
@@ -288,6 +323,7 @@ interface EngineParts {
   agents: AgentRuntimes;
   /** Runtime sessions cleared at start-up because an agent's working directory changed. */
   agentNotices: string[];
+  runtimes?: Map<string, Runtime>;
 }
 
 class SessionEngine implements Engine {
@@ -306,13 +342,18 @@ class SessionEngine implements Engine {
   private readonly titles: TitleWriter | undefined;
   private readonly lifecycle: PipelineDeps["lifecycle"] & { retention: RetentionPolicy };
   private readonly pipeline: TurnPipeline;
+  private readonly resolveRuntime: (agent: string, session?: ModelChoice) => Runtime;
+  private readonly turns: TurnQueue;
+  readonly queue: Engine["queue"];
+  private readonly echo = echoRuntime();
   private closing?: Promise<void>;
 
   constructor(private readonly parts: EngineParts) {
     this.store = observedStore(parts.store, this.events, parts.config.lifecycle?.clock ?? systemClock);
     relayForeignAppends(parts.store, this.events);
     this.agents = parts.agents;
-    this.lanes = lanesFor(parts.store, { maxQueue: parts.config.maxQueuedTurns ?? 16 });
+    this.resolveRuntime = runtimeResolver(parts.config, (agent) => this.agents.settings.get(agent));
+    this.lanes = lanesFor(parts.store, { maxQueue: parts.config.maxQueuedTurns ?? DEFAULT_QUEUE.cap });
     const inLanes: InLanes = (keys, work) => this.lanes.runAll(keys, work);
     const perSession = sessionModels(parts.models, {
       summarizer: parts.summarizer,
@@ -369,6 +410,18 @@ class SessionEngine implements Engine {
         // A failed sweep is tried again at the next interval; the gateway logs it when it has a logger.
       },
     });
+    this.turns = new TurnQueue({
+      timer: lifecycle.timer ?? systemTimer,
+      now: () => this.lifecycle.clock.now(),
+      settings: (route) => this.queueSettings(route.key, route.agent),
+      execute: (batch) => this.execute(batch),
+      dropped: async (route, texts) => {
+        await this.pipeline.note(route, "QUEUE_DROPPED", summaryOf(texts)).catch(() => {
+          // The dropped callers were told; a note that cannot be written changes nothing for them.
+        });
+      },
+    });
+    this.queue = { list: () => this.turns.list(), cancel: (id) => this.turns.cancel(id) };
     const interval = parts.config.lifecycle?.sweepIntervalMs ?? 60_000;
     if (interval > 0) this.sweeper.start(interval);
     this.overrides = {
@@ -487,14 +540,33 @@ class SessionEngine implements Engine {
     });
   }
 
-  turn(envelope: Envelope, run: TurnRunner, options: TurnOptions = {}): Promise<TurnResult> {
+  turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
+  turn(envelope: Envelope, options?: AgentTurnOptions): Promise<TurnResult>;
+  turn(
+    envelope: Envelope,
+    runOrOptions?: TurnRunner | AgentTurnOptions,
+    given?: TurnOptions,
+  ): Promise<TurnResult> {
     const route = this.route(envelope);
-    const signal = options.signal ?? new AbortController().signal;
+    const options = (typeof runOrOptions === "function" ? given : runOrOptions) ?? {};
+    const command = parseQueueCommand(envelope.text);
+    if (command) return this.queueCommand(route, command);
+    const run = typeof runOrOptions === "function" ? runOrOptions : this.agentRunner(envelope, options);
+    return this.turns.submit(route, envelope, run, options.signal);
+  }
+
+  /** One batch of the queue as one turn, in the key's lane: coalesced inputs stored first. */
+  private execute(batch: Batch): Promise<TurnResult> {
+    const { route } = batch;
     const { key, agent } = route;
     return this.lanes.run(key, async () => {
       this.events.emit({ type: "turn.started", key, agent });
       try {
-        const result = await this.pipeline.run(route, envelope, run, signal);
+        if (batch.summary !== undefined) {
+          await this.pipeline.record(route, { ...withoutMessageId(batch.input), text: batch.summary });
+        }
+        for (const earlier of batch.context) await this.pipeline.record(route, earlier);
+        const result = await this.pipeline.run(route, batch.input, batch.run, batch.signal);
         this.events.emit({ type: "turn.finished", key, agent, ok: true });
         return result;
       } catch (error) {
@@ -505,13 +577,80 @@ class SessionEngine implements Engine {
     });
   }
 
+  /** `/queue <mode>`: sets the session's queue mode (a note records it); `/queue` alone says the current one. */
+  private async queueCommand(
+    route: Route,
+    command: NonNullable<ReturnType<typeof parseQueueCommand>>,
+  ): Promise<TurnResult> {
+    const { key } = route;
+    const modes = QUEUE_MODES.join(", ");
+    let notice: string;
+    if (command.mode === undefined) {
+      const current = (await this.queueSettings(key, route.agent)).mode;
+      notice =
+        command.raw === ""
+          ? `Queue mode: ${current}. Modes: ${modes}.`
+          : `Unknown queue mode ${JSON.stringify(command.raw)}; modes: ${modes}.`;
+    } else {
+      await this.lanes.run(key, () =>
+        this.pipeline.note(route, "QUEUE_MODE", `Queue mode set to ${command.mode}.`),
+      );
+      await this.changeOverrides(key, [["queue.mode", command.mode]]);
+      notice = `Queue mode: ${command.mode}.`;
+    }
+    const session = await this.store.getSession(key);
+    return { key, sessionId: session?.id ?? "", deduplicated: false, notice };
+  }
+
+  /** A key's queue settings: the session's overrides, then its agent's, then the defaults. */
+  private async queueSettings(key: string, agent: string): Promise<QueueSettings> {
+    const session = await this.store.getSession(key);
+    const layers = { ...(session ? { session: session.overrides } : {}), ...this.inherited(agent) };
+    const value = <N extends "queue.mode" | "queue.debounce_ms" | "queue.cap" | "queue.drop">(name: N) =>
+      resolveSetting(name, layers).value;
+    return {
+      mode: value("queue.mode") ?? DEFAULT_QUEUE.mode,
+      debounceMs: value("queue.debounce_ms") ?? DEFAULT_QUEUE.debounceMs,
+      cap: value("queue.cap") ?? DEFAULT_QUEUE.cap,
+      drop: value("queue.drop") ?? DEFAULT_QUEUE.drop,
+    };
+  }
+
+  runtimeFor(agent: string, session?: ModelChoice): Runtime {
+    const fixed = this.parts.runtimes;
+    if (fixed) return fixed.get(agent) ?? this.echo;
+    return this.agents.settings.get(agent) ? this.resolveRuntime(agent, session) : this.echo;
+  }
+
+  /** The agent's runtime as a runner, with the tools its entry point gets (see `AgentTurnOptions.tools`). */
+  private agentRunner(envelope: Envelope, options: AgentTurnOptions): TurnRunner {
+    const admins = this.parts.config.admins ?? [];
+    const tools =
+      options.tools ??
+      (envelope.entryPoint?.kind === "web_chat"
+        ? adminToolsFor(envelope.sender.id, { engine: this, admins })
+        : undefined);
+    const { onEvent } = options;
+    return agentRunner(
+      {
+        runtimeFor: (agent, session) => this.runtimeFor(agent, session),
+        permissionFor: (agent, key) => this.agents.permissionFor(agent, key),
+        store: this.agents.store,
+        agents: this.routing.agents,
+      },
+      { ...(tools ? { tools } : {}), ...(onEvent ? { onEvent: (event) => onEvent(event) } : {}) },
+    );
+  }
+
   record(envelope: Envelope): Promise<AppendResult> {
     const route = this.route(envelope);
     return this.lanes.run(route.key, () => this.pipeline.record(route, envelope));
   }
 
   queued(): Map<string, number> {
-    return this.lanes.active();
+    const depths = this.lanes.active();
+    for (const [key, n] of this.turns.depths()) depths.set(key, Math.max(n, depths.get(key) ?? 0));
+    return depths;
   }
 
   async startupWarnings(): Promise<string[]> {
@@ -542,6 +681,7 @@ class SessionEngine implements Engine {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.sweeper.stop();
+      await this.turns.drain();
       await this.lanes.drain();
       await this.titles?.drain();
       // Flushed either way; closed only when the engine opened it.
@@ -561,9 +701,17 @@ class SessionEngine implements Engine {
     return {
       agent: {
         ...compactionOverrides(options?.compaction),
+        ...queueOverrides(options?.queue),
         ...(options?.model ? { model: options.model } : {}),
       },
-      defaults: compactionOverrides({ ...DEFAULT_COMPACTION, ...compaction }),
+      defaults: {
+        ...compactionOverrides({ ...DEFAULT_COMPACTION, ...compaction }),
+        ...queueOverrides({
+          ...DEFAULT_QUEUE,
+          cap: config.maxQueuedTurns ?? DEFAULT_QUEUE.cap,
+          ...config.queue,
+        }),
+      },
     };
   }
 

@@ -263,6 +263,16 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
           ...(a.instructions !== undefined ? { instructions: a.instructions } : {}),
           ...(a.durability ? { durability: a.durability } : {}),
           ...(a.turn_timeout ? { turnTimeoutMs: a.turn_timeout * 1000 } : {}),
+          ...(a.queue
+            ? {
+                queue: {
+                  ...(a.queue.mode ? { mode: a.queue.mode } : {}),
+                  ...(a.queue.debounce_ms !== undefined ? { debounceMs: a.queue.debounce_ms } : {}),
+                  ...(a.queue.cap !== undefined ? { cap: a.queue.cap } : {}),
+                  ...(a.queue.drop ? { drop: a.queue.drop } : {}),
+                },
+              }
+            : {}),
           ...(a.runtime ? { runtime: a.runtime } : {}),
           ...(a.cwd ? { cwd: resolve(baseDir, a.cwd) } : {}),
           ...(a.executable

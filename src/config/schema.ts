@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { buildChannelsSchema } from "../channels/config.js";
 import { DM_SCOPES, GROUP_SCOPES, NAMED_SCOPES } from "../keys/index.js";
 import { lazySchema } from "../model/zod.js";
+import { DROP_POLICIES, QUEUE_MODES } from "../model/queue.js";
 import { PERMISSION_MODES, RUNTIME_KINDS } from "../runtimes/agents.js";
 
 function buildSchemas(z: typeof Zod.z) {
@@ -189,6 +190,15 @@ function buildSchemas(z: typeof Zod.z) {
             .describe(
               "Seconds a turn's runtime may take before it is aborted and the turn fails (default 600).",
             ),
+          queue: z
+            .strictObject({
+              mode: z.enum(QUEUE_MODES).optional(),
+              debounce_ms: z.number().int().min(0).max(600_000).optional(),
+              cap: z.number().int().min(0).max(10_000).optional(),
+              drop: z.enum(DROP_POLICIES).optional(),
+            })
+            .optional()
+            .describe('What a message arriving while a turn runs does (README "Queue modes").'),
           runtime: z
             .enum(RUNTIME_KINDS)
             .optional()

@@ -1,8 +1,6 @@
 import type { Envelope } from "../model/envelope.js";
-import type { Runtime, RuntimeEvent, RuntimeRun } from "../model/runtime.js";
-import { sessionRunner } from "../runtimes/sessions/runner.js";
-import type { TurnContext, TurnResult, TurnRunner } from "../turns/turn.js";
-import type { GatewayDeps } from "./deps.js";
+import type { RuntimeEvent } from "../model/runtime.js";
+import type { TurnResult } from "../turns/turn.js";
 import type { RouteDeps } from "./types.js";
 
 export interface RunTurnOptions {
@@ -16,14 +14,13 @@ export function runTurn(
   envelope: Envelope,
   options: RunTurnOptions = {},
 ): Promise<TurnResult> {
-  const onEvent = options.onText
+  const { onText } = options;
+  const onEvent = onText
     ? async (event: RuntimeEvent) => {
-        if (event.type === "text" && event.delta) await options.onText?.(event.delta);
+        if (event.type === "text" && event.delta) await onText(event.delta);
       }
     : undefined;
-  return deps.engine.turn(envelope, (context) => agentRunner(deps, context.agent, onEvent)(context), {
-    signal: deps.shutdownSignal,
-  });
+  return deps.engine.turn(envelope, { signal: deps.shutdownSignal, ...(onEvent ? { onEvent } : {}) });
 }
 
 /**
@@ -44,27 +41,4 @@ export async function turnReply(deps: RouteDeps, result: TurnResult) {
     ...(result.compaction ? { compacted: true } : {}),
     deduplicated: result.deduplicated,
   };
-}
-
-/** The runner of an agent's runtime, with its runtime session resumed, saved, priced and marked on failure. */
-export function agentRunner(
-  deps: GatewayDeps,
-  agent: string,
-  onEvent?: (event: RuntimeEvent, context: TurnContext) => void | Promise<void>,
-): TurnRunner {
-  const options = { agents: deps.engine.routing.agents, ...(onEvent ? { onEvent } : {}) };
-  return (context) => {
-    const { model, provider } = context.session.overrides;
-    const runtime = withPermission(
-      deps.runtimeFor(agent, { model, provider }),
-      deps.engine.agents.permissionFor(agent, context.key),
-    );
-    return sessionRunner(runtime, deps.engine.agents.store, options)(context);
-  };
-}
-
-/** The run's permission mode: the agent's, or `auto` during a work session in this conversation. */
-function withPermission(runtime: Runtime, permission: RuntimeRun["permission"]): Runtime {
-  if (permission === undefined) return runtime;
-  return { kind: runtime.kind, run: (run) => runtime.run({ ...run, permission }) };
 }

@@ -8,6 +8,8 @@ export type ErrorCode =
   | "TURN_FAILED"
   | "TURN_CANCELLED"
   | "TURN_TIMEOUT"
+  | "TURN_INTERRUPTED"
+  | "QUEUE_DROPPED"
   | "STORE_CLOSED"
   | "STORE_UNAVAILABLE"
   | "STORE_BUSY"

@@ -184,10 +184,12 @@ describe("engine", () => {
     });
     const controller = new AbortController();
     const second = engine.turn(dm("3", "second"), async () => "never", { signal: controller.signal });
+    // A waiting turn is cancelled at once, while the first still runs.
+    const cancelled = expect(second).rejects.toMatchObject({ code: "TURN_CANCELLED" });
     controller.abort();
+    await cancelled;
     release();
     await first;
-    await expect(second).rejects.toMatchObject({ code: "TURN_CANCELLED" });
     expect((await engine.history("telegram:3")).map((e) => e.type === "message" && e.content)).toEqual([
       "first",
       "ok",

@@ -54,7 +54,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       // The gateway and the engine are loaded by this command alone, while the config is read.
       const modules = Promise.all([
         import("../../engine.js"),
-        import("../../gateway/runtimes.js"),
+        import("../../runtimes/resolve.js"),
         import("../../gateway/server.js"),
         import("../../gateway/token.js"),
         import("../../gateway/web/dir.js"),
@@ -93,7 +93,6 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         const trustProxyHeader = options.trustProxy ?? io.env.SESSIOND_TRUST_PROXY;
         gateway = await startGateway({
           engine,
-          config,
           token: token.token,
           host: options.host ?? io.env.SESSIOND_HOST ?? DEFAULT_HOST,
           port: options.port ?? envPort ?? DEFAULT_PORT,
@@ -130,7 +129,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       io.stdout(`store: ${engine.store.backend} in ${engine.dataDir}\n`);
       io.stdout(`${dashboardLine(gateway.url)}\n`);
       for (const agent of engine.routing.agents) {
-        io.stdout(`agent ${agent}: ${describeRuntime(gateway.deps.runtimeFor(agent))}\n`);
+        io.stdout(`agent ${agent}: ${describeRuntime(engine.runtimeFor(agent))}\n`);
       }
       for (const line of channels.describe(gateway.url)) io.stdout(`channel ${line}\n`);
       for (const warning of await engine.startupWarnings()) io.stderr(`warning: ${warning}\n`);

@@ -40,7 +40,7 @@ export function openAgentRuntimes(config: EngineConfig): {
   const base: Record<string, AgentRuntimeSettings> = {};
   for (const agent of config.agents ?? [config.defaultAgent ?? "main"]) {
     const options = config.agentOptions?.[agent] ?? {};
-    const { compaction: _c, durability: _d, ...settings } = options;
+    const { compaction: _c, durability: _d, queue: _q, ...settings } = options;
     base[agent] = settings;
   }
   const settings = new AgentSettingsFile(dir === undefined ? undefined : join(dir, AGENTS_FILE), base);

@@ -79,6 +79,16 @@ export class MemoryInbox implements Inbox {
     if (item.dedupeKey !== undefined) this.byDedupe.set(item.dedupeKey, item.id);
   }
 
+  /** The stored item itself (no copy), for the file-backed inbox built on this one. */
+  peek(id: string): InboxItem | undefined {
+    return this.items.get(id);
+  }
+
+  /** Every item, in admission order (copies). */
+  all(): InboxItem[] {
+    return [...this.items.values()].map((i) => structuredClone(i));
+  }
+
   /** Whether `transition` would change anything. */
   allows(id: string, state: InboxState): boolean {
     const item = this.items.get(id);

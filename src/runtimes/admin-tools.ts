@@ -1,4 +1,4 @@
-import type { Engine } from "../engine.js";
+import type { Entry } from "../model/entry.js";
 import { isSessiondError } from "../model/errors.js";
 import type {
   RuntimeToolCall,
@@ -6,6 +6,7 @@ import type {
   RuntimeToolResult,
   RuntimeTools,
 } from "../model/runtime.js";
+import type { SessionPage, SessionQuery } from "../store/store.js";
 
 /** The most sessions or entries one admin tool call returns. */
 export const ADMIN_TOOL_MAX_LIMIT = 50;
@@ -49,8 +50,14 @@ export const ADMIN_TOOL_DEFINITIONS: readonly RuntimeToolDefinition[] = [
   },
 ];
 
+/** What the admin tools read: the engine's session list and history. */
+export interface SessionReader {
+  sessions: { list(query: SessionQuery): Promise<SessionPage> };
+  history(key: string, options: { limit: number }): Promise<Entry[]>;
+}
+
 export interface AdminToolDeps {
-  engine: Engine;
+  engine: SessionReader;
   admins: readonly string[];
 }
 
@@ -108,7 +115,10 @@ function limitOf(value: unknown): number | undefined {
   return Math.min(value, ADMIN_TOOL_MAX_LIMIT);
 }
 
-async function sessionsList(engine: Engine, args: Record<string, unknown>): Promise<RuntimeToolResult> {
+async function sessionsList(
+  engine: SessionReader,
+  args: Record<string, unknown>,
+): Promise<RuntimeToolResult> {
   const limit = limitOf(args.limit);
   if (limit === undefined) return failure("limit must be a positive integer");
   if (args.agent !== undefined && typeof args.agent !== "string") return failure("agent must be a string");
@@ -128,7 +138,10 @@ async function sessionsList(engine: Engine, args: Record<string, unknown>): Prom
   return { content: JSON.stringify({ sessions }) };
 }
 
-async function sessionsHistory(engine: Engine, args: Record<string, unknown>): Promise<RuntimeToolResult> {
+async function sessionsHistory(
+  engine: SessionReader,
+  args: Record<string, unknown>,
+): Promise<RuntimeToolResult> {
   if (typeof args.key !== "string" || args.key === "") return failure("key must be a non-empty string");
   const limit = limitOf(args.limit);
   if (limit === undefined) return failure("limit must be a positive integer");
