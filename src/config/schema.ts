@@ -2,8 +2,8 @@ import type * as Zod from "zod";
 import type { z } from "zod";
 import { buildChannelsSchema } from "../channels/config.js";
 import { DM_SCOPES, GROUP_SCOPES, NAMED_SCOPES } from "../keys/index.js";
-import { lazySchema } from "../model/zod.js";
 import { DROP_POLICIES, QUEUE_MODES } from "../model/queue.js";
+import { lazySchema } from "../model/zod.js";
 import { PERMISSION_MODES, RUNTIME_KINDS } from "../runtimes/agents.js";
 
 function buildSchemas(z: typeof Zod.z) {
@@ -131,7 +131,9 @@ function buildSchemas(z: typeof Zod.z) {
           .min(100)
           .max(3_600_000)
           .optional()
-          .describe("postgres: how long a turn's lease on its key lasts unrenewed (a crashed process's lapses after it)."),
+          .describe(
+            "postgres: how long a turn's lease on its key lasts unrenewed (a crashed process's lapses after it).",
+          ),
         path: z
           .string()
           .min(1)
@@ -153,7 +155,9 @@ function buildSchemas(z: typeof Zod.z) {
         fallback: z
           .boolean()
           .optional()
-          .describe("`sessiond serve` only: run on the memory store, loudly, when this one cannot be opened (default true)."),
+          .describe(
+            "`sessiond serve` only: run on the memory store, loudly, when this one cannot be opened (default true).",
+          ),
       })
       .optional(),
     default_agent: z
@@ -221,11 +225,15 @@ function buildSchemas(z: typeof Zod.z) {
           permission: z
             .enum(PERMISSION_MODES)
             .optional()
-            .describe("claude-code, codex: ask-first (default: asks before writing) or auto (writes without asking)."),
+            .describe(
+              "claude-code, codex: ask-first (default: asks before writing) or auto (writes without asking).",
+            ),
           self_compact: z
             .boolean()
             .optional()
-            .describe('claude-code: "Let it compact its own history" (its own auto-compaction; default the CLI\'s).'),
+            .describe(
+              'claude-code: "Let it compact its own history" (its own auto-compaction; default the CLI\'s).',
+            ),
           self_compact_window: z
             .number()
             .int()

@@ -1,4 +1,3 @@
-import type { ModelChoice } from "../config/effective-model.js";
 import type { Engine } from "../engine.js";
 import type { StoreFallback } from "./store-fallback.js";
 

@@ -42,14 +42,9 @@ export class TitleWriter {
       await this.inLanes([key], async () => {
         const now = await this.store.getSession(key);
         if (!now || now.id !== session.id || now.title !== "") return;
-        await this.store.append(
-          key,
-          [{ type: "title", title, by: model ? model.model : "offline" }],
-          undefined,
-          {
-            expectSessionId: session.id,
-          },
-        );
+        await this.store.append(key, [{ type: "title", title, by: model ? model.model : "offline" }], {
+          expectSessionId: session.id,
+        });
       });
     } catch {
       // A title is a convenience: a failure leaves the session untitled, to be tried after a later turn.

@@ -2,13 +2,13 @@ import { effectiveModelName, type ModelChoice } from "../config/effective-model.
 import type { EngineConfig } from "../config/engine-config.js";
 import { SessiondError } from "../model/errors.js";
 import type { Runtime } from "../model/runtime.js";
-import { usesModelEndpoint } from "./sessions/open.js";
 import { a2aRuntime } from "./a2a.js";
 import type { AgentRuntimeSettings } from "./agents.js";
 import { claudeCodeRuntime } from "./claude-code.js";
 import { codexRuntime } from "./codex.js";
 import { echoRuntime } from "./echo.js";
 import { runtimeFromConfig } from "./runner.js";
+import { usesModelEndpoint } from "./sessions/open.js";
 
 /**
  * The runtime an agent's settings name: Claude Code, Codex or an A2A agent as configured; a model agent's

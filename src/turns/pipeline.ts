@@ -173,7 +173,7 @@ export class TurnPipeline {
   /** Stores a note on the route's session (creating it): what the queue did with an input. */
   note(route: Route, code: string, text: string): Promise<AppendResult> {
     const entry = { type: "note", level: "info", code, text, ts: this.deps.lifecycle.clock.now() } as const;
-    return this.deps.store.append(route.key, [entry], initOf(route));
+    return this.deps.store.append(route.key, [entry], { init: initOf(route) });
   }
 
   /**
@@ -276,7 +276,7 @@ export class TurnPipeline {
       ts,
     });
     await this.deps.store
-      .append(route.key, entries, undefined, { expectSessionId: input.sessionId })
+      .append(route.key, entries, { expectSessionId: input.sessionId })
       .catch((error: unknown) => {
         // The session changed under the turn (a reset): the partial reply has nowhere to go.
         if (!isSessiondError(error, "SESSION_CHANGED")) throw error;

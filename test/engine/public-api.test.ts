@@ -88,7 +88,7 @@ describe("engine options and ownership", () => {
       get(target, name, receiver) {
         if (name === "append") {
           return (...args: Parameters<MemoryStore["append"]>) => {
-            seen.push(args[3]?.durability);
+            seen.push(args[2]?.durability);
             return target.append(...args);
           };
         }

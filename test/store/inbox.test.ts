@@ -57,9 +57,7 @@ describe("the SQLite inbox beside the store", () => {
     const store = await openStore({ backend: "sqlite", path });
     const inbox = new SqliteInbox({ path });
     await store.append("web:a", [{ type: "message", role: "user", content: "stored" }], {
-      agent: "main",
-      channel: "web",
-      createdBy: "test",
+      init: { agent: "main", channel: "web", createdBy: "test" },
     });
     const { item } = await inbox.admit({ key: "web:a", envelope, at: 1 });
     await inbox.close();

@@ -11,7 +11,6 @@ import {
   type WebSocketOptions,
 } from "../../../src/gateway/ws/index.js";
 import { createEngine, type Engine, type Runtime } from "../../../src/index.js";
-import { echoRuntime } from "../../../src/runtimes/index.js";
 
 export const TOKEN = "test-token-0123456789";
 
