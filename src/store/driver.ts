@@ -121,6 +121,8 @@ export interface StoreDriver {
   /**
    * Commits the groups of one batch, in order, as one transaction where the backend has them (a failed
    * group is rolled back alone, e.g. to a savepoint, and the others still commit); one outcome per group.
+   * Later groups may have been planned on a failed one (the same key): after a failure, and whenever
+   * another writer may have committed since the core last asked, check each group's `expects`.
    * `durable`: some group must be on disk when acknowledged; a driver without `durableBarrier` makes it
    * so before it returns. Throws (rejects) only when the batch as a whole could not commit: a
    * `STORE_FAILED` then stops the store (fail-stop, group-commit.ts).
