@@ -245,6 +245,12 @@ describe("queue modes (engine, a runtime held until released, the engine's manua
       "Queue mode: collect. Modes: followup, collect, steer, interrupt.",
     );
     expect((await e.turn(dm("/queue sideways"))).notice).toContain('Unknown queue mode "sideways"');
+    // `sessiond sessions set <key> queue.mode=…` sets the same override, checked the same way.
+    await expect(e.overrides.set(KEY, { "queue.mode": "sideways" })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
+    await e.overrides.set(KEY, { "queue.mode": "interrupt" });
+    await e.turn(dm("/queue collect"));
     e.turn(dm("A")).catch(() => {});
     await held.started(1);
     await queued(e, "B");
