@@ -1,23 +1,25 @@
 import { statSync } from "node:fs";
-import { z } from "zod";
 import type { Clock } from "../../lifecycle/clock.js";
 import { SessiondError } from "../../model/errors.js";
 import { MAX_WORK_SESSION_MINUTES, type WorkSession } from "../../model/work-session.js";
+import { lazySchema } from "../../model/zod.js";
 import { readJsonFile, writeJsonFile } from "../json-file.js";
 
 export const WORK_SESSIONS_FILE = "work-sessions.json";
 export type { WorkSession };
 
-const fileSchema = z.strictObject({
-  workSessions: z.array(
-    z.strictObject({
-      agent: z.string().min(1),
-      key: z.string().min(1),
-      startedAt: z.number(),
-      until: z.number(),
-    }),
-  ),
-});
+const fileSchema = lazySchema((z) =>
+  z.strictObject({
+    workSessions: z.array(
+      z.strictObject({
+        agent: z.string().min(1),
+        key: z.string().min(1),
+        startedAt: z.number(),
+        until: z.number(),
+      }),
+    ),
+  }),
+);
 
 /**
  * Work sessions, kept in `work-sessions.json` beside the runtime sessions (replaced atomically, so they
@@ -41,7 +43,7 @@ export class WorkSessions {
     const stat = statSync(this.path, { throwIfNoEntry: false });
     const version = stat ? `${stat.ino}:${stat.mtimeMs}:${stat.size}` : "";
     if (version === this.version) return;
-    this.grants = stat ? readJsonFile(this.path, fileSchema).workSessions : [];
+    this.grants = stat ? readJsonFile(this.path, fileSchema()).workSessions : [];
     this.version = version;
   }
 
