@@ -1,7 +1,7 @@
-import { JsonlStore, type JsonlStoreOptions } from "./jsonl/jsonl-store.js";
+import type { JsonlStoreOptions } from "./jsonl/jsonl-store.js";
 import { MemoryStore } from "./memory/memory-store.js";
-import { PostgresStore, type PostgresStoreOptions } from "./postgres/postgres-store.js";
-import { SqliteStore, type SqliteStoreOptions } from "./sqlite/sqlite-store.js";
+import type { PostgresStoreOptions } from "./postgres/postgres-store.js";
+import type { SqliteStoreOptions } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
 export type StoreConfig =
@@ -10,16 +10,16 @@ export type StoreConfig =
   | ({ backend: "jsonl" } & JsonlStoreOptions)
   | ({ backend: "postgres" } & PostgresStoreOptions);
 
-/** Opens the configured backend. */
+/** Opens the configured backend, loading only its own modules. */
 export async function openStore(config: StoreConfig): Promise<Store> {
   switch (config.backend) {
     case "memory":
       return new MemoryStore();
     case "sqlite":
-      return new SqliteStore(config);
+      return new (await import("./sqlite/sqlite-store.js")).SqliteStore(config);
     case "jsonl":
-      return new JsonlStore(config);
+      return new (await import("./jsonl/jsonl-store.js")).JsonlStore(config);
     case "postgres":
-      return PostgresStore.open(config);
+      return (await import("./postgres/postgres-store.js")).PostgresStore.open(config);
   }
 }

@@ -36,6 +36,8 @@ const uses = {
   "@openai/codex-sdk": () => sessiond.codexRuntime({}).run(run).next(),
   "@a2a-js/sdk": () => sessiond.a2aRuntime({ url: "http://127.0.0.1:9" }).run(run).next(),
   "gpt-tokenizer": () => sessiond.countTokens("hello"),
+  pg: () => import("./dist/src/store/open.js")
+    .then((m) => m.openStore({ backend: "postgres", url: "postgres://127.0.0.1:9/sessiond" })),
   "@discordjs/ws": () => import("./dist/src/channels/discord-gateway.js")
     .then((m) => m.openDiscordGateway({ api: "http://127.0.0.1:9", token: "t", onMessage: () => {} })),
 };
