@@ -21,7 +21,8 @@ export type ErrorCode =
   | "AGENT_NOT_FOUND"
   | "ADDRESS_IN_USE"
   | "CHANNEL_BUSY"
-  | "PACKAGE_MISSING";
+  | "PACKAGE_MISSING"
+  | "SEARCH_UNAVAILABLE";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;
