@@ -72,6 +72,29 @@ export const OPENAPI_DOCUMENT = {
         responses: { "200": ok("{sessions, nextCursor?}"), ...errors },
       },
     },
+    "/api/search": {
+      get: {
+        summary: "Search what was said (user and assistant messages), best first",
+        parameters: [
+          "q",
+          "agent",
+          "channel",
+          "prefix",
+          "role",
+          "since",
+          "until",
+          "archived",
+          "limit",
+          "cursor",
+        ].map((name) => ({ name, in: "query", required: name === "q", schema: { type: "string" } })),
+        responses: {
+          "200": ok(
+            "{hits: [{key, sessionId, generation, archived, seq, role, ts, agent, channel, snippet}], nextCursor?, indexing}",
+          ),
+          ...errors,
+        },
+      },
+    },
     "/api/sessions/{key}": {
       get: {
         summary: "One session",
