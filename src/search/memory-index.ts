@@ -69,7 +69,10 @@ export class MemorySearchIndex {
       this.totalLength += words.length;
       for (const word of words) {
         let posting = this.postings.get(word);
-        if (!posting) this.postings.set(word, (posting = new Map()));
+        if (!posting) {
+          posting = new Map();
+          this.postings.set(word, posting);
+        }
         posting.set(row, (posting.get(row) ?? 0) + 1);
       }
       const rows = this.bySession.get(entry.sessionId) ?? [];

@@ -33,7 +33,7 @@ describe("GET /api/search and WS sessions.search (SQLite store)", () => {
   it("answers hits with escaped, marked snippets, filters and a cursor", async () => {
     const res = await gw.api("/api/search?q=kiwi&limit=1");
     expect(res.status).toBe(200);
-    const body = (await res.json()) as {
+    const body = (await res.json()) as unknown as {
       hits: Array<{ key: string; snippet: string; seq: number }>;
       nextCursor?: string;
       indexing: boolean;
@@ -42,7 +42,7 @@ describe("GET /api/search and WS sessions.search (SQLite store)", () => {
     expect(body.indexing).toBe(false);
     const next = (await (
       await gw.api(`/api/search?q=kiwi&limit=1&cursor=${body.nextCursor}`)
-    ).json()) as typeof body;
+    ).json()) as unknown as typeof body;
     const snippets = [...body.hits, ...next.hits].map((h) => h.snippet).sort();
     expect(snippets).toEqual([
       "the <mark>kiwi</mark> is a bird",
@@ -51,7 +51,7 @@ describe("GET /api/search and WS sessions.search (SQLite store)", () => {
     expect(next.nextCursor).toBeUndefined();
     const filtered = (await (
       await gw.api("/api/search?q=kiwi&channel=slack&role=assistant&prefix=slack:")
-    ).json()) as typeof body;
+    ).json()) as unknown as typeof body;
     expect(filtered.hits.map((h) => h.key)).toEqual(["slack:2"]);
   });
 
