@@ -1,4 +1,5 @@
 import { type Command, Option } from "commander";
+import { plainSnippet } from "../../search/plain-snippet.js";
 import type { SearchHit } from "../../search/query.js";
 import { searchQueryFrom } from "../../search/query-params.js";
 import { searchStore } from "../../search/searchable.js";
@@ -69,21 +70,6 @@ export function hitText(hit: SearchHit): string {
   const when = new Date(hit.ts).toISOString().slice(0, 16).replace("T", " ");
   const where = `${hit.key}  generation ${hit.generation}${hit.archived ? " (archived)" : ""}  #${hit.seq}  ${hit.role}  ${when}`;
   return `${where}\n  ${plainSnippet(hit.snippet)}\n`;
-}
-
-const ENTITIES: Record<string, string> = {
-  "&amp;": "&",
-  "&lt;": "<",
-  "&gt;": ">",
-  "&quot;": '"',
-  "&#39;": "'",
-};
-
-export function plainSnippet(snippet: string): string {
-  return snippet
-    .replace(/<\/?mark>/g, "**")
-    .replace(/&(?:amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e] ?? e)
-    .replace(/\s+/g, " ");
 }
 
 function nextPageCommand(options: SearchOptions, text: string, cursor: string): string {
