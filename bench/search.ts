@@ -37,9 +37,8 @@ function indexInBulk(path: string): number {
       SELECT sid, seq, data ->> '$.role', ts FROM entries WHERE type = 'message' ORDER BY sid, seq;
     INSERT INTO search_words (rowid, body)
       SELECT r.row, e.data ->> '$.content' FROM search_rows r JOIN entries e ON e.sid = r.sid AND e.seq = r.seq;
-    INSERT INTO search_grams (rowid, body) SELECT rowid, body FROM search_words;
     INSERT INTO search_words (search_words) VALUES ('optimize');
-    INSERT INTO search_grams (search_grams) VALUES ('optimize');`);
+`);
   db.pragma("wal_checkpoint(TRUNCATE)");
   db.close();
   return performance.now() - start;

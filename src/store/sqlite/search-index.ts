@@ -155,7 +155,8 @@ export class SqliteSearchIndex {
       this.sql.get(INDEX_SQL.insertRow).run(sid, entry.seq, indexed.role, entry.ts).lastInsertRowid,
     );
     this.sql.get(INDEX_SQL.insertWords).run(row, indexed.text);
-    this.sql.get(INDEX_SQL.insertGrams).run(row, indexed.text);
+    // Only CJK queries read the trigram index, and a CJK term matches only text that has CJK.
+    if (CJK.test(indexed.text)) this.sql.get(INDEX_SQL.insertGrams).run(row, indexed.text);
   }
 }
 
