@@ -86,18 +86,18 @@ BEGIN SELECT RAISE(ABORT, '${DUPLICATE_ENTRY}'); END;
  * `search_state.backfill_after` (a sid) on; NULL when every session is indexed.
  */
 const SCHEMA_V3 = `
-CREATE TABLE search_rows (
+CREATE TABLE IF NOT EXISTS search_rows (
   row INTEGER PRIMARY KEY,
   sid INTEGER NOT NULL,
   seq INTEGER NOT NULL,
   role TEXT NOT NULL,
   ts INTEGER NOT NULL
 );
-CREATE INDEX search_rows_sid ON search_rows (sid);
-CREATE VIRTUAL TABLE search_words USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE search_grams USING fts5(body, tokenize = 'trigram remove_diacritics 1', content = '',
+CREATE INDEX IF NOT EXISTS search_rows_sid ON search_rows (sid);
+CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS search_grams USING fts5(body, tokenize = 'trigram remove_diacritics 1', content = '',
   contentless_delete = 1);
-CREATE TABLE search_state (one INTEGER PRIMARY KEY CHECK (one = 1), backfill_after INTEGER);
+CREATE TABLE IF NOT EXISTS search_state (one INTEGER PRIMARY KEY CHECK (one = 1), backfill_after INTEGER);
 `;
 
 export function migrate(db: Database.Database): void {
@@ -117,7 +117,7 @@ export function migrate(db: Database.Database): void {
     if (now < 2) db.exec(SCHEMA_V2);
     db.exec(SCHEMA_V3);
     // A new database has nothing to index; an upgraded one indexes what it holds from the first sid on.
-    db.prepare("INSERT INTO search_state (one, backfill_after) VALUES (1, ?)").run(now < 1 ? null : 0);
+    db.prepare("INSERT OR IGNORE INTO search_state (one, backfill_after) VALUES (1, ?)").run(now < 1 ? null : 0);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }
