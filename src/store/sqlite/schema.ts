@@ -117,7 +117,9 @@ export function migrate(db: Database.Database): void {
     if (now < 2) db.exec(SCHEMA_V2);
     db.exec(SCHEMA_V3);
     // A new database has nothing to index; an upgraded one indexes what it holds from the first sid on.
-    db.prepare("INSERT OR IGNORE INTO search_state (one, backfill_after) VALUES (1, ?)").run(now < 1 ? null : 0);
+    db.prepare("INSERT OR IGNORE INTO search_state (one, backfill_after) VALUES (1, ?)").run(
+      now < 1 ? null : 0,
+    );
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }
