@@ -219,11 +219,16 @@ export function searchSql(q: NormalisedSearch): { sql: string; params: Record<st
     params.afterRow = q.after.row;
     where.push(`(${score} > @afterScore OR (${score} = @afterScore AND r.row > @afterRow))`);
   }
-  const sql = `WITH m AS (${source})
-SELECT r.row, r.seq, r.role, r.ts, s.key, s.id, s.generation, s.state, s.agent, s.channel, w.body, ${score} AS score
-FROM m JOIN search_rows r ON r.row = m.row JOIN sessions s ON s.sid = r.sid JOIN search_words w ON w.rowid = r.row
+  // Ranked on the index rows alone (sessions joined only when a filter needs them); the text and the
+  // session of the page's hits only are read after the cut.
+  const bySession = where.some((w) => w.includes("s.")) || where.some((w) => w.includes("w."));
+  const sql = `WITH m AS (${source}),
+page AS (SELECT r.row, r.sid, r.seq, r.role, r.ts, ${score} AS score FROM m JOIN search_rows r ON r.row = m.row
+${bySession ? "JOIN sessions s ON s.sid = r.sid JOIN search_words w ON w.rowid = r.row" : ""}
 ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-ORDER BY score, r.row LIMIT @limit`;
+ORDER BY score, r.row LIMIT @limit)
+SELECT p.row, p.seq, p.role, p.ts, s.key, s.id, s.generation, s.state, s.agent, s.channel, w.body, p.score
+FROM page p JOIN sessions s ON s.sid = p.sid JOIN search_words w ON w.rowid = p.row ORDER BY p.score, p.row`;
   return { sql, params };
 }
 
