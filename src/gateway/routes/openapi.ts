@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { SEARCH_PARAMS } from "../../search/query-params.js";
 import type { GatewayEnv } from "../types.js";
 import { methodDocs } from "../ws/handlers/index.js";
 
@@ -75,18 +76,12 @@ export const OPENAPI_DOCUMENT = {
     "/api/search": {
       get: {
         summary: "Search what was said (user and assistant messages), best first",
-        parameters: [
-          "q",
-          "agent",
-          "channel",
-          "prefix",
-          "role",
-          "since",
-          "until",
-          "archived",
-          "limit",
-          "cursor",
-        ].map((name) => ({ name, in: "query", required: name === "q", schema: { type: "string" } })),
+        parameters: ["q", ...SEARCH_PARAMS].map((name) => ({
+          name,
+          in: "query",
+          required: name === "q",
+          schema: { type: "string" },
+        })),
         responses: {
           "200": ok(
             "{hits: [{key, sessionId, generation, archived, seq, role, ts, agent, channel, snippet}], nextCursor?, indexing}",
