@@ -71,8 +71,9 @@ export function makeSnippet(content: string, terms: readonly SearchTerm[]): stri
   const first = ranges[0]?.[0] ?? 0;
   let start = Math.max(0, first - LEAD_CHARS);
   if (start > 0) {
-    const space = text.lastIndexOf(" ", first);
-    if (space >= start) start = space + 1;
+    // Start at the first whole word of the lead.
+    const space = text.indexOf(" ", start - 1);
+    if (space >= 0 && space < first) start = space + 1;
   }
   let end = Math.min(text.length, start + SNIPPET_CHARS);
   if (end < text.length) {
