@@ -53,7 +53,7 @@ async function serveGateway(path: string, dataDir: string): Promise<{ url: strin
   const config = { dataDir, store: { backend: "sqlite" as const, path } };
   const engine = await createEngine(config);
   const logger = createGatewayLogger({ destination: logDestination("/dev/null") });
-  return startGateway({ engine, config, token: BENCH_TOKEN, port: 0, logger, graceMs: 2000 });
+  return startGateway({ engine, token: BENCH_TOKEN, port: 0, logger, graceMs: 2000 });
 }
 
 async function main(): Promise<void> {

@@ -13,6 +13,7 @@ import { gatewayThroughput } from "./gateway.js";
 import { gatewayMemory } from "./gateway-memory.js";
 import { jsonlConcurrentAppends, jsonlLoad, jsonlSequentialAppends } from "./jsonl.js";
 import { packInstall } from "./pack-install.js";
+import { postgresBench } from "./postgres.js";
 import { redactionCost } from "./redaction.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
@@ -71,6 +72,7 @@ const BENCHES: readonly Planned[] = [
   plan("memory", gatewayMemory),
   plan("dashboard", dashboardReads),
   plan("search", searchBench),
+  plan("postgres", postgresBench),
   plan("startup", startup),
   plan("pack", packInstall),
 ];

@@ -27,6 +27,9 @@ export interface PackResult {
   storedEntries: number;
   /** Sessions `sessiond sessions list --json` of the installed bin listed afterwards. */
   listedSessions: number;
+  /** Entry points in the manifest's `exports`, and those that failed to import in the installed project. */
+  entryPoints: string[];
+  failedEntryPoints: string[];
 }
 
 const MAX_INSTALLED_MB = 80;
@@ -45,6 +48,16 @@ await engine.close();
 console.log(JSON.stringify({ reply: result.reply.content, entries: history.length }));
 `;
 
+/** Imports each entry point by its package name; prints those that fail or export nothing. */
+const ENTRY_SCRIPT = `
+const failed = [];
+for (const name of JSON.parse(process.argv[2])) {
+  try { if (Object.keys(await import(name)).length === 0) failed.push(name); }
+  catch (error) { failed.push(name + ": " + error.message); }
+}
+console.log(JSON.stringify(failed));
+`;
+
 function duMb(path: string): number {
   return Number(execFileSync("du", ["-sk", path], { encoding: "utf8" }).split("\t")[0]) / 1024;
 }
@@ -55,8 +68,13 @@ function run(cmd: string, args: string[], cwd: string): string {
 
 export async function packAndInstall(): Promise<PackResult> {
   const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    name: string;
     peerDependencies?: Record<string, string>;
+    exports: Record<string, unknown>;
   };
+  const entryPoints = Object.keys(manifest.exports)
+    .filter((path) => path !== "./package.json")
+    .map((path) => (path === "." ? manifest.name : `${manifest.name}/${path.slice(2)}`));
   if (!existsSync(join(ROOT, "dist", "src", "index.js")) || !existsSync(join(ROOT, "dist", "web"))) {
     throw new Error("no build to pack: run npm run build first");
   }
@@ -86,6 +104,10 @@ export async function packAndInstall(): Promise<PackResult> {
       reply: string;
       entries: number;
     };
+    writeFileSync(join(project, "entries.mjs"), ENTRY_SCRIPT);
+    const failedEntryPoints = JSON.parse(
+      run(process.execPath, ["entries.mjs", JSON.stringify(entryPoints)], project),
+    ) as string[];
     const listed = JSON.parse(
       run(join(modules, ".bin", "sessiond"), ["--data-dir", "data", "sessions", "list", "--json"], project),
     ) as { sessions: unknown[] };
@@ -98,6 +120,8 @@ export async function packAndInstall(): Promise<PackResult> {
       reply: turn.reply,
       storedEntries: turn.entries,
       listedSessions: listed.sessions.length,
+      entryPoints,
+      failedEntryPoints,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -132,6 +156,13 @@ export const packInstall: Bench<PackResult> = {
         baseline: "",
         ratio: "",
         checks: [{ target: "works", pass: turned }],
+      },
+      {
+        figure: `entry points imported by name (${r.entryPoints.length})${r.failedEntryPoints.length ? `; failed: ${r.failedEntryPoints.join("; ")}` : ""}`,
+        value: String(r.entryPoints.length - r.failedEntryPoints.length),
+        baseline: "",
+        ratio: "",
+        checks: [{ target: "all", pass: r.failedEntryPoints.length === 0 && r.entryPoints.length > 1 }],
       },
       {
         figure: "tarball MB; npm install s",

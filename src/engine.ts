@@ -3,11 +3,13 @@ import { Compactor } from "./compaction/compactor.js";
 import { DEFAULT_COMPACTION, resolveCompactionPolicy } from "./compaction/policy.js";
 import { modelSummarizer } from "./compaction/summarizers/model.js";
 import { type CompactionThread, compactionThread } from "./compaction/thread.js";
+import type { ModelChoice } from "./config/effective-model.js";
+import { effectiveModelName } from "./config/effective-model.js";
 import type { EngineConfig, ModelConfig } from "./config/engine-config.js";
 import { routingConfigOf } from "./config/routing.js";
 import type { InjectionHook } from "./context/index.js";
 import { initForKey, type Route, type RoutingConfig, routeEnvelope, validateKey } from "./keys/index.js";
-import { systemClock } from "./lifecycle/clock.js";
+import { systemClock, systemTimer } from "./lifecycle/clock.js";
 import {
   type ForgetResult,
   forgetIdentity,
@@ -20,7 +22,9 @@ import {
   type InheritedLayers,
   type OverridePlan,
   planOverrideChange,
+  queueOverrides,
   type ResolvedSetting,
+  resolveSetting,
   resolveSettings,
 } from "./lifecycle/overrides.js";
 import { nextDue, sessionRule, validateResetPolicy } from "./lifecycle/reset-policy.js";
@@ -38,16 +42,25 @@ import { DEFAULT_RESET_TRIGGERS, validateResetTriggers } from "./lifecycle/trigg
 import type { CompactionEntry, Entry, EntryInput, ResetCause } from "./model/entry.js";
 import type { Envelope } from "./model/envelope.js";
 import { SessiondError } from "./model/errors.js";
+import { DEFAULT_QUEUE, parseQueueCommand, QUEUE_MODES, type QueueSettings } from "./model/queue.js";
+import type { Runtime } from "./model/runtime.js";
 import type { OverrideValue, Session, SessionInit, StoredContext } from "./model/session.js";
 import type { Summarizer } from "./model/summarizer.js";
 import type { TextModel } from "./model/text-model.js";
+import { adminToolsFor } from "./runtimes/admin-tools.js";
+import { agentRunner } from "./runtimes/agent-runner.js";
+import { echoRuntime } from "./runtimes/echo.js";
 import { createTextModel } from "./runtimes/llm/index.js";
 import { DEFAULT_OPENAI_BASE_URL } from "./runtimes/model.js";
+import { runtimeResolver } from "./runtimes/resolve.js";
 import type { AgentRuntimes } from "./runtimes/sessions/agent-runtimes.js";
 import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
+import { type AgentsSession, agentsSession } from "./sdk/agents-session.js";
+import { sessionModels } from "./session-models.js";
 import { openStore } from "./store/open.js";
 import { sessionNotFound } from "./store/session-log.js";
 import type {
+  AppendOptions,
   AppendResult,
   DeleteResult,
   ResetResult,
@@ -56,9 +69,12 @@ import type {
   Store,
 } from "./store/store.js";
 import { observedStore, SessionEvents } from "./turns/events.js";
-import { Lanes } from "./turns/lanes.js";
+import { relayForeignAppends } from "./turns/foreign-events.js";
+import type { Lanes } from "./turns/lanes.js";
+import { lanesFor } from "./turns/lease-lanes.js";
 import { type AgentTurnSettings, type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
-import type { TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
+import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
+import { type Batch, type QueuedInput, summaryOf, TurnQueue } from "./turns/turn-queue.js";
 
 export interface HistoryOptions {
   /** At most this many entries: the newest ones. Default: all. */
@@ -80,6 +96,12 @@ export interface PruneResult {
   applied?: RetentionResult;
 }
 
+/** `engine.append`'s options: the store's, plus how to start the session when the key has none. */
+export interface EngineAppendOptions extends AppendOptions {
+  /** The new session's facts when the key has none; default: guessed from the key. */
+  init?: SessionInit;
+}
+
 export interface CompactResult {
   summary: string;
   entry: CompactionEntry;
@@ -94,7 +116,7 @@ export interface Engine {
   /** The key and session facts an inbound message routes to. */
   route(envelope: Envelope): Route;
   /** Appends entries to a key's current session, creating it (with `init`, or guessed from the key). */
-  append(key: string, entries: EntryInput[], init?: SessionInit): Promise<AppendResult>;
+  append(key: string, entries: EntryInput[], options?: EngineAppendOptions): Promise<AppendResult>;
   history(key: string, options?: HistoryOptions): Promise<Entry[]>;
   /** What a turn on this key would load now: the latest summary and the entries it keeps. */
   context(key: string): Promise<StoredContext | undefined>;
@@ -119,8 +141,24 @@ export interface Engine {
    * lane, so it lands between turns; idempotent on `platformMessageId`. The next turn there sees it.
    */
   record(envelope: Envelope): Promise<AppendResult>;
-  /** Runs one turn: routes, stores the input, compacts when due, runs `run` on the context, stores the reply. */
+  /**
+   * The OpenAI Agents SDK's `Session` over this key (`run(agent, input, { session: engine.session(key) })`):
+   * its items are the key's current session, each write in the key's lane.
+   */
+  session(key: string): AgentsSession;
+  /** The turn below with `run` in place of the agent's runtime (no runtime session, no cost). */
   turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
+  /**
+   * Runs one turn on the routed agent's runtime: routes, stores the input, compacts when due, runs the
+   * agent's runtime (its runtime session resumed and saved, the run priced, the agent marked as needing
+   * attention when it fails), stores the reply.
+   */
+  turn(envelope: Envelope, options?: AgentTurnOptions): Promise<TurnResult>;
+  /**
+   * The runtime that answers for an agent (`model`: a session's own model override, in place of the
+   * agent's): as its settings say (agents.json over the config), else the offline echo.
+   */
+  runtimeFor(agent: string, session?: ModelChoice): Runtime;
   /** Per-session overrides (model, compaction thresholds, reset policy): session > agent > sender > default. */
   readonly overrides: {
     /** Sets overrides; a value equal to what the session inherits removes the override instead. */
@@ -146,9 +184,18 @@ export interface Engine {
   readonly events: SessionEvents;
   /** Turns running or waiting, per key. */
   queued(): Map<string, number>;
+  /** The inputs waiting for their session's turn (by queue mode), and cancelling one. */
+  readonly queue: {
+    list(): QueuedInput[];
+    /** The waiting input's caller gets TURN_CANCELLED; false when no input with that id is waiting. */
+    cancel(id: string): boolean;
+  };
   /** Agents' runtime settings and runtime sessions (Claude Code, Codex, A2A), cost, needs-attention marks. */
   readonly agents: AgentRuntimes;
-  /** Waits for running turns and background titles, flushes and closes the store. */
+  /**
+   * Waits for running turns and background titles, flushes, and closes what the engine opened: a store
+   * (or runtime-session store) passed in through the config is left open for its owner to close.
+   */
   close(): Promise<void>;
 }
 
@@ -156,6 +203,8 @@ export interface Engine {
 export interface EngineHooks {
   /** Supply fresh context (memory recall, environment…) before every turn; never stored. */
   injectors?: InjectionHook[];
+  /** Fixed runtimes per agent in place of those the settings name (tests); an agent not in it gets the echo. */
+  runtimes?: Map<string, Runtime>;
 }
 
 /** The library's front door: wires the store, routing, compaction, titles and lanes from one config. */
@@ -178,6 +227,7 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
       modelNamed(options.model, models, `agents.${agent}.model`);
     }
   }
+  const ownsStore = !isStore(config.store);
   const store = isStore(config.store)
     ? config.store
     : await openStore(config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
@@ -192,6 +242,7 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
     agents,
     agentNotices,
     store,
+    ownsStore,
     routing,
     dataDir,
     summarizer,
@@ -200,6 +251,7 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
     config,
     titles: config.titles?.enabled === false ? undefined : { model: titleModel },
     injectors: hooks.injectors ?? [],
+    ...(hooks.runtimes ? { runtimes: hooks.runtimes } : {}),
   });
 }
 
@@ -245,12 +297,19 @@ function summarizerOf(
   return name === undefined ? thread.offline : modelSummarizer(modelNamed(name, models, "compaction.model"));
 }
 
+function withoutMessageId(envelope: Envelope): Envelope {
+  const { platformMessageId: _id, ...rest } = envelope;
+  return rest;
+}
+
 function isStore(value: EngineConfig["store"]): value is Store {
   return typeof value === "object" && value !== null && "append" in value;
 }
 
 interface EngineParts {
   store: Store;
+  /** False when the caller passed the store in: closing the engine leaves it open. */
+  ownsStore: boolean;
   routing: RoutingConfig;
   dataDir: string;
   summarizer: Summarizer;
@@ -264,6 +323,7 @@ interface EngineParts {
   agents: AgentRuntimes;
   /** Runtime sessions cleared at start-up because an agent's working directory changed. */
   agentNotices: string[];
+  runtimes?: Map<string, Runtime>;
 }
 
 class SessionEngine implements Engine {
@@ -282,14 +342,25 @@ class SessionEngine implements Engine {
   private readonly titles: TitleWriter | undefined;
   private readonly lifecycle: PipelineDeps["lifecycle"] & { retention: RetentionPolicy };
   private readonly pipeline: TurnPipeline;
+  private readonly resolveRuntime: (agent: string, session?: ModelChoice) => Runtime;
+  private readonly turns: TurnQueue;
+  readonly queue: Engine["queue"];
+  private readonly echo = echoRuntime();
   private closing?: Promise<void>;
 
   constructor(private readonly parts: EngineParts) {
     this.store = observedStore(parts.store, this.events, parts.config.lifecycle?.clock ?? systemClock);
+    relayForeignAppends(parts.store, this.events);
     this.agents = parts.agents;
-    this.lanes = new Lanes({ maxQueue: parts.config.maxQueuedTurns ?? 16 });
+    this.resolveRuntime = runtimeResolver(parts.config, (agent) => this.agents.settings.get(agent));
+    this.lanes = lanesFor(parts.store, { maxQueue: parts.config.maxQueuedTurns ?? DEFAULT_QUEUE.cap });
     const inLanes: InLanes = (keys, work) => this.lanes.runAll(keys, work);
-    this.titles = parts.titles && new TitleWriter(this.store, parts.titles.model, inLanes);
+    const perSession = sessionModels(parts.models, {
+      summarizer: parts.summarizer,
+      ...(parts.config.compaction?.model ? { compaction: parts.config.compaction.model } : {}),
+      ...(parts.config.titles?.model ? { titles: parts.config.titles.model } : {}),
+    });
+    this.titles = parts.titles && new TitleWriter(this.store, (s) => perSession.title(s), inLanes);
     this.routing = parts.routing;
     this.dataDir = parts.dataDir;
     this.summarizer = parts.summarizer;
@@ -308,7 +379,7 @@ class SessionEngine implements Engine {
     // A compaction entry is derived from the archive, so it needs no fsync of its own: a crash before the
     // next durable commit only means compacting again (later commits are ordered after it).
     this.compactor = new Compactor(
-      parts.summarizer,
+      { default: parts.summarizer, of: (session) => perSession.summarizer(session) },
       (key, entries, options) => this.store.append(key, entries, { ...options, durability: "relaxed" }),
       () => this.lifecycle.clock.now(),
       parts.thread,
@@ -339,6 +410,18 @@ class SessionEngine implements Engine {
         // A failed sweep is tried again at the next interval; the gateway logs it when it has a logger.
       },
     });
+    this.turns = new TurnQueue({
+      timer: lifecycle.timer ?? systemTimer,
+      now: () => this.lifecycle.clock.now(),
+      settings: (route) => this.queueSettings(route.key, route.agent),
+      execute: (batch) => this.execute(batch),
+      dropped: async (route, texts) => {
+        await this.pipeline.note(route, "QUEUE_DROPPED", summaryOf(texts)).catch(() => {
+          // The dropped callers were told; a note that cannot be written changes nothing for them.
+        });
+      },
+    });
+    this.queue = { list: () => this.turns.list(), cancel: (id) => this.turns.cancel(id) };
     const interval = parts.config.lifecycle?.sweepIntervalMs ?? 60_000;
     if (interval > 0) this.sweeper.start(interval);
     this.overrides = {
@@ -376,9 +459,11 @@ class SessionEngine implements Engine {
     return routeEnvelope(envelope, this.routing);
   }
 
-  append(key: string, entries: EntryInput[], init?: SessionInit): Promise<AppendResult> {
+  append(key: string, entries: EntryInput[], options: EngineAppendOptions = {}): Promise<AppendResult> {
     validateKey(key);
+    const { init, ...appendOptions } = options;
     return this.store.append(key, entries, {
+      ...appendOptions,
       init: init ?? initForKey(key, this.routing.defaultAgent, this.routing.agents),
     });
   }
@@ -441,14 +526,47 @@ class SessionEngine implements Engine {
     });
   }
 
-  turn(envelope: Envelope, run: TurnRunner, options: TurnOptions = {}): Promise<TurnResult> {
+  session(key: string): AgentsSession {
+    validateKey(key);
+    return agentsSession({
+      key,
+      inLane: (work) => this.lanes.run(key, work),
+      context: () => this.store.loadContext(key),
+      append: (entries, expectSessionId) =>
+        this.append(key, entries, expectSessionId === undefined ? {} : { expectSessionId }),
+      reset: async () => {
+        if (await this.store.getSession(key)) await this.store.reset(key, "api");
+      },
+    });
+  }
+
+  turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
+  turn(envelope: Envelope, options?: AgentTurnOptions): Promise<TurnResult>;
+  turn(
+    envelope: Envelope,
+    runOrOptions?: TurnRunner | AgentTurnOptions,
+    given?: TurnOptions,
+  ): Promise<TurnResult> {
     const route = this.route(envelope);
-    const signal = options.signal ?? new AbortController().signal;
+    const options = (typeof runOrOptions === "function" ? given : runOrOptions) ?? {};
+    const command = parseQueueCommand(envelope.text);
+    if (command) return this.queueCommand(route, command);
+    const run = typeof runOrOptions === "function" ? runOrOptions : this.agentRunner(envelope, options);
+    return this.turns.submit(route, envelope, run, options.signal);
+  }
+
+  /** One batch of the queue as one turn, in the key's lane: coalesced inputs stored first. */
+  private execute(batch: Batch): Promise<TurnResult> {
+    const { route } = batch;
     const { key, agent } = route;
     return this.lanes.run(key, async () => {
       this.events.emit({ type: "turn.started", key, agent });
       try {
-        const result = await this.pipeline.run(route, envelope, run, signal);
+        if (batch.summary !== undefined) {
+          await this.pipeline.record(route, { ...withoutMessageId(batch.input), text: batch.summary });
+        }
+        for (const earlier of batch.context) await this.pipeline.record(route, earlier);
+        const result = await this.pipeline.run(route, batch.input, batch.run, batch.signal);
         this.events.emit({ type: "turn.finished", key, agent, ok: true });
         return result;
       } catch (error) {
@@ -459,13 +577,80 @@ class SessionEngine implements Engine {
     });
   }
 
+  /** `/queue <mode>`: sets the session's queue mode (a note records it); `/queue` alone says the current one. */
+  private async queueCommand(
+    route: Route,
+    command: NonNullable<ReturnType<typeof parseQueueCommand>>,
+  ): Promise<TurnResult> {
+    const { key } = route;
+    const modes = QUEUE_MODES.join(", ");
+    let notice: string;
+    if (command.mode === undefined) {
+      const current = (await this.queueSettings(key, route.agent)).mode;
+      notice =
+        command.raw === ""
+          ? `Queue mode: ${current}. Modes: ${modes}.`
+          : `Unknown queue mode ${JSON.stringify(command.raw)}; modes: ${modes}.`;
+    } else {
+      await this.lanes.run(key, () =>
+        this.pipeline.note(route, "QUEUE_MODE", `Queue mode set to ${command.mode}.`),
+      );
+      await this.changeOverrides(key, [["queue.mode", command.mode]]);
+      notice = `Queue mode: ${command.mode}.`;
+    }
+    const session = await this.store.getSession(key);
+    return { key, sessionId: session?.id ?? "", deduplicated: false, notice };
+  }
+
+  /** A key's queue settings: the session's overrides, then its agent's, then the defaults. */
+  private async queueSettings(key: string, agent: string): Promise<QueueSettings> {
+    const session = await this.store.getSession(key);
+    const layers = { ...(session ? { session: session.overrides } : {}), ...this.inherited(agent) };
+    const value = <N extends "queue.mode" | "queue.debounce_ms" | "queue.cap" | "queue.drop">(name: N) =>
+      resolveSetting(name, layers).value;
+    return {
+      mode: value("queue.mode") ?? DEFAULT_QUEUE.mode,
+      debounceMs: value("queue.debounce_ms") ?? DEFAULT_QUEUE.debounceMs,
+      cap: value("queue.cap") ?? DEFAULT_QUEUE.cap,
+      drop: value("queue.drop") ?? DEFAULT_QUEUE.drop,
+    };
+  }
+
+  runtimeFor(agent: string, session?: ModelChoice): Runtime {
+    const fixed = this.parts.runtimes;
+    if (fixed) return fixed.get(agent) ?? this.echo;
+    return this.agents.settings.get(agent) ? this.resolveRuntime(agent, session) : this.echo;
+  }
+
+  /** The agent's runtime as a runner, with the tools its entry point gets (see `AgentTurnOptions.tools`). */
+  private agentRunner(envelope: Envelope, options: AgentTurnOptions): TurnRunner {
+    const admins = this.parts.config.admins ?? [];
+    const tools =
+      options.tools ??
+      (envelope.entryPoint?.kind === "web_chat"
+        ? adminToolsFor(envelope.sender.id, { engine: this, admins })
+        : undefined);
+    const { onEvent } = options;
+    return agentRunner(
+      {
+        runtimeFor: (agent, session) => this.runtimeFor(agent, session),
+        permissionFor: (agent, key) => this.agents.permissionFor(agent, key),
+        store: this.agents.store,
+        agents: this.routing.agents,
+      },
+      { ...(tools ? { tools } : {}), ...(onEvent ? { onEvent: (event) => onEvent(event) } : {}) },
+    );
+  }
+
   record(envelope: Envelope): Promise<AppendResult> {
     const route = this.route(envelope);
     return this.lanes.run(route.key, () => this.pipeline.record(route, envelope));
   }
 
   queued(): Map<string, number> {
-    return this.lanes.active();
+    const depths = this.lanes.active();
+    for (const [key, n] of this.turns.depths()) depths.set(key, Math.max(n, depths.get(key) ?? 0));
+    return depths;
   }
 
   async startupWarnings(): Promise<string[]> {
@@ -496,10 +681,13 @@ class SessionEngine implements Engine {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.sweeper.stop();
+      await this.turns.drain();
       await this.lanes.drain();
       await this.titles?.drain();
-      await this.store.close();
-      await this.agents.store.close();
+      // Flushed either way; closed only when the engine opened it.
+      if (this.parts.ownsStore) await this.store.close();
+      else await this.store.sync();
+      if (this.parts.config.runtimeSessions === undefined) await this.agents.store.close();
       await this.parts.thread.close();
     })();
     return this.closing;
@@ -513,9 +701,17 @@ class SessionEngine implements Engine {
     return {
       agent: {
         ...compactionOverrides(options?.compaction),
+        ...queueOverrides(options?.queue),
         ...(options?.model ? { model: options.model } : {}),
       },
-      defaults: compactionOverrides({ ...DEFAULT_COMPACTION, ...compaction }),
+      defaults: {
+        ...compactionOverrides({ ...DEFAULT_COMPACTION, ...compaction }),
+        ...queueOverrides({
+          ...DEFAULT_QUEUE,
+          cap: config.maxQueuedTurns ?? DEFAULT_QUEUE.cap,
+          ...config.queue,
+        }),
+      },
     };
   }
 
@@ -582,8 +778,9 @@ class SessionEngine implements Engine {
     const layered = this.agents.settings.get(agent);
     const instructions = layered?.instructions ?? agentOptions?.instructions;
     const modelAgent = usesModelEndpoint(layered?.runtime ?? agentOptions?.runtime);
-    const contextWindow =
-      agentOptions?.model && modelAgent ? models.get(agentOptions.model)?.contextWindow : undefined;
+    // The session's own model (or provider) when it has one: its window drives the window trigger.
+    const model = modelAgent ? effectiveModelName(session.overrides, models, agentOptions?.model) : undefined;
+    const contextWindow = model ? models.get(model)?.contextWindow : undefined;
     return {
       policy,
       // A stateless model run sees the LoCrew window (§4); runtimes that keep a session get their own prompt.

@@ -78,7 +78,14 @@ export class ChannelDispatcher {
             text: "the session had too many turns waiting: this message was stored without an answer",
           },
         ],
-        { agent: route.agent, channel: route.channel, chatType: route.chatType, createdBy: route.createdBy },
+        {
+          init: {
+            agent: route.agent,
+            channel: route.channel,
+            chatType: route.chatType,
+            createdBy: route.createdBy,
+          },
+        },
       );
     } catch (error) {
       logger.error({ channel: envelope.channel, err: String(error) }, "message not stored");

@@ -2,7 +2,7 @@ import { LRUCache } from "lru-cache";
 import type { CompactionEntry, EntryInput } from "../model/entry.js";
 import { estimateTokens } from "../model/entry.js";
 import { SessiondError } from "../model/errors.js";
-import type { StoredContext } from "../model/session.js";
+import type { Session, StoredContext } from "../model/session.js";
 import type { Summarizer, SummaryResult } from "../model/summarizer.js";
 import type { AppendResult } from "../store/store.js";
 import { chooseCut } from "./cut.js";
@@ -55,14 +55,26 @@ export class Compactor {
   /** Keys whose last compaction failed; the least recently failed go first past the bound. */
   private readonly backoff: LRUCache<string, Backoff>;
 
+  /** The summariser of sessions that choose none of their own. */
+  private readonly summarizer: Summarizer;
+  private readonly summarizerOf: (session: Session) => Summarizer;
+
+  /** `summarizer` may pick per session (a session's own model override); a plain one serves every session. */
   constructor(
-    private readonly summarizer: Summarizer,
+    summarizer: Summarizer | { default: Summarizer; of: (session: Session) => Summarizer },
     private readonly append: AppendToKey,
     private readonly now: () => number = Date.now,
     private readonly work: CompactionWork = inThreadWork,
     maxBackoffKeys = DEFAULT_MAX_BACKOFF_KEYS,
   ) {
     this.backoff = new LRUCache({ max: Math.max(1, maxBackoffKeys) });
+    if ("summarize" in summarizer) {
+      this.summarizer = summarizer;
+      this.summarizerOf = () => summarizer;
+    } else {
+      this.summarizer = summarizer.default;
+      this.summarizerOf = summarizer.of;
+    }
   }
 
   get summarizerName(): string {
@@ -107,7 +119,8 @@ export class Compactor {
       ...cut.summarised.map((e) => (e.type === "message" ? e.content : "")),
     ].join("\n");
     const source = { text: sourceText, max: policy.maxIdentifiers };
-    const keeping = this.summarizer.summarizeKeeping?.bind(this.summarizer);
+    const summarizer = this.summarizerOf(context.session);
+    const keeping = summarizer.summarizeKeeping?.bind(summarizer);
     let identifiers = keeping
       ? []
       : await this.work.identifiers(source.text, source.max, policy.summaryMaxChars);
@@ -126,7 +139,7 @@ export class Compactor {
         const kept = await keeping(asked, source);
         identifiers = kept.identifiers;
         result = kept;
-      } else result = await this.summarizer.summarize({ ...asked, identifiers });
+      } else result = await summarizer.summarize({ ...asked, identifiers });
       summary = capSummary(result.summary.trim(), policy.summaryMaxChars, identifiers);
       model = result.model;
       checkSummary(summary, policy.summaryMaxChars, identifiers);
@@ -147,7 +160,7 @@ export class Compactor {
       firstKeptSeq: cut.firstKeptSeq,
       tokensBefore,
       tokensAfter,
-      summarizer: this.summarizer.name,
+      summarizer: summarizer.name,
       ...(model ? { model } : {}),
     };
     const { entries } = await this.append(key, [input], { expectSessionId: context.session.id });

@@ -1,9 +1,10 @@
 import type { ChannelsConfig } from "../channels/config.js";
 import type { CompactionPolicy } from "../compaction/policy.js";
 import type { RoutingConfig } from "../keys/index.js";
-import type { Clock } from "../lifecycle/clock.js";
+import type { Clock, OneShotTimer } from "../lifecycle/clock.js";
 import type { ResetPolicy } from "../lifecycle/reset-policy.js";
 import type { RetentionPolicy } from "../lifecycle/retention.js";
+import type { QueueSettings } from "../model/queue.js";
 import type { Summarizer } from "../model/summarizer.js";
 import type { ModelEndpoint, TextModel } from "../model/text-model.js";
 import type { AgentRuntimeSettings } from "../runtimes/agents.js";
@@ -21,8 +22,10 @@ export interface EngineConfig {
   agents?: string[];
   defaultAgent?: string;
   routing?: Partial<Omit<RoutingConfig, "agents" | "defaultAgent">>;
-  /** Turns that may wait behind the running one on a session; default 16. */
+  /** Turns that may wait behind the running one on a session (the default `queue.cap`); default 20. */
   maxQueuedTurns?: number;
+  /** Queue mode, debounce, cap and drop policy of every agent that sets none (`agentOptions.*.queue`). */
+  queue?: Partial<QueueSettings>;
   /** Named language models: endpoints to build, or models already built. */
   models?: Record<string, ModelConfig | TextModel>;
   /** Thresholds and limits; `model` names the summariser's model, else the offline summariser is used. */
@@ -54,6 +57,8 @@ export interface LifecycleConfig {
   sweepIntervalMs?: number;
   /** The time source for resets and retention (tests inject one). */
   clock?: Clock;
+  /** Where a queue's debounce is scheduled; default real timers (tests pass their `ManualClock`). */
+  timer?: OneShotTimer;
 }
 
 /** A named model endpoint in the config; keys come from `apiKeyEnv`, never the file. */
@@ -76,4 +81,6 @@ export interface AgentOptions extends Omit<AgentRuntimeSettings, "model" | "inst
   durability?: AgentDurability;
   /** How long a turn's runtime may run before it is aborted and the turn fails; default 10 minutes. */
   turnTimeoutMs?: number;
+  /** What a message arriving while this agent's turn runs does; overridable per session (`queue.mode`, `/queue`). */
+  queue?: Partial<QueueSettings>;
 }

@@ -9,7 +9,9 @@ import { resetPolicyFromSettings } from "../lifecycle/reset-policy.js";
 import { DEFAULT_RETENTION } from "../lifecycle/retention.js";
 import { validateResetTriggers } from "../lifecycle/triggers.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
+import type { StoreConfig } from "../store/open.js";
 import type { EngineConfig, LifecycleConfig, ModelConfig } from "./engine-config.js";
+import { type ConfigProblem, lifecycleProblems, modelReferenceProblems } from "./references.js";
 import { type CompactionSettings, type ConfigFile, configFileSchema, RETIRED_KEYS } from "./schema.js";
 
 export const CONFIG_FILE_NAMES = ["sessiond.yaml", "sessiond.yml"];
@@ -24,6 +26,8 @@ export interface LoadedConfig {
   file?: string;
   /** Unknown or retired keys, each naming its path. */
   warnings: string[];
+  /** `store.fallback`: whether `sessiond serve` may run on the memory store when this one cannot open. */
+  storeFallback: boolean;
 }
 
 export interface LoadOptions {
@@ -40,17 +44,36 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const file = findFile(options.file ?? env.SESSIOND_CONFIG, cwd);
   const raw = file ? readYaml(file) : {};
   const warnings: string[] = [];
-  const parsed = parseWithWarnings(raw, warnings, file ?? "config");
-  applyEnv(parsed, env);
+  // Without a file there is nothing to check, and zod need not load.
+  const data = file ? checkedFile(raw, warnings, file) : {};
+  applyEnv(data, env);
   const baseDir = file ? resolve(file, "..") : cwd;
   let config: EngineConfig & { dataDir: string };
   try {
-    config = toEngineConfig(parsed, baseDir);
+    config = toEngineConfig(data, baseDir);
   } catch (error) {
     if (!isSessiondError(error, "INVALID_ARGUMENT")) throw error;
     throw new SessiondError("CONFIG_INVALID", `${file ?? "config"}: ${error.message}`, { cause: error });
   }
-  return { config, ...(file ? { file } : {}), warnings };
+  return { config, ...(file ? { file } : {}), warnings, storeFallback: data.store?.fallback ?? true };
+}
+
+/** The file's config, or CONFIG_INVALID naming every problem at once: the schema's, then what it cannot see (model names, zones, triggers). */
+function checkedFile(raw: unknown, warnings: string[], source: string): ConfigFile {
+  const parsed = parseWithWarnings(raw, warnings, source);
+  const problems = [
+    ...(parsed.ok ? [] : parsed.problems),
+    ...modelReferenceProblems(raw),
+    ...(parsed.ok ? lifecycleProblems(parsed.data) : []),
+  ];
+  if (problems.length > 0) {
+    const lines = problems.map((p) => `  ${p.path}: ${p.message}`).join("\n");
+    throw new SessiondError("CONFIG_INVALID", `${source} is not valid:\n${lines}`, {
+      details: { problems },
+    });
+  }
+  if (!parsed.ok) throw new SessiondError("CONFIG_INVALID", `${source} could not be read`);
+  return parsed.data;
 }
 
 function findFile(explicit: string | undefined, cwd: string): string | undefined {
@@ -72,23 +95,24 @@ function readYaml(file: string): unknown {
   }
 }
 
+type Parsed = { ok: true; data: ConfigFile } | { ok: false; problems: ConfigProblem[] };
+
 /**
- * Validates against the schema. Unknown keys are warned about with their path and dropped; any other
- * problem is an error naming its path.
+ * Validates against the schema. Unknown keys are warned about with their path and dropped; every other
+ * issue zod finds is a problem naming its path.
  */
-function parseWithWarnings(raw: unknown, warnings: string[], source: string): ConfigFile {
+function parseWithWarnings(raw: unknown, warnings: string[], source: string): Parsed {
   const input = structuredClone(raw);
   for (const [path, message] of Object.entries(RETIRED_KEYS)) {
     if (removeAt(input, path.split("."))) warnings.push(`${source}: ${message}`);
   }
   for (let attempt = 0; attempt < 100; attempt++) {
-    const result = configFileSchema.safeParse(input);
-    if (result.success) return result.data;
+    const result = configFileSchema().safeParse(input);
+    if (result.success) return { ok: true, data: result.data };
     const unknown = result.error.issues.filter((i) => i.code === "unrecognized_keys");
     const other = result.error.issues.filter((i) => i.code !== "unrecognized_keys");
     if (other.length > 0) {
-      const lines = other.map((i) => `  ${pathOf(i.path)}: ${i.message}`).join("\n");
-      throw new SessiondError("CONFIG_INVALID", `${source} is not valid:\n${lines}`);
+      return { ok: false, problems: other.map((i) => ({ path: pathOf(i.path), message: i.message })) };
     }
     for (const issue of unknown as z.core.$ZodIssueUnrecognizedKeys[]) {
       for (const key of issue.keys) {
@@ -97,7 +121,7 @@ function parseWithWarnings(raw: unknown, warnings: string[], source: string): Co
       }
     }
   }
-  throw new SessiondError("CONFIG_INVALID", `${source} could not be read`);
+  return { ok: false, problems: [] };
 }
 
 function pathOf(path: readonly PropertyKey[]): string {
@@ -122,15 +146,16 @@ function applyEnv(config: ConfigFile, env: NodeJS.ProcessEnv): void {
   const store = config.store;
   const backend = env.SESSIOND_STORE;
   if (backend) {
-    if (backend !== "sqlite" && backend !== "memory" && backend !== "jsonl") {
+    if (backend !== "sqlite" && backend !== "memory" && backend !== "jsonl" && backend !== "postgres") {
       throw new SessiondError(
         "CONFIG_INVALID",
-        `SESSIOND_STORE must be sqlite, memory or jsonl, not ${JSON.stringify(backend)}`,
+        `SESSIOND_STORE must be sqlite, memory, jsonl or postgres, not ${JSON.stringify(backend)}`,
       );
     }
     store.backend = backend;
   }
   if (env.SESSIOND_DB_PATH) store.path = env.SESSIOND_DB_PATH;
+  if (env.SESSIOND_DATABASE_URL) store.url = env.SESSIOND_DATABASE_URL;
   const durability = env.SESSIOND_DURABILITY;
   if (durability) {
     if (durability !== "strict" && durability !== "relaxed") {
@@ -189,11 +214,27 @@ function compactionFrom(settings: CompactionSettings): Partial<CompactionPolicy>
   return policy as Partial<CompactionPolicy>;
 }
 
+function postgresStore(store: NonNullable<ConfigFile["store"]>): StoreConfig {
+  if (!store.url) {
+    throw new SessiondError(
+      "CONFIG_INVALID",
+      "store.backend postgres needs the server's URL: store.url or SESSIOND_DATABASE_URL",
+    );
+  }
+  return {
+    backend: "postgres",
+    url: store.url,
+    ...(store.durability ? { durability: store.durability } : {}),
+    ...(store.lease_ttl_ms !== undefined ? { leaseTtlMs: store.lease_ttl_ms } : {}),
+  };
+}
+
 function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dataDir: string } {
   const dataDir = resolve(baseDir, file.data_dir ?? ".sessiond");
   const config: EngineConfig & { dataDir: string } = { dataDir };
   const store = file.store ?? {};
   if (store.backend === "memory") config.store = { backend: "memory" };
+  else if (store.backend === "postgres") config.store = postgresStore(store);
   else if (store.backend === "jsonl") {
     const path = store.path ?? "sessions";
     config.store = {
@@ -222,12 +263,25 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
           ...(a.instructions !== undefined ? { instructions: a.instructions } : {}),
           ...(a.durability ? { durability: a.durability } : {}),
           ...(a.turn_timeout ? { turnTimeoutMs: a.turn_timeout * 1000 } : {}),
+          ...(a.queue
+            ? {
+                queue: {
+                  ...(a.queue.mode ? { mode: a.queue.mode } : {}),
+                  ...(a.queue.debounce_ms !== undefined ? { debounceMs: a.queue.debounce_ms } : {}),
+                  ...(a.queue.cap !== undefined ? { cap: a.queue.cap } : {}),
+                  ...(a.queue.drop ? { drop: a.queue.drop } : {}),
+                },
+              }
+            : {}),
           ...(a.runtime ? { runtime: a.runtime } : {}),
           ...(a.cwd ? { cwd: resolve(baseDir, a.cwd) } : {}),
           ...(a.executable
             ? { executable: a.executable.includes("/") ? resolve(baseDir, a.executable) : a.executable }
             : {}),
           ...(a.url ? { url: a.url } : {}),
+          ...(a.permission ? { permission: a.permission } : {}),
+          ...(a.self_compact !== undefined ? { selfCompact: a.self_compact ? "on" : "off" } : {}),
+          ...(a.self_compact_window ? { selfCompactWindow: a.self_compact_window } : {}),
         },
       ]),
     );

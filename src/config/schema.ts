@@ -1,129 +1,361 @@
-import { z } from "zod";
-import { channelsSchema } from "../channels/config.js";
+import type * as Zod from "zod";
+import type { z } from "zod";
+import { buildChannelsSchema } from "../channels/config.js";
 import { DM_SCOPES, GROUP_SCOPES, NAMED_SCOPES } from "../keys/index.js";
-import { RUNTIME_KINDS } from "../runtimes/agents.js";
+import { DROP_POLICIES, QUEUE_MODES } from "../model/queue.js";
+import { lazySchema } from "../model/zod.js";
+import { PERMISSION_MODES, RUNTIME_KINDS } from "../runtimes/agents.js";
 
-/** `sessiond.yaml`, strict at every level so unknown keys can be named (then dropped with a warning). Keys follow GoClaw's (`session.identity_links`, …) so its users can bring their config. */
-const compactionSettings = z.strictObject({
-  enabled: z.boolean().optional(),
-  max_messages: z.number().int().min(2).optional(),
-  keep_recent: z.number().int().min(1).optional(),
-  max_tokens: z.number().int().min(1).optional(),
-  window_fraction: z.number().gt(0).max(1).optional(),
-  source_max_chars: z.number().int().min(100).optional(),
-  tool_result_max_chars: z.number().int().min(1).optional(),
-  summary_max_chars: z.number().int().min(50).optional(),
-  timeout_ms: z.number().int().min(1).optional(),
-});
+function buildSchemas(z: typeof Zod.z) {
+  /** `sessiond.yaml`, strict at every level so unknown keys can be named (then dropped with a warning). Keys follow GoClaw's (`session.identity_links`, …) so its users can bring their config. */
+  const compactionSettings = z.strictObject({
+    enabled: z
+      .boolean()
+      .optional()
+      .describe("false: no automatic compaction (`sessions compact` still compacts)."),
+    max_messages: z
+      .number()
+      .int()
+      .min(2)
+      .optional()
+      .describe("Compact when the context holds more messages than this (default 50)."),
+    keep_recent: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Messages a compaction keeps, about (default 20); below max_messages."),
+    max_tokens: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Compact past this many estimated tokens (default 100,000)."),
+    window_fraction: z
+      .number()
+      .gt(0)
+      .max(1)
+      .optional()
+      .describe("Compact past this share of the model's context window (default 0.75)."),
+    source_max_chars: z
+      .number()
+      .int()
+      .min(100)
+      .optional()
+      .describe("The summariser reads at most this much transcript (default 12,000)."),
+    tool_result_max_chars: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Each tool result in that transcript cut to this (default 1,024)."),
+    summary_max_chars: z
+      .number()
+      .int()
+      .min(50)
+      .optional()
+      .describe("A longer summary is cut at a boundary (default 2,000)."),
+    timeout_ms: z.number().int().min(1).optional().describe("How long a summary may take (default 60,000)."),
+  });
 
-const resetRule = z.strictObject({
-  mode: z.enum(["off", "daily", "idle"]),
-  at_hour: z.number().int().min(0).max(23).optional(),
-  /** An IANA zone such as Europe/Berlin; default the host's. */
-  timezone: z.string().min(1).optional(),
-  idle_minutes: z.number().int().min(1).optional(),
-});
-const resetByType = z.strictObject({
-  direct: resetRule.optional(),
-  group: resetRule.optional(),
-  thread: resetRule.optional(),
-});
+  const resetRule = z.strictObject({
+    mode: z
+      .enum(["off", "daily", "idle"])
+      .describe("daily: at at_hour in timezone; idle: after idle_minutes without a message."),
+    at_hour: z.number().int().min(0).max(23).optional().describe("The hour of a daily reset (default 4)."),
+    timezone: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("An IANA zone such as Europe/Berlin; default the host's."),
+    idle_minutes: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Minutes without a message before an idle reset."),
+  });
+  const resetByType = z.strictObject({
+    direct: resetRule.optional(),
+    group: resetRule.optional(),
+    thread: resetRule.optional(),
+  });
 
-/** A language model endpoint, named so compaction, titles and agents can refer to it. */
-const modelSettings = z.strictObject({
-  provider: z.enum(["openai", "anthropic"]),
-  /** OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio) need it; OpenAI and Anthropic don't. */
-  base_url: z.string().url().optional(),
-  model: z.string().min(1),
-  /** The environment variable holding the key; the key itself never goes in this file. */
-  api_key_env: z.string().min(1).optional(),
-  context_window: z.number().int().min(1).optional(),
-  timeout_ms: z.number().int().min(1).optional(),
-});
+  /** A language model endpoint, named so compaction, titles and agents can refer to it. */
+  const modelSettings = z.strictObject({
+    provider: z.enum(["openai", "anthropic"]).describe("openai: any OpenAI-compatible API."),
+    base_url: z
+      .string()
+      .url()
+      .optional()
+      .describe(
+        "OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio) need it; OpenAI and Anthropic don't.",
+      ),
+    model: z.string().min(1).describe("The model name the endpoint takes."),
+    api_key_env: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The environment variable holding the key; the key itself never goes in this file."),
+    context_window: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Tokens the model takes: drives the window trigger."),
+    timeout_ms: z.number().int().min(1).optional().describe("How long one request may take."),
+  });
 
-export const configFileSchema = z.strictObject({
-  data_dir: z.string().min(1).optional(),
-  store: z
-    .strictObject({
-      backend: z.enum(["sqlite", "memory", "jsonl"]).optional(),
-      /** The SQLite file, or the JSONL directory (default `sessions`); relative paths are under data_dir. */
-      path: z.string().min(1).optional(),
-      durability: z.enum(["strict", "relaxed"]).optional(),
-      commit_interval_ms: z.number().int().min(0).max(1000).optional(),
-    })
-    .optional(),
-  default_agent: z.string().min(1).optional(),
-  agents: z
-    .array(
-      z.strictObject({
-        id: z.string().min(1),
-        /** A name from `models`: its context window drives the window trigger. */
-        model: z.string().min(1).optional(),
-        compaction: compactionSettings.optional(),
-        instructions: z.string().optional(),
-        /** strict: every entry durable before acknowledged; meaningful (ZeroClaw): user messages of 20+ characters at once, the rest at the end of the turn; relaxed. */
-        durability: z.enum(["strict", "meaningful", "relaxed"]).optional(),
-        /** Seconds a turn's runtime may take before it is aborted and the turn fails (default 600). */
-        turn_timeout: z.number().int().min(1).max(86_400).optional(),
-        /** model (default when `model` is set), echo, claude-code, codex, a2a. For claude-code and codex, `model` is the runtime's own model name. */
-        runtime: z.enum(RUNTIME_KINDS).optional(),
-        /** The agent's working directory (claude-code, codex); relative to this file. Changing it clears its runtime sessions. */
-        cwd: z.string().min(1).optional(),
-        /** The claude / codex executable; default the SDK's own. */
-        executable: z.string().min(1).optional(),
-        /** a2a: the remote agent's base URL. */
-        url: z.string().url().optional(),
-      }),
-    )
-    .optional(),
-  models: z.record(z.string(), modelSettings).optional(),
-  /** Chat platforms the gateway takes messages from and answers on (`sessiond serve`). */
-  channels: channelsSchema.optional(),
-  /** Sender ids of human admins: only their conversations get the agent tools that read other sessions. */
-  admins: z.array(z.string().min(1)).optional(),
-  compaction: compactionSettings
-    .extend({
-      /** A name from `models`; without it, the offline extractive summariser. */
-      model: z.string().min(1).optional(),
-    })
-    .optional(),
-  titles: z
-    .strictObject({
-      enabled: z.boolean().optional(),
-      /** A name from `models`; without it, titles are picked offline from the first message. */
-      model: z.string().min(1).optional(),
-    })
-    .optional(),
-  session: z
-    .strictObject({
-      scope: z.enum(NAMED_SCOPES).optional(),
-      dm_scope: z.enum(DM_SCOPES).optional(),
-      group_scope: z.enum(GROUP_SCOPES).optional(),
-      group_scope_by_channel: z.record(z.string(), z.enum(GROUP_SCOPES)).optional(),
-      identity_links: z.record(z.string(), z.array(z.string().min(1))).optional(),
-      max_queued_turns: z.number().int().min(0).max(10_000).optional(),
-      /** Case-insensitive; `/new@bot` counts; the text after the trigger starts the new session. */
-      reset_triggers: z.array(z.string().min(1).regex(/^\S+$/)).optional(),
-      reset: resetRule.extend({ keep_archive: z.boolean().optional() }).optional(),
-      reset_by_type: resetByType.optional(),
-      reset_by_channel: z.record(z.string(), z.union([resetRule, resetByType])).optional(),
-      retention: z
-        .strictObject({
-          webhook_idle_days: z.number().min(0).optional(),
-          archived_days: z.number().min(0).optional(),
-        })
-        .optional(),
-      /** How often due resets and retention are swept; 0 turns the sweep off. */
-      sweep_interval_seconds: z.number().int().min(0).optional(),
-    })
-    .optional(),
-});
+  const configFile = z.strictObject({
+    data_dir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Where data lives (default .sessiond); relative to this file."),
+    store: z
+      .strictObject({
+        backend: z
+          .enum(["sqlite", "memory", "jsonl", "postgres"])
+          .optional()
+          .describe(
+            "sqlite (default); memory loses everything on exit; jsonl: CrabTalk's files; postgres: several gateways on one database.",
+          ),
+        url: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("postgres: the server's URL (prefer SESSIOND_DATABASE_URL for one with a password)."),
+        lease_ttl_ms: z
+          .number()
+          .int()
+          .min(100)
+          .max(3_600_000)
+          .optional()
+          .describe(
+            "postgres: how long a turn's lease on its key lasts unrenewed (a crashed process's lapses after it).",
+          ),
+        path: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            "The SQLite file, or the JSONL directory (default `sessions`); relative paths are under data_dir.",
+          ),
+        durability: z
+          .enum(["strict", "relaxed"])
+          .optional()
+          .describe("strict (default): acknowledged means on disk; relaxed: WAL with synchronous=NORMAL."),
+        commit_interval_ms: z
+          .number()
+          .int()
+          .min(0)
+          .max(1000)
+          .optional()
+          .describe("0 (default): commit every event-loop turn; more: wait to gather bigger batches."),
+        fallback: z
+          .boolean()
+          .optional()
+          .describe(
+            "`sessiond serve` only: run on the memory store, loudly, when this one cannot be opened (default true).",
+          ),
+      })
+      .optional(),
+    default_agent: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The agent messages go to when nothing names one (default main)."),
+    agents: z
+      .array(
+        z.strictObject({
+          id: z
+            .string()
+            .min(1)
+            .describe("The agent's name; with more than one agent, chat keys start with it."),
+          model: z
+            .string()
+            .min(1)
+            .optional()
+            .describe("A name from `models`: its context window drives the window trigger."),
+          compaction: compactionSettings.optional(),
+          instructions: z.string().optional().describe("The system message of the agent's turns."),
+          durability: z
+            .enum(["strict", "meaningful", "relaxed"])
+            .optional()
+            .describe(
+              "strict: every entry durable before acknowledged; meaningful (ZeroClaw): user messages of 20+ characters at once, the rest at the end of the turn; relaxed.",
+            ),
+          turn_timeout: z
+            .number()
+            .int()
+            .min(1)
+            .max(86_400)
+            .optional()
+            .describe(
+              "Seconds a turn's runtime may take before it is aborted and the turn fails (default 600).",
+            ),
+          queue: z
+            .strictObject({
+              mode: z.enum(QUEUE_MODES).optional(),
+              debounce_ms: z.number().int().min(0).max(600_000).optional(),
+              cap: z.number().int().min(0).max(10_000).optional(),
+              drop: z.enum(DROP_POLICIES).optional(),
+            })
+            .optional()
+            .describe('What a message arriving while a turn runs does (README "Queue modes").'),
+          runtime: z
+            .enum(RUNTIME_KINDS)
+            .optional()
+            .describe(
+              "model (default when `model` is set), echo, claude-code, codex, a2a. For claude-code and codex, `model` is the runtime's own model name.",
+            ),
+          cwd: z
+            .string()
+            .min(1)
+            .optional()
+            .describe(
+              "The agent's working directory (claude-code, codex); relative to this file. Changing it clears its runtime sessions.",
+            ),
+          executable: z
+            .string()
+            .min(1)
+            .optional()
+            .describe("The claude / codex executable; default the SDK's own."),
+          url: z.string().url().optional().describe("a2a: the remote agent's base URL."),
+          permission: z
+            .enum(PERMISSION_MODES)
+            .optional()
+            .describe(
+              "claude-code, codex: ask-first (default: asks before writing) or auto (writes without asking).",
+            ),
+          self_compact: z
+            .boolean()
+            .optional()
+            .describe(
+              'claude-code: "Let it compact its own history" (its own auto-compaction; default the CLI\'s).',
+            ),
+          self_compact_window: z
+            .number()
+            .int()
+            .min(100_000)
+            .optional()
+            .describe("claude-code: the token count at which it compacts its own history."),
+        }),
+      )
+      .optional(),
+    models: z.record(z.string(), modelSettings).optional(),
+    channels: buildChannelsSchema(z)
+      .optional()
+      .describe("Chat platforms the gateway takes messages from and answers on (`sessiond serve`)."),
+    admins: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        "Sender ids of human admins: only their conversations get the agent tools that read other sessions.",
+      ),
+    compaction: compactionSettings
+      .extend({
+        model: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("A name from `models`; without it, the offline extractive summariser."),
+      })
+      .optional(),
+    titles: z
+      .strictObject({
+        enabled: z.boolean().optional().describe("false: no titles (default true)."),
+        model: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("A name from `models`; without it, titles are picked offline from the first message."),
+      })
+      .optional(),
+    session: z
+      .strictObject({
+        scope: z
+          .enum(NAMED_SCOPES)
+          .optional()
+          .describe("A peer's key grouping in one word; overrides dm_scope and group_scope."),
+        dm_scope: z
+          .enum(DM_SCOPES)
+          .optional()
+          .describe("How direct messages map to keys (default per-channel-peer)."),
+        group_scope: z
+          .enum(GROUP_SCOPES)
+          .optional()
+          .describe("How group chats map to keys (default per-group; Discord guilds per sender)."),
+        group_scope_by_channel: z
+          .record(z.string(), z.enum(GROUP_SCOPES))
+          .optional()
+          .describe("group_scope per channel."),
+        identity_links: z
+          .record(z.string(), z.array(z.string().min(1)))
+          .optional()
+          .describe("One person's accounts (channel:id): all use the first one's key."),
+        max_queued_turns: z
+          .number()
+          .int()
+          .min(0)
+          .max(10_000)
+          .optional()
+          .describe("Turns that may wait behind the running one on a session (default 16)."),
+        reset_triggers: z
+          .array(z.string().min(1).regex(/^\S+$/))
+          .optional()
+          .describe(
+            "Case-insensitive; `/new@bot` counts; the text after the trigger starts the new session.",
+          ),
+        reset: resetRule
+          .extend({
+            keep_archive: z
+              .boolean()
+              .optional()
+              .describe("false: a reset deletes the old session instead of archiving it."),
+          })
+          .optional()
+          .describe("Scheduled resets (off by default)."),
+        reset_by_type: resetByType.optional(),
+        reset_by_channel: z.record(z.string(), z.union([resetRule, resetByType])).optional(),
+        retention: z
+          .strictObject({
+            webhook_idle_days: z
+              .number()
+              .min(0)
+              .optional()
+              .describe("Single-event webhook sessions go after this many idle days (default 7)."),
+            archived_days: z
+              .number()
+              .min(0)
+              .optional()
+              .describe("Archived generations go after this many days (default: kept)."),
+          })
+          .optional(),
+        sweep_interval_seconds: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe("How often due resets and retention are swept; 0 turns the sweep off."),
+      })
+      .optional(),
+  });
+  return { configFile, compactionSettings, modelSettings, resetRule, resetByType };
+}
 
-export type ConfigFile = z.infer<typeof configFileSchema>;
-export type CompactionSettings = z.infer<typeof compactionSettings>;
-export type ModelSettings = z.infer<typeof modelSettings>;
-export type ResetRuleSettings = z.infer<typeof resetRule>;
-export type ResetByTypeSettings = z.infer<typeof resetByType>;
+type Schemas = ReturnType<typeof buildSchemas>;
+
+/** Built on first use: a command run without a config file never loads zod. */
+const schemas = lazySchema(buildSchemas);
+
+export const configFileSchema = (): Schemas["configFile"] => schemas().configFile;
+
+export type ConfigFile = z.infer<Schemas["configFile"]>;
+export type CompactionSettings = z.infer<Schemas["compactionSettings"]>;
+export type ModelSettings = z.infer<Schemas["modelSettings"]>;
+export type ResetRuleSettings = z.infer<Schemas["resetRule"]>;
+export type ResetByTypeSettings = z.infer<Schemas["resetByType"]>;
 
 /** Keys that once existed and are read by nothing now: named in a warning, never silently ignored. */
 export const RETIRED_KEYS: Record<string, string> = {

@@ -1,5 +1,6 @@
-import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { requestId } from "hono/request-id";
 import { requireToken } from "./auth.js";
 import { DEFAULT_BODY_LIMIT } from "./body.js";
 import type { GatewayDeps } from "./deps.js";
@@ -15,6 +16,7 @@ import { openAiRoutes } from "./routes/openai.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { searchRoutes } from "./routes/search.js";
 import { sessionRoutes } from "./routes/sessions.js";
+import { workSessionRoutes } from "./routes/work-sessions.js";
 import type { GatewayEnv, GatewayOptions, RouteDeps } from "./types.js";
 import { defaultWebDir } from "./web/dir.js";
 import { serveDashboard } from "./web/static.js";
@@ -24,8 +26,6 @@ export interface GatewayApp {
   metrics: GatewayMetrics;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
 /** The HTTP API as a Hono app: request ids and logs, the token check, the routes, one error shape. */
 export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}): GatewayApp {
   const routeDeps: RouteDeps = {
@@ -34,20 +34,18 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     trustProxyHeader: options.trustProxyHeader?.toLowerCase(),
     shutdownSignal: options.shutdownSignal ?? new AbortController().signal,
   };
-  const metrics = createMetrics(deps.engine);
+  const metrics = createMetrics(deps.engine, deps.storeFallback);
   const app = new Hono<GatewayEnv>();
 
+  // A caller's X-Request-Id is kept when it is at most 128 word characters, `-` or `=`; else a UUID.
+  app.use(requestId({ limitLength: 128 }));
   app.use(async (c, next) => {
-    const given = c.req.header("x-request-id");
-    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
-    c.set("requestId", requestId);
-    c.header("x-request-id", requestId);
     const start = performance.now();
     await next();
     // Only the method, path and outcome: never headers, so no token or credential reaches the log.
     deps.logger.info(
       {
-        requestId,
+        requestId: c.get("requestId"),
         method: c.req.method,
         path: c.req.path,
         status: c.res.status,
@@ -72,6 +70,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   app.route("/", metricsRoutes(routeDeps, metrics));
   app.route("/", openApiRoutes());
   app.route("/", dashboardRoutes(routeDeps));
+  app.route("/", workSessionRoutes(routeDeps));
 
   const methodsOf = allowedMethods(app);
   app.notFound((c) => {
@@ -87,6 +86,8 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     );
   });
   app.onError((error, c) => {
+    // Hono's middleware (bearer auth) answers with a response of its own, already in sessiond's shape.
+    if (error instanceof HTTPException) return error.getResponse();
     const { status, body } = describeError(error);
     if (status >= 500 && !(error instanceof HttpError)) {
       deps.logger.error(

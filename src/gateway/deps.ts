@@ -1,5 +1,5 @@
 import type { Engine } from "../engine.js";
-import type { Runtime } from "../model/runtime.js";
+import type { StoreFallback } from "./store-fallback.js";
 
 /** A logger the gateway writes JSON lines to (pino in production; anything with these methods in tests). */
 export interface GatewayLogger {
@@ -10,15 +10,11 @@ export interface GatewayLogger {
 
 /** What every part of the gateway (HTTP routes, the WebSocket protocol) is built from. */
 export interface GatewayDeps {
+  /** Runs every turn (on each agent's runtime) and holds the data. */
   engine: Engine;
-  /**
-   * The runtime that answers for an agent: its configured model, else the offline echo. `model` is a
-   * session's own `model` override, used in place of the agent's.
-   */
-  runtimeFor(agent: string, model?: string): Runtime;
   /** The access token; compared in constant time. */
   token: string;
-  /** Senders (ids) who are human admins: only their conversations get the admin tools. */
-  admins: readonly string[];
   logger: GatewayLogger;
+  /** Set when the configured store could not be opened and the gateway runs on the memory store. */
+  storeFallback?: StoreFallback;
 }

@@ -38,7 +38,11 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
     case "AGENT_NOT_FOUND":
       return 404;
     case "SESSION_BUSY":
+    case "QUEUE_DROPPED":
       return 429;
+    case "TURN_INTERRUPTED":
+    case "TURN_CANCELLED":
+      return 409;
     case "CHANNEL_BUSY":
       return 503;
     case "NOTHING_TO_COMPACT":

@@ -2,40 +2,33 @@ import { setMaxListeners } from "node:events";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
-import type { EngineConfig } from "../config/engine-config.js";
 import type { Engine } from "../engine.js";
 import { SessiondError } from "../model/errors.js";
-import type { Runtime } from "../model/runtime.js";
-import { echoRuntime } from "../runtimes/index.js";
-import { createGatewayApp } from "./app.js";
 import { type ConnectionLimits, serverOptions } from "./connection-limits.js";
 import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
 import type { GatewayDeps, GatewayLogger } from "./deps.js";
+import { createGateway } from "./index.js";
 import { createGatewayLogger } from "./logger.js";
-import { runtimeResolver } from "./runtimes.js";
+import { fallbackWarning, type StoreFallback } from "./store-fallback.js";
 import type { GatewayOptions } from "./types.js";
-import { attachWebSocket } from "./ws/index.js";
 
 export { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT };
 
 export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSignal">, ConnectionLimits {
+  /** Runs the turns, each on its agent's runtime (`createEngine(config)`). */
   engine: Engine;
-  /** The config the engine was built from: each agent's runtime comes from its `models`/`agentOptions`. */
-  config?: EngineConfig;
   token: string;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 7420; 0 picks a free port. */
   port?: number;
-  /** Sender ids of human admins; default the config's `admins`. */
-  admins?: readonly string[];
   logger?: GatewayLogger;
-  /** Replaces the runtimes built from `config` (tests). */
-  runtimes?: Map<string, Runtime>;
   /** How long shutdown waits for running requests and turns before cancelling them; default 10 s. */
   graceMs?: number;
   /** Whether `close()` also closes the engine; default true. */
   closeEngine?: boolean;
+  /** The configured store could not be opened: `/health` says degraded, `/metrics` and the log say why. */
+  storeFallback?: StoreFallback;
   /** Called with the listening server, e.g. to attach the WebSocket protocol to it. */
   onServer?: (server: Server, deps: GatewayDeps) => void;
 }
@@ -51,31 +44,21 @@ export interface RunningGateway {
 
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const { engine } = options;
-  const fixed = options.runtimes;
-  const resolve = runtimeResolver(options.config ?? {}, engine);
-  const fallback = echoRuntime();
-  const deps: GatewayDeps = {
-    engine,
-    runtimeFor: (agent, model) =>
-      fixed
-        ? (fixed.get(agent) ?? fallback)
-        : engine.agents.settings.get(agent)
-          ? resolve(agent, model)
-          : fallback,
-    token: options.token,
-    admins: options.admins ?? options.config?.admins ?? [],
-    logger: options.logger ?? createGatewayLogger(),
-  };
   const shutdown = new AbortController();
   // Every running turn listens to this one signal (and removes its listener when done): no leak to warn of.
   setMaxListeners(0, shutdown.signal);
-  const { app, metrics } = createGatewayApp(deps, {
+  const gateway = createGateway(engine, {
+    token: options.token,
+    logger: options.logger ?? createGatewayLogger(),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.trustProxyHeader ? { trustProxyHeader: options.trustProxyHeader } : {}),
     shutdownSignal: shutdown.signal,
     ...(options.webDir !== undefined ? { webDir: options.webDir } : {}),
     ...(options.publicRoutes ? { publicRoutes: options.publicRoutes } : {}),
+    ...(options.storeFallback ? { storeFallback: options.storeFallback } : {}),
   });
+  const { app, deps } = gateway;
+  if (deps.storeFallback) deps.logger.warn({ ...deps.storeFallback }, fallbackWarning(deps.storeFallback));
   const server = createAdaptorServer({ fetch: app.fetch, serverOptions: serverOptions(options) }) as Server;
   const host = options.host ?? DEFAULT_HOST;
   const port = options.port ?? DEFAULT_PORT;
@@ -86,7 +69,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       resolve();
     });
   });
-  const websocket = attachWebSocket(server, deps);
+  const websocket = gateway.attachWebSocket(server);
   options.onServer?.(server, deps);
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -116,7 +99,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       }
       clearTimeout(timer);
       clearInterval(idle);
-      metrics.stop();
+      gateway.close();
       if (options.closeEngine !== false) await engine.close();
     })();
     return closing;

@@ -1,8 +1,6 @@
 import type { Envelope } from "../model/envelope.js";
 import type { RuntimeEvent } from "../model/runtime.js";
-import { sessionRunner } from "../runtimes/sessions/runner.js";
-import type { TurnContext, TurnResult, TurnRunner } from "../turns/turn.js";
-import type { GatewayDeps } from "./deps.js";
+import type { TurnResult } from "../turns/turn.js";
 import type { RouteDeps } from "./types.js";
 
 export interface RunTurnOptions {
@@ -16,14 +14,13 @@ export function runTurn(
   envelope: Envelope,
   options: RunTurnOptions = {},
 ): Promise<TurnResult> {
-  const onEvent = options.onText
+  const { onText } = options;
+  const onEvent = onText
     ? async (event: RuntimeEvent) => {
-        if (event.type === "text" && event.delta) await options.onText?.(event.delta);
+        if (event.type === "text" && event.delta) await onText(event.delta);
       }
     : undefined;
-  return deps.engine.turn(envelope, (context) => agentRunner(deps, context.agent, onEvent)(context), {
-    signal: deps.shutdownSignal,
-  });
+  return deps.engine.turn(envelope, { signal: deps.shutdownSignal, ...(onEvent ? { onEvent } : {}) });
 }
 
 /**
@@ -43,19 +40,5 @@ export async function turnReply(deps: RouteDeps, result: TurnResult) {
     ...(result.reset ? { reset: result.reset } : {}),
     ...(result.compaction ? { compacted: true } : {}),
     deduplicated: result.deduplicated,
-  };
-}
-
-/** The runner of an agent's runtime, with its runtime session resumed, saved, priced and marked on failure. */
-export function agentRunner(
-  deps: GatewayDeps,
-  agent: string,
-  onEvent?: (event: RuntimeEvent, context: TurnContext) => void | Promise<void>,
-): TurnRunner {
-  const options = { agents: deps.engine.routing.agents, ...(onEvent ? { onEvent } : {}) };
-  return (context) => {
-    const model = context.session.overrides.model;
-    const runtime = deps.runtimeFor(agent, typeof model === "string" ? model : undefined);
-    return sessionRunner(runtime, deps.engine.agents.store, options)(context);
   };
 }

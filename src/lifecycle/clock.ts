@@ -13,10 +13,24 @@ export interface IntervalTimer {
   clearInterval(handle: TimerHandle): void;
 }
 
+/** Where one-shot delays (a queue's debounce) are scheduled, so tests fire them by moving time. */
+export interface OneShotTimer {
+  setTimeout(callback: () => void, delayMs: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
 export const systemClock: Clock = { now: () => Date.now() };
 
-/** `setInterval`, `unref()`ed so a pending sweep never keeps the process alive. */
-export const systemTimer: IntervalTimer = {
+/** `setInterval` and `setTimeout`, `unref()`ed so pending work never keeps the process alive. */
+export const systemTimer: IntervalTimer & OneShotTimer = {
+  setTimeout(callback, delayMs) {
+    const handle = setTimeout(callback, delayMs);
+    handle.unref();
+    return handle;
+  },
+  clearTimeout(handle) {
+    clearTimeout(handle as NodeJS.Timeout);
+  },
   setInterval(callback, intervalMs) {
     const handle = setInterval(callback, intervalMs);
     handle.unref();
@@ -29,6 +43,7 @@ export const systemTimer: IntervalTimer = {
 
 interface ManualInterval {
   callback: () => void;
+  /** 0 for a one-shot timeout: removed when it fires. */
   intervalMs: number;
   nextAt: number;
 }
@@ -37,7 +52,7 @@ interface ManualInterval {
  * A clock and timer for tests: time moves only through `advance` / `set`, which fire the intervals that
  * fall due on the way, in time order.
  */
-export class ManualClock implements Clock, IntervalTimer {
+export class ManualClock implements Clock, IntervalTimer, OneShotTimer {
   private time: number;
   private readonly intervals = new Set<ManualInterval>();
 
@@ -63,7 +78,17 @@ export class ManualClock implements Clock, IntervalTimer {
     this.intervals.delete(handle as ManualInterval);
   }
 
-  /** How many intervals are scheduled. */
+  setTimeout(callback: () => void, delayMs: number): TimerHandle {
+    const timeout: ManualInterval = { callback, intervalMs: 0, nextAt: this.time + Math.max(0, delayMs) };
+    this.intervals.add(timeout);
+    return timeout;
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    this.intervals.delete(handle as ManualInterval);
+  }
+
+  /** How many intervals and timeouts are scheduled. */
   get pending(): number {
     return this.intervals.size;
   }
@@ -82,7 +107,8 @@ export class ManualClock implements Clock, IntervalTimer {
       }
       if (next === undefined) break;
       this.time = Math.max(this.time, next.nextAt);
-      next.nextAt += next.intervalMs;
+      if (next.intervalMs === 0) this.intervals.delete(next);
+      else next.nextAt += next.intervalMs;
       next.callback();
     }
     this.time = Math.max(this.time, to);

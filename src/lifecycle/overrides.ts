@@ -1,5 +1,12 @@
 import type { CompactionPolicy } from "../compaction/policy.js";
 import { SessiondError } from "../model/errors.js";
+import {
+  DROP_POLICIES,
+  type DropPolicy,
+  QUEUE_MODES,
+  type QueueMode,
+  type QueueSettings,
+} from "../model/queue.js";
 import type { OverrideValue, Session } from "../model/session.js";
 import type { SessionPatch } from "../store/store.js";
 
@@ -23,6 +30,10 @@ export interface OverrideTypes {
   "reset.idle_minutes": number;
   /** An IANA time zone, stored in its canonical spelling (`europe/paris` → `Europe/Paris`). */
   "reset.timezone": string;
+  "queue.mode": QueueMode;
+  "queue.debounce_ms": number;
+  "queue.cap": number;
+  "queue.drop": DropPolicy;
 }
 
 export type OverrideName = keyof OverrideTypes;
@@ -157,7 +168,38 @@ export const OVERRIDES: { readonly [N in OverrideName]: OverrideSpec<OverrideTyp
     description: "the time zone of reset.at_hour",
     normalise: canonicalTimeZone,
   },
+  "queue.mode": {
+    kind: "string",
+    expected: `one of ${QUEUE_MODES.join(", ")}`,
+    description: "what a message arriving while a turn runs does",
+    normalise: oneOf(QUEUE_MODES),
+  },
+  "queue.debounce_ms": {
+    kind: "number",
+    expected: "an integer from 0 to 600000",
+    description: "quiet milliseconds before a queued batch starts",
+    normalise: integer(0, 600_000),
+  },
+  "queue.cap": {
+    kind: "number",
+    expected: "a non-negative integer",
+    description: "messages that may wait on this session (0: none, a busy session refuses)",
+    normalise: integer(0),
+  },
+  "queue.drop": {
+    kind: "string",
+    expected: `one of ${DROP_POLICIES.join(", ")}`,
+    description: "what goes when the queue is full",
+    normalise: oneOf(DROP_POLICIES),
+  },
 };
+
+function oneOf<T extends string>(values: readonly T[]) {
+  return (value: OverrideValue): T | undefined => {
+    const given = typeof value === "string" ? value.trim().toLowerCase() : undefined;
+    return values.find((v) => v === given);
+  };
+}
 
 export const OVERRIDE_NAMES = Object.keys(OVERRIDES) as readonly OverrideName[];
 
@@ -345,6 +387,17 @@ const COMPACTION_FIELDS: ReadonlyArray<[OverrideName, keyof CompactionPolicy]> =
   ["compaction.tool_result_max_chars", "toolResultMaxChars"],
   ["compaction.summary_max_chars", "summaryMaxChars"],
 ];
+
+/** (Partial) queue settings as an override layer (`queue.mode`, …), for the agent and default layers. */
+export function queueOverrides(settings: Partial<QueueSettings> | undefined): Overrides {
+  if (!settings) return {};
+  return {
+    ...(settings.mode !== undefined ? { "queue.mode": settings.mode } : {}),
+    ...(settings.debounceMs !== undefined ? { "queue.debounce_ms": settings.debounceMs } : {}),
+    ...(settings.cap !== undefined ? { "queue.cap": settings.cap } : {}),
+    ...(settings.drop !== undefined ? { "queue.drop": settings.drop } : {}),
+  };
+}
 
 /** A (partial) compaction policy as an override layer, for building the agent and default layers. */
 export function compactionOverrides(policy: Partial<CompactionPolicy> | undefined): Overrides {

@@ -1,6 +1,8 @@
+import type { Temporal } from "temporal-polyfill";
 import type { ChatType } from "../model/envelope.js";
 import { SessiondError } from "../model/errors.js";
 import type { Session } from "../model/session.js";
+import { temporal } from "./temporal.js";
 
 /** When a session is reset automatically. `timezone` is an IANA zone; the host's when absent. */
 export type ResetRule =
@@ -31,7 +33,6 @@ export const OFF: ResetRule = Object.freeze({ mode: "off" });
 export const DEFAULT_AT_HOUR = 4;
 
 const MINUTE = 60_000;
-const DAY = 86_400_000;
 
 /** The host's IANA zone (`UTC` when the runtime cannot tell). */
 export function hostTimeZone(): string {
@@ -41,32 +42,7 @@ export function hostTimeZone(): string {
 
 let hostZone: string | undefined;
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (f === undefined) {
-    try {
-      f = new Intl.DateTimeFormat("en-US", {
-        timeZone,
-        hourCycle: "h23",
-        year: "numeric",
-        month: "numeric",
-        day: "numeric",
-        hour: "numeric",
-        minute: "numeric",
-        second: "numeric",
-      });
-    } catch (error) {
-      throw new SessiondError("INVALID_ARGUMENT", `unknown time zone ${JSON.stringify(timeZone)}`, {
-        cause: error,
-        details: { field: "timezone", timezone: timeZone },
-      });
-    }
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
+const knownZones = new Set<string>();
 
 /** Throws INVALID_ARGUMENT unless `timeZone` is an IANA zone this runtime knows. */
 export function validateTimeZone(timeZone: string): void {
@@ -75,69 +51,28 @@ export function validateTimeZone(timeZone: string): void {
       details: { field: "timezone" },
     });
   }
-  formatter(timeZone);
-}
-
-interface LocalDate {
-  year: number;
-  month: number;
-  day: number;
-}
-
-/** The wall-clock time at `t` in `timeZone`, as if that wall clock were UTC (whole seconds). */
-function wallTime(t: number, timeZone: string): number {
-  const fields: Record<string, number> = {};
-  for (const part of formatter(timeZone).formatToParts(t)) {
-    if (part.type !== "literal") fields[part.type] = Number(part.value);
+  if (knownZones.has(timeZone)) return;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone });
+  } catch (error) {
+    throw new SessiondError("INVALID_ARGUMENT", `unknown time zone ${JSON.stringify(timeZone)}`, {
+      cause: error,
+      details: { field: "timezone", timezone: timeZone },
+    });
   }
-  const hour = fields.hour === 24 ? 0 : (fields.hour ?? 0);
-  return Date.UTC(
-    fields.year ?? 1970,
-    (fields.month ?? 1) - 1,
-    fields.day ?? 1,
-    hour,
-    fields.minute ?? 0,
-    fields.second ?? 0,
-  );
-}
-
-function localDate(t: number, timeZone: string): LocalDate {
-  const d = new Date(wallTime(t, timeZone));
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
-}
-
-function addDays(date: LocalDate, days: number): LocalDate {
-  const d = new Date(Date.UTC(date.year, date.month - 1, date.day + days));
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
-}
-
-/** Local wall time minus UTC at `t`. */
-function offsetAt(t: number, timeZone: string): number {
-  const whole = Math.floor(t / 1000) * 1000;
-  return wallTime(whole, timeZone) - whole;
+  knownZones.add(timeZone);
 }
 
 /**
  * The instant of `hour:00` on `date` in `timeZone`. Where that wall time occurs twice (fall back), the
  * first occurrence; where it does not occur (spring forward), the first instant after the gap.
  */
-function localHourInstant(date: LocalDate, hour: number, timeZone: string): number {
-  const wall = Date.UTC(date.year, date.month - 1, date.day, hour);
-  const offsets = new Set([wall - DAY, wall, wall + DAY].map((t) => offsetAt(t, timeZone)));
-  const candidates = [...offsets].map((o) => wall - o).sort((a, b) => a - b);
-  const exact = candidates.find((t) => wallTime(t, timeZone) === wall);
-  if (exact !== undefined) return exact;
-  // A gap: the earliest candidate's wall time is before `wall`, the latest's after it. Wall time only
-  // jumps forward inside this range, so the first instant whose wall time reaches `wall` is the transition.
-  let lo = candidates[0] ?? wall;
-  let hi = candidates[candidates.length - 1] ?? wall;
-  if (wallTime(lo, timeZone) >= wall || wallTime(hi, timeZone) < wall) return hi;
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (wallTime(mid, timeZone) + (mid - Math.floor(mid / 1000) * 1000) >= wall) hi = mid;
-    else lo = mid;
-  }
-  return hi;
+function localHourInstant(date: Temporal.PlainDate, hour: number, timeZone: string): number {
+  const wall = date.toPlainDateTime({ hour });
+  const earlier = wall.toZonedDateTime(timeZone, { disambiguation: "earlier" });
+  if (earlier.toPlainDateTime().equals(wall)) return earlier.epochMilliseconds;
+  // In a gap `earlier` is the wall time moved back by the gap's length: the next transition ends the gap.
+  return (earlier.getTimeZoneTransition("next") ?? earlier).epochMilliseconds;
 }
 
 function validateAtHour(atHour: number): void {
@@ -184,12 +119,12 @@ function dailyPeriod(t: number, atHour: number, timeZone: string): DailyPeriod {
   const cacheKey = `${timeZone}|${atHour}`;
   const cached = periods.get(cacheKey);
   if (cached !== undefined && cached.from <= t && t < cached.until) return cached;
-  const today = localDate(t, timeZone);
+  const today = temporal().Instant.fromEpochMilliseconds(t).toZonedDateTimeISO(timeZone).toPlainDate();
   const boundary = localHourInstant(today, atHour, timeZone);
   const period =
     boundary <= t
-      ? { from: boundary, until: localHourInstant(addDays(today, 1), atHour, timeZone) }
-      : { from: localHourInstant(addDays(today, -1), atHour, timeZone), until: boundary };
+      ? { from: boundary, until: localHourInstant(today.add({ days: 1 }), atHour, timeZone) }
+      : { from: localHourInstant(today.subtract({ days: 1 }), atHour, timeZone), until: boundary };
   periods.set(cacheKey, period);
   return period;
 }

@@ -11,9 +11,10 @@ import { titleFromExchange } from "./titles.js";
 export class TitleWriter {
   private readonly running = new Map<string, Promise<void>>();
 
+  /** `model` may pick per session (its own model override); undefined: offline titles. */
   constructor(
     private readonly store: Store,
-    private readonly model?: TextModel,
+    private readonly model?: TextModel | ((session: Session) => TextModel | undefined),
     private readonly inLanes: InLanes = direct,
   ) {}
 
@@ -34,22 +35,16 @@ export class TitleWriter {
       const user = first.find((e) => e.type === "message" && e.role === "user");
       const assistant = first.find((e) => e.type === "message" && e.role === "assistant");
       if (user?.type !== "message" || assistant?.type !== "message") return;
-      const title = await titleFromExchange(
-        { user: user.content, assistant: assistant.content, key },
-        this.model,
-      );
+      const model = typeof this.model === "function" ? this.model(session) : this.model;
+      const title = await titleFromExchange({ user: user.content, assistant: assistant.content, key }, model);
       // The model is asked outside the lane (it may be slow); the check and the write hold it, and
       // expectSessionId keeps another process's reset from putting the title on the next generation.
       await this.inLanes([key], async () => {
         const now = await this.store.getSession(key);
         if (!now || now.id !== session.id || now.title !== "") return;
-        await this.store.append(
-          key,
-          [{ type: "title", title, by: this.model ? this.model.model : "offline" }],
-          {
-            expectSessionId: session.id,
-          },
-        );
+        await this.store.append(key, [{ type: "title", title, by: model ? model.model : "offline" }], {
+          expectSessionId: session.id,
+        });
       });
     } catch {
       // A title is a convenience: a failure leaves the session untitled, to be tried after a later turn.

@@ -1,77 +1,81 @@
-import { z } from "zod";
 import type { EntryInput, Role } from "./entry.js";
 import { SessiondError } from "./errors.js";
+import { lazySchema } from "./zod.js";
 
-const sender = z.object({ id: z.string().min(1), name: z.string().optional() });
-const part = z.object({
-  kind: z.string().min(1),
-  url: z.string().optional(),
-  name: z.string().optional(),
-  mimeType: z.string().optional(),
-  text: z.string().optional(),
+const ROLES: readonly Role[] = ["user", "assistant", "system", "tool"];
+const roles: ReadonlySet<string> = new Set(ROLES);
+
+/** Built on the first entry that needs it: commands that never append never load zod. */
+const entryInput = lazySchema((z) => {
+  const sender = z.object({ id: z.string().min(1), name: z.string().optional() });
+  const part = z.object({
+    kind: z.string().min(1),
+    url: z.string().optional(),
+    name: z.string().optional(),
+    mimeType: z.string().optional(),
+    text: z.string().optional(),
+  });
+  const toolCall = z.object({
+    id: z.string(),
+    name: z.string().min(1),
+    arguments: z.record(z.string(), z.unknown()),
+  });
+  const seq = z.number().int().min(1);
+  const header = {
+    ts: z.number().int().nonnegative().optional(),
+    idempotencyKey: z.string().min(1).max(512).optional(),
+  };
+
+  const role = z.enum(ROLES as [Role, ...Role[]]);
+  return z.discriminatedUnion("type", [
+    z.object({
+      ...header,
+      type: z.literal("message"),
+      role,
+      content: z.string(),
+      sender: sender.optional(),
+      parts: z.array(part).optional(),
+      toolCalls: z.array(toolCall).max(64).optional(),
+      replyTo: z.string().optional(),
+      toolCallId: z.string().optional(),
+      autoInjected: z.literal(false).optional(),
+    }),
+    z.object({
+      ...header,
+      type: z.literal("compaction"),
+      summary: z.string(),
+      fromSeq: seq,
+      throughSeq: seq,
+      firstKeptSeq: seq,
+      tokensBefore: z.number().int().nonnegative(),
+      tokensAfter: z.number().int().nonnegative(),
+      summarizer: z.string().min(1),
+      model: z.string().optional(),
+    }),
+    z.object({
+      ...header,
+      type: z.literal("reset"),
+      cause: z.enum(["trigger", "daily", "idle", "manual", "api", "relink"]),
+      nextSessionId: z.string().optional(),
+    }),
+    z.object({ ...header, type: z.literal("title"), title: z.string().max(200), by: z.string().optional() }),
+    z.object({
+      ...header,
+      type: z.literal("note"),
+      text: z.string(),
+      level: z.enum(["info", "warn", "error"]).optional(),
+      code: z.string().optional(),
+    }),
+    z.object({
+      ...header,
+      type: z.literal("usage"),
+      model: z.string().optional(),
+      inputTokens: z.number().int().nonnegative().optional(),
+      outputTokens: z.number().int().nonnegative().optional(),
+      costUsd: z.number().nonnegative().optional(),
+    }),
+  ]);
 });
-const toolCall = z.object({
-  id: z.string(),
-  name: z.string().min(1),
-  arguments: z.record(z.string(), z.unknown()),
-});
-const seq = z.number().int().min(1);
-const header = {
-  ts: z.number().int().nonnegative().optional(),
-  idempotencyKey: z.string().min(1).max(512).optional(),
-};
-
-const role = z.enum(["user", "assistant", "system", "tool"]);
-const roles: ReadonlySet<string> = new Set(role.options);
-
-const entryInput = z.discriminatedUnion("type", [
-  z.object({
-    ...header,
-    type: z.literal("message"),
-    role,
-    content: z.string(),
-    sender: sender.optional(),
-    parts: z.array(part).optional(),
-    toolCalls: z.array(toolCall).max(64).optional(),
-    replyTo: z.string().optional(),
-    toolCallId: z.string().optional(),
-    autoInjected: z.literal(false).optional(),
-  }),
-  z.object({
-    ...header,
-    type: z.literal("compaction"),
-    summary: z.string(),
-    fromSeq: seq,
-    throughSeq: seq,
-    firstKeptSeq: seq,
-    tokensBefore: z.number().int().nonnegative(),
-    tokensAfter: z.number().int().nonnegative(),
-    summarizer: z.string().min(1),
-    model: z.string().optional(),
-  }),
-  z.object({
-    ...header,
-    type: z.literal("reset"),
-    cause: z.enum(["trigger", "daily", "idle", "manual", "api", "relink"]),
-    nextSessionId: z.string().optional(),
-  }),
-  z.object({ ...header, type: z.literal("title"), title: z.string().max(200), by: z.string().optional() }),
-  z.object({
-    ...header,
-    type: z.literal("note"),
-    text: z.string(),
-    level: z.enum(["info", "warn", "error"]).optional(),
-    code: z.string().optional(),
-  }),
-  z.object({
-    ...header,
-    type: z.literal("usage"),
-    model: z.string().optional(),
-    inputTokens: z.number().int().nonnegative().optional(),
-    outputTokens: z.number().int().nonnegative().optional(),
-    costUsd: z.number().nonnegative().optional(),
-  }),
-]);
 
 /**
  * The most common input, a message of only a type, a role and a content, checked without the schema (whose
@@ -93,7 +97,7 @@ function plainMessage(input: unknown): EntryInput | undefined {
 export function parseEntryInput(input: unknown): EntryInput {
   const plain = plainMessage(input);
   if (plain) return plain;
-  const result = entryInput.safeParse(input);
+  const result = entryInput().safeParse(input);
   if (!result.success) {
     const issue = result.error.issues[0];
     const path = issue?.path.length ? issue.path.join(".") : "entry";

@@ -8,6 +8,8 @@ export type ErrorCode =
   | "TURN_FAILED"
   | "TURN_CANCELLED"
   | "TURN_TIMEOUT"
+  | "TURN_INTERRUPTED"
+  | "QUEUE_DROPPED"
   | "STORE_CLOSED"
   | "STORE_UNAVAILABLE"
   | "STORE_BUSY"
@@ -22,6 +24,8 @@ export type ErrorCode =
   | "ADDRESS_IN_USE"
   | "CHANNEL_BUSY"
   | "PACKAGE_MISSING"
+  | "STORE_SCHEMA_NEWER"
+  | "LEASE_LOST"
   | "SEARCH_UNAVAILABLE";
 
 export class SessiondError extends Error {

@@ -12,6 +12,7 @@ export const OPTIONAL_PACKAGES = {
   "@a2a-js/sdk": "a2a agents",
   "gpt-tokenizer": "exact token counts (countTokens)",
   "@discordjs/ws": "the Discord Gateway (channels.discord.gateway)",
+  pg: "the PostgreSQL store (store.backend: postgres)",
 } as const;
 
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;

@@ -41,6 +41,11 @@ export interface RuntimeRun {
   prompt?: string;
   signal: AbortSignal;
   /**
+   * The effective permission mode (Claude Code, Codex): `auto` writes without asking (the agent's mode, or a
+   * work session in this conversation), `ask-first` asks; undefined leaves the runtime's own default.
+   */
+  permission?: "ask-first" | "auto";
+  /**
    * Tools the runtime may let the model call this run (model runtimes; others ignore them). With tools set,
    * every call the model makes goes to `execute`, which refuses any tool it did not offer.
    */

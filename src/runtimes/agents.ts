@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
-import { z } from "zod";
+import { existsSync } from "node:fs";
+import type { z } from "zod";
 import { SessiondError } from "../model/errors.js";
+import { lazySchema } from "../model/zod.js";
+import { readJsonFile, writeJsonFile } from "./json-file.js";
 
 export const RUNTIME_KINDS = ["model", "echo", "claude-code", "codex", "a2a"] as const;
 export type RuntimeKind = (typeof RUNTIME_KINDS)[number];
@@ -18,22 +19,38 @@ export interface AgentRuntimeSettings {
   executable?: string;
   /** A2A: the remote agent's base URL. */
   url?: string;
+  /** LoCrew's permission modes: `ask-first` asks before writing (a work session lifts that for a while); `auto` writes. */
+  permission?: PermissionMode;
+  /** Claude Code: "Let it compact its own history" (`on`: its auto-compaction, `off`: none; default the CLI's). */
+  selfCompact?: "on" | "off";
+  /** Claude Code: the token count at which it compacts its own history (at least 100,000). */
+  selfCompactWindow?: number;
 }
 
-export const agentSettingsSchema = z.strictObject({
-  runtime: z.enum(RUNTIME_KINDS).optional(),
-  cwd: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
-  instructions: z.string().optional(),
-  executable: z.string().min(1).optional(),
-  url: z.string().url().optional(),
-});
+export const PERMISSION_MODES = ["ask-first", "auto"] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
-const fileSchema = z.strictObject({
-  agents: z.record(z.string(), agentSettingsSchema).default({}),
-  deleted: z.array(z.string()).default([]),
-});
-type AgentsFile = z.infer<typeof fileSchema>;
+export const agentSettingsSchema = lazySchema((z) =>
+  z.strictObject({
+    runtime: z.enum(RUNTIME_KINDS).optional(),
+    cwd: z.string().min(1).optional(),
+    model: z.string().min(1).optional(),
+    instructions: z.string().optional(),
+    executable: z.string().min(1).optional(),
+    url: z.string().url().optional(),
+    permission: z.enum(PERMISSION_MODES).optional(),
+    selfCompact: z.enum(["on", "off"]).optional(),
+    selfCompactWindow: z.coerce.number().int().min(100_000).optional(),
+  }),
+);
+
+const fileSchema = lazySchema((z) =>
+  z.strictObject({
+    agents: z.record(z.string(), agentSettingsSchema()).default({}),
+    deleted: z.array(z.string()).default([]),
+  }),
+);
+type AgentsFile = z.infer<ReturnType<typeof fileSchema>>;
 
 export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -54,7 +71,8 @@ export class AgentSettingsFile {
     private readonly path: string | undefined,
     private readonly base: Record<string, AgentRuntimeSettings>,
   ) {
-    this.layer = path !== undefined && existsSync(path) ? read(path) : { agents: {}, deleted: [] };
+    this.layer =
+      path !== undefined && existsSync(path) ? readJsonFile(path, fileSchema()) : { agents: {}, deleted: [] };
   }
 
   /** Every agent, config first, then the ones added here, in order. */
@@ -79,7 +97,7 @@ export class AgentSettingsFile {
       if (value === null) delete own[field];
       else if (value !== undefined) own[field] = value;
     }
-    const parsed = agentSettingsSchema.safeParse(own);
+    const parsed = agentSettingsSchema().safeParse(own);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new SessiondError(
@@ -122,25 +140,6 @@ export class AgentSettingsFile {
   }
 
   private save(): void {
-    if (this.path === undefined) return;
-    mkdirSync(dirname(this.path), { recursive: true });
-    const temp = `${this.path}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify(this.layer, null, 2)}\n`, { mode: 0o600 });
-    renameSync(temp, this.path);
+    if (this.path !== undefined) writeJsonFile(this.path, this.layer);
   }
-}
-
-function read(path: string): AgentsFile {
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, "utf8"));
-  } catch (error) {
-    throw new SessiondError("CONFIG_INVALID", `${path}: not JSON (${String(error)})`, { cause: error });
-  }
-  const parsed = fileSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new SessiondError("CONFIG_INVALID", `${path}: ${issue?.path.join(".")}: ${issue?.message}`);
-  }
-  return parsed.data;
 }

@@ -19,7 +19,16 @@ export interface ClaudeCodeRuntimeConfig {
   instructions?: string;
   /** The `claude` executable (or a script speaking its stream-json protocol); default: the SDK's own. */
   executable?: string;
+  /** The agent's permission mode; a run's own (a work session) wins. */
+  permission?: "ask-first" | "auto";
+  /** "Let it compact its own history": Claude Code's auto-compaction on or off (default: its own setting). */
+  selfCompact?: "on" | "off";
+  /** The token count at which it compacts its own history. */
+  selfCompactWindow?: number;
 }
+
+/** LoCrew's modes as Claude Code's: `auto` accepts its edits without asking; `ask-first` asks (its default). */
+const PERMISSION_MODE = { auto: "acceptEdits", "ask-first": "default" } as const;
 
 /**
  * Claude Code through its Agent SDK. A run resumes the stored session id (the SDK runs the CLI with
@@ -50,6 +59,15 @@ async function* claudeCodeRun(
     options.systemPrompt = { type: "preset", preset: "claude_code", append: config.instructions };
   }
   if (run.runtimeSessionId !== undefined) options.resume = run.runtimeSessionId;
+  const permission = run.permission ?? config.permission;
+  if (permission !== undefined) options.permissionMode = PERMISSION_MODE[permission];
+  // Its compactions come back as compact_boundary messages, recorded as LoCrew's note.
+  if (config.selfCompact !== undefined || config.selfCompactWindow !== undefined) {
+    options.settings = {
+      ...(config.selfCompact !== undefined ? { autoCompactEnabled: config.selfCompact === "on" } : {}),
+      ...(config.selfCompactWindow !== undefined ? { autoCompactWindow: config.selfCompactWindow } : {}),
+    };
+  }
   let replied = false;
   const { query } = await loadSdk();
   try {

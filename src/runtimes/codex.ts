@@ -15,7 +15,18 @@ export interface CodexRuntimeConfig {
   instructions?: string;
   /** The `codex` executable (or a script speaking `codex exec --experimental-json`); default: the SDK's own. */
   executable?: string;
+  /** The agent's permission mode; a run's own (a work session) wins. */
+  permission?: "ask-first" | "auto";
 }
+
+/**
+ * LoCrew's modes as Codex's policies: `auto` writes in its workspace without asking; `ask-first` may only
+ * read, and asks for anything more.
+ */
+const POLICY = {
+  auto: { sandboxMode: "workspace-write", approvalPolicy: "never" },
+  "ask-first": { sandboxMode: "read-only", approvalPolicy: "on-request" },
+} as const satisfies Record<string, Pick<ThreadOptions, "sandboxMode" | "approvalPolicy">>;
 
 /**
  * Codex through its SDK: a run resumes the stored thread (`resumeThread`) or starts one (`startThread`),
@@ -40,9 +51,11 @@ export function codexRuntime(config: CodexRuntimeConfig = {}): DescribedRuntime 
     async *run(run: RuntimeRun): AsyncGenerator<RuntimeEvent, void, undefined> {
       const resumed = run.runtimeSessionId !== undefined;
       const codex = await client();
+      const permission = run.permission ?? config.permission;
+      const options = permission === undefined ? threadOptions : { ...threadOptions, ...POLICY[permission] };
       const thread = resumed
-        ? codex.resumeThread(run.runtimeSessionId as string, threadOptions)
-        : codex.startThread(threadOptions);
+        ? codex.resumeThread(run.runtimeSessionId as string, options)
+        : codex.startThread(options);
       const prompt = run.prompt ?? run.input;
       const input = !resumed && config.instructions ? `${config.instructions}\n\n${prompt}` : prompt;
       const { events } = await thread.runStreamed(input, { signal: run.signal });

@@ -35,6 +35,7 @@ export function runnerFor(runtime: Runtime, options: RunnerOptions = {}): TurnRu
     try {
       for await (const event of runtime.run(run)) {
         if (context.signal.aborted) break;
+        context.progress?.saw(event);
         switch (event.type) {
           case "text":
             content += event.delta;

@@ -1,12 +1,14 @@
 import { JsonlStore, type JsonlStoreOptions } from "./jsonl/jsonl-store.js";
 import { MemoryStore } from "./memory/memory-store.js";
+import { PostgresStore, type PostgresStoreOptions } from "./postgres/postgres-store.js";
 import { SqliteStore, type SqliteStoreOptions } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
 export type StoreConfig =
   | { backend: "memory" }
   | ({ backend: "sqlite" } & SqliteStoreOptions)
-  | ({ backend: "jsonl" } & JsonlStoreOptions);
+  | ({ backend: "jsonl" } & JsonlStoreOptions)
+  | ({ backend: "postgres" } & PostgresStoreOptions);
 
 /** Opens the configured backend. */
 export async function openStore(config: StoreConfig): Promise<Store> {
@@ -17,5 +19,7 @@ export async function openStore(config: StoreConfig): Promise<Store> {
       return new SqliteStore(config);
     case "jsonl":
       return new JsonlStore(config);
+    case "postgres":
+      return PostgresStore.open(config);
   }
 }

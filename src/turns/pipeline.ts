@@ -22,7 +22,7 @@ import type { Session, SessionInit, StoredContext } from "../model/session.js";
 import { sessionNotFound } from "../store/session-log.js";
 import type { AppendResult, Durability, Store } from "../store/store.js";
 import { DEFAULT_TURN_TIMEOUT_MS, stopped, turnDeadline } from "./deadline.js";
-import type { TurnContext, TurnReply, TurnResult, TurnRunner } from "./turn.js";
+import { type TurnContext, TurnProgress, type TurnReply, type TurnResult, type TurnRunner } from "./turn.js";
 
 /** What the pipeline needs to know about an agent for one turn. */
 export interface AgentTurnSettings {
@@ -50,6 +50,8 @@ export interface PipelineDeps {
     keepArchive: boolean;
     clock: Clock;
   };
+  /** Called when a turn's runtime starts, with what it has produced so far (stuck-turn reports). */
+  onProgress?: (key: string, progress: TurnProgress) => void;
   /** Called after a turn's reply is stored (titles, events); must not throw. */
   afterTurn: (key: string, session: Session) => void;
 }
@@ -103,17 +105,25 @@ export class TurnPipeline {
     // A runtime that hangs past the deadline is aborted and no longer waited for: the lane is freed.
     const deadline = turnDeadline(key, signal, settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS);
     let reply: TurnReply;
+    const progress = new TurnProgress(() => this.deps.lifecycle.clock.now());
     try {
       const context = await this.context(route, stored, input, settings, deadline.signal);
+      context.progress = progress;
+      this.deps.onProgress?.(key, progress);
       const running = run(context);
       const out = await Promise.race([running, deadline.expired]).catch(async (error: unknown) => {
         if (isSessiondError(error, "TURN_TIMEOUT")) await stopped(running);
         throw error;
       });
       reply = typeof out === "string" ? { content: out } : out;
-      if (signal.aborted) throw cancelled(key);
+      // A reply that was complete when a newer message interrupted it is kept whole.
+      if (signal.aborted && !interrupted(signal)) throw cancelled(key);
     } catch (error) {
       deadline.clear();
+      if (interrupted(signal)) {
+        await this.recordInterrupted(route, input, progress.text);
+        throw signal.reason;
+      }
       await this.recordFailure(key, input, error);
       if (isSessiondError(error)) throw error;
       // The runtime's text may echo a key (a provider's error, a CLI's stderr): it reaches clients and logs.
@@ -158,6 +168,12 @@ export class TurnPipeline {
       init: initOf(route),
       durability: inputDurability(this.deps.durabilityOf(route.agent), envelope.text),
     });
+  }
+
+  /** Stores a note on the route's session (creating it): what the queue did with an input. */
+  note(route: Route, code: string, text: string): Promise<AppendResult> {
+    const entry = { type: "note", level: "info", code, text, ts: this.deps.lifecycle.clock.now() } as const;
+    return this.deps.store.append(route.key, [entry], { init: initOf(route) });
   }
 
   /**
@@ -232,6 +248,39 @@ export class TurnPipeline {
     const stored = await this.deps.store.loadContext(key);
     if (!stored) throw sessionNotFound(key);
     return stored;
+  }
+
+  /** The partial reply of an interrupted turn, stored as it was with a note saying it was cut off. */
+  private async recordInterrupted(route: Route, input: MessageEntry, partial: string): Promise<void> {
+    const ts = this.deps.lifecycle.clock.now();
+    const entries: EntryInput[] = [];
+    if (partial !== "") {
+      entries.push({
+        type: "message",
+        role: "assistant",
+        content: redactSecrets(partial),
+        replyTo: input.id,
+        idempotencyKey: `${input.id}:partial`,
+        ts,
+      });
+    }
+    entries.push({
+      type: "note",
+      level: "info",
+      code: "TURN_INTERRUPTED",
+      text:
+        partial === ""
+          ? "The turn was interrupted by a newer message before it replied."
+          : "The reply above was cut off: a newer message interrupted the turn.",
+      idempotencyKey: `${input.id}:interrupted`,
+      ts,
+    });
+    await this.deps.store
+      .append(route.key, entries, { expectSessionId: input.sessionId })
+      .catch((error: unknown) => {
+        // The session changed under the turn (a reset): the partial reply has nowhere to go.
+        if (!isSessiondError(error, "SESSION_CHANGED")) throw error;
+      });
   }
 
   private async recordFailure(key: string, input: MessageEntry, error: unknown): Promise<void> {
@@ -315,4 +364,9 @@ function cancelled(key: string): SessiondError {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Whether the turn's signal was aborted by a newer message (queue mode `interrupt`). */
+function interrupted(signal: AbortSignal): boolean {
+  return signal.aborted && isSessiondError(signal.reason, "TURN_INTERRUPTED");
 }

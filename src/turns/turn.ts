@@ -1,6 +1,7 @@
 import type { RuntimeCompaction } from "../compaction/runtime-note.js";
 import type { ChatMessage, ReportedToolCall } from "../context/index.js";
 import type { CompactionEntry, Entry, MessageEntry, ResetCause } from "../model/entry.js";
+import type { RuntimeEvent, RuntimeTools } from "../model/runtime.js";
 import type { Session } from "../model/session.js";
 
 /** What a turn's runner gets: the session's context and the input it answers. */
@@ -18,6 +19,25 @@ export interface TurnContext {
   /** Estimated tokens of `messages`. */
   tokens: number;
   signal: AbortSignal;
+  /** What the runtime has produced so far (runners that drive a runtime report every event here). */
+  progress?: TurnProgress;
+}
+
+/** A running turn's output so far: the partial reply an interruption keeps, the last event's time. */
+export class TurnProgress {
+  text = "";
+  events = 0;
+  lastEventAt: number;
+
+  constructor(private readonly now: () => number) {
+    this.lastEventAt = now();
+  }
+
+  saw(event: RuntimeEvent): void {
+    this.events++;
+    this.lastEventAt = this.now();
+    if (event.type === "text") this.text += event.delta;
+  }
 }
 
 export interface TurnReply {
@@ -50,4 +70,16 @@ export interface TurnResult {
 
 export interface TurnOptions {
   signal?: AbortSignal;
+}
+
+/** A turn the engine runs on the agent's own runtime (`engine.turn(envelope, options)`). */
+export interface AgentTurnOptions extends TurnOptions {
+  /** Every runtime event as it arrives (text deltas to stream), after it was recorded. */
+  onEvent?: (event: RuntimeEvent) => void | Promise<void>;
+  /**
+   * Tools the runtime may offer the model. Default: a web chat (`entryPoint.kind: "web_chat"`) gets the
+   * admin tools when its sender is listed in `admins` and an empty set (every forged call refused) when
+   * not; other entry points get none.
+   */
+  tools?: RuntimeTools;
 }

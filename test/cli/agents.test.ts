@@ -61,6 +61,33 @@ describe("sessiond agents and runtime sessions in the CLI", () => {
     expect(result.stdout).toMatch(/^cost: \$0\.00 over 0 priced runs$/m);
   });
 
+  it("`agents work-session` lets dev write without asking in one conversation, shown there and per agent", async () => {
+    const { dir } = await setup();
+    const started = await cli(dir, ["agents", "work-session", "dev", "telegram:7", "--minutes", "45"]);
+    expect(started.stderr).toBe("");
+    expect(started.stdout).toMatch(
+      /^work session: dev may write without asking in telegram:7 until \d{4}-\d\d-\d\d \d\d:\d\d UTC\n$/,
+    );
+    const show = await cli(dir, ["sessions", "show", "telegram:7"]);
+    expect(show.stdout).toMatch(/^work session: dev may write without asking until .+ UTC$/m);
+    // It is not a runtime session: dev's stays.
+    expect(show.stdout).toMatch(/^ {2}dev +claude-code +3f2a9c1e$/m);
+    const agent = parseJson<{ workSessions: Array<{ key: string; until: number; startedAt: number }> }>(
+      (await cli(dir, ["agents", "show", "dev", "--json"])).stdout,
+    );
+    expect(agent.workSessions.map((w) => [w.key, w.until - w.startedAt])).toEqual([
+      ["telegram:7", 45 * 60_000],
+    ]);
+    expect((await cli(dir, ["agents", "show", "dev"])).stdout).toContain("work session: dev may write");
+
+    const ended = await cli(dir, ["agents", "work-session", "dev", "telegram:7", "--end"]);
+    expect(ended.stdout).toBe("work session of dev in telegram:7 ended\n");
+    expect((await cli(dir, ["sessions", "show", "telegram:7"])).stdout).not.toContain("work session");
+    const missing = await cli(dir, ["agents", "work-session", "dev", "telegram:8"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('error [SESSION_NOT_FOUND]: no session for key "telegram:8"\n');
+  });
+
   it("lists agents, and a new working directory clears the agent's sessions with the notice", async () => {
     const { dir, cwd } = await setup();
     const list = await cli(dir, ["agents", "list", "--json"]);

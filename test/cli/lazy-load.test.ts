@@ -52,12 +52,22 @@ describe("start-up loads what the command needs", () => {
       "dist/src/gateway/server.js",
       "node_modules/hono/",
       "node_modules/yaml/",
+      "node_modules/zod/",
     ]) {
       expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
     }
   });
 
-  it("import of the root loads no optional package, gateway or yaml", async () => {
+  it("sessions list without a config file loads neither zod, Temporal nor hono", async () => {
+    const cli = join(ROOT, "dist/src/cli/main.js");
+    const modules = await loaded([cli, "--data-dir", join(dir, "data"), "sessions", "list"]);
+    expect(modules).toContain("dist/src/engine.js");
+    for (const part of ["node_modules/zod/", "node_modules/temporal-polyfill/", "node_modules/hono/"]) {
+      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
+    }
+  });
+
+  it("import of the root loads no optional package, gateway, yaml, zod or Temporal", async () => {
     const index = pathToFileURL(join(ROOT, "dist/src/index.js")).href;
     const modules = await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(index)})`]);
     expect(modules).toContain("dist/src/engine.js");
@@ -69,6 +79,8 @@ describe("start-up loads what the command needs", () => {
       "node_modules/gpt-tokenizer/",
       "node_modules/hono/",
       "node_modules/yaml/",
+      "node_modules/temporal-polyfill/",
+      "node_modules/zod/",
     ]) {
       expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
     }

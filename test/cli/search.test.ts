@@ -16,7 +16,7 @@ async function seedChats(dataDir: string): Promise<void> {
     await engine.append(
       "ops:slack:C1",
       [{ type: "message", role: "assistant", content: "no quokka here", ts: Date.UTC(2026, 5, 2) }],
-      { agent: "ops", channel: "slack", createdBy: "u1" },
+      { init: { agent: "ops", channel: "slack", createdBy: "u1" } },
     );
   });
 }

@@ -14,8 +14,12 @@ describe("sessiond sessions export --all-sessions", () => {
   it("writes every key, all generations, one file per key, in the format asked", async () => {
     const dir = tempDir();
     await seed(dir, async (engine) => {
-      await engine.append("telegram:1", [{ type: "message", role: "user", content: "one" }], init("1"));
-      await engine.append("telegram:2", [{ type: "message", role: "user", content: "two" }], init("2"));
+      await engine.append("telegram:1", [{ type: "message", role: "user", content: "one" }], {
+        init: init("1"),
+      });
+      await engine.append("telegram:2", [{ type: "message", role: "user", content: "two" }], {
+        init: init("2"),
+      });
       await engine.reset("telegram:2");
       await engine.append("telegram:2", [{ type: "message", role: "user", content: "two again" }]);
     });

@@ -35,7 +35,7 @@ async function seedSession(dir: string, options: { reset?: boolean } = {}): Prom
         },
         { type: "message", role: "user", content: "and day 2?", sender: { id: "u77" }, ts: CREATED + 90_000 },
       ],
-      { agent: "main", channel: "telegram", createdBy: "u77" },
+      { init: { agent: "main", channel: "telegram", createdBy: "u77" } },
     );
     if (options.reset) {
       await engine.reset(KEY);

@@ -20,7 +20,7 @@ async function seedFive(dataDir: string): Promise<void> {
         { type: "message", role: "assistant", content: "done", ts: 10_001 },
         { type: "title", title: "Deploy check", ts: 10_002 },
       ],
-      { agent: "ops", channel: "slack", createdBy: "u1" },
+      { init: { agent: "ops", channel: "slack", createdBy: "u1" } },
     );
   });
 }
@@ -69,9 +69,7 @@ describe("sessiond sessions list", () => {
       await engine.append("telegram:1", [message("recent", 5)]);
       await engine.append("telegram:2", [message("quiet for a while", 40)]);
       await engine.append("slack:C1", [message("kept", 50)], {
-        agent: "main",
-        channel: "slack",
-        createdBy: "u1",
+        init: { agent: "main", channel: "slack", createdBy: "u1" },
       });
       await engine.overrides.set("slack:C1", { "reset.mode": "off" });
     });

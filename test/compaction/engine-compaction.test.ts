@@ -2,13 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  createEngine,
-  type Engine,
-  type EngineConfig,
-  type Envelope,
-  SUMMARY_HEADER,
-} from "../../src/index.js";
+import { SUMMARY_HEADER } from "../../src/context/index.js";
+import { createEngine, type Engine, type EngineConfig, type Envelope } from "../../src/index.js";
 import { type ChatRequestBody, type OpenAiServer, startOpenAiServer } from "../support/openai-server.js";
 
 const dm = (sender: string, text: string): Envelope => ({

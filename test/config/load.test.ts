@@ -126,6 +126,86 @@ session:
     );
   });
 
+  it("reports every invalid path in one message, unknown model names included", () => {
+    write(`
+store: { backend: sqlit, commit_interval_ms: 5000 }
+models:
+  local: { provider: openai, model: llama3.1 }
+agents:
+  - id: main
+    model: nosuch
+    turn_timeout: 0
+  - id: dev
+    runtime: claude-code
+    model: sonnet
+compaction: { model: gone, max_messages: 1 }
+titles: { model: gone2 }
+session: { dm_scope: wrong }
+`);
+    const error = (() => {
+      try {
+        loadConfig({ cwd: dir, env: {} });
+      } catch (e) {
+        return e as Error & { code: string };
+      }
+    })();
+    expect(error?.code).toBe("CONFIG_INVALID");
+    const lines = error?.message
+      .split("\n")
+      .slice(1)
+      .map((l) => l.trim().split(":")[0]);
+    expect(lines).toEqual([
+      "store.backend",
+      "store.commit_interval_ms",
+      "agents.0.turn_timeout",
+      "compaction.max_messages",
+      "session.dm_scope",
+      "agents.0.model",
+      "compaction.model",
+      "titles.model",
+    ]);
+    expect(error?.message).toContain('agents.0.model: no model named "nosuch" (models: local)');
+  });
+
+  it("reports every reset rule and trigger problem at once, once the schema holds", () => {
+    write(`
+models:
+  local: { provider: openai, model: llama3.1 }
+agents: [{ id: main, model: lokal }]
+session:
+  reset: { mode: daily, timezone: Mars/Olympus }
+  reset_by_type: { group: { mode: idle } }
+  reset_by_channel: { slack: { direct: { mode: daily, timezone: Moon/Base } } }
+`);
+    expect(() => loadConfig({ cwd: dir, env: {} })).toThrowError(
+      expect.objectContaining({
+        code: "CONFIG_INVALID",
+        message: expect.stringMatching(
+          /agents\.0\.model: no model named "lokal" \(models: local\)\n {2}session\.reset: unknown time zone "Mars\/Olympus"\n {2}session\.reset_by_type\.group: mode: idle needs idle_minutes\n {2}session\.reset_by_channel\.slack\.direct: unknown time zone "Moon\/Base"$/,
+        ),
+      }),
+    );
+  });
+
+  it("reads an agent's permission mode and Claude Code's own compaction setting", () => {
+    write(`
+agents:
+  - { id: dev, runtime: claude-code, permission: ask-first, self_compact: false, self_compact_window: 150000 }
+  - { id: cx, runtime: codex, permission: auto }
+`);
+    const { config } = loadConfig({ cwd: dir, env: {} });
+    expect(config.agentOptions?.dev).toMatchObject({
+      permission: "ask-first",
+      selfCompact: "off",
+      selfCompactWindow: 150_000,
+    });
+    expect(config.agentOptions?.cx).toMatchObject({ permission: "auto" });
+    write("agents: [{ id: dev, permission: sometimes, self_compact_window: 10 }]\n");
+    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(
+      /agents\.0\.permission: .*\n {2}agents\.0\.self_compact_window: /,
+    );
+  });
+
   it("lets SESSIOND_* variables win over the file", () => {
     const file = write("store:\n  durability: relaxed\n", "custom.yaml");
     const { config } = loadConfig({

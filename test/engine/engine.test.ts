@@ -3,13 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
-  type AppendOptions,
   createEngine,
   type Engine,
   type EntryInput,
   type Envelope,
   type TurnContext,
 } from "../../src/index.js";
+import type { AppendOptions } from "../../src/store/store.js";
 
 const dm = (sender: string, text: string, extra: Partial<Envelope> = {}): Envelope => ({
   channel: "telegram",
@@ -184,10 +184,12 @@ describe("engine", () => {
     });
     const controller = new AbortController();
     const second = engine.turn(dm("3", "second"), async () => "never", { signal: controller.signal });
+    // A waiting turn is cancelled at once, while the first still runs.
+    const cancelled = expect(second).rejects.toMatchObject({ code: "TURN_CANCELLED" });
     controller.abort();
+    await cancelled;
     release();
     await first;
-    await expect(second).rejects.toMatchObject({ code: "TURN_CANCELLED" });
     expect((await engine.history("telegram:3")).map((e) => e.type === "message" && e.content)).toEqual([
       "first",
       "ok",
@@ -305,6 +307,9 @@ describe("engine", () => {
       ["message", "strict"],
       ["message", "strict"],
     ]);
+    // The engine leaves a store it was given open.
+    await engine.close();
+    await real.close();
   });
 
   it("reports committed changes and turns as events, a throwing listener breaking nothing", async () => {

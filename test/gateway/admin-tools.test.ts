@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
-import { ADMIN_TOOL_MAX_LIMIT, adminToolsFor } from "../../src/gateway/admin-tools.js";
 import type { RuntimeEvent } from "../../src/model/runtime.js";
+import { ADMIN_TOOL_MAX_LIMIT, adminToolsFor } from "../../src/runtimes/admin-tools.js";
 import { MAX_TOOL_ROUNDS, modelRuntime } from "../../src/runtimes/model.js";
 import {
   type ChatRequestBody,
@@ -73,7 +73,6 @@ beforeEach(async () => {
 
 describe("admin tools", () => {
   it("takes the admin list from the config", () => {
-    expect(gw.deps.admins).toEqual(["alice"]);
     const dir = mkdtempSync(join(tmpdir(), "sessiond-admins-"));
     try {
       writeFileSync(join(dir, "sessiond.yaml"), "admins: [alice, bob]\n");
@@ -163,7 +162,10 @@ describe("admin tools", () => {
   it("sessions_search finds what another user said for an admin, and is refused to anyone else", async () => {
     const signal = new AbortController().signal;
     const call = { name: "sessions_search", arguments: JSON.stringify({ query: "plan", limit: 50 }) };
-    const found = await adminToolsFor("alice", gw.deps).execute(call, signal);
+    const found = await adminToolsFor("alice", { engine: gw.engine, admins: ["alice"] }).execute(
+      call,
+      signal,
+    );
     expect(found.failed).toBeUndefined();
     const { hits } = JSON.parse(found.content) as {
       hits: Array<{ key: string; role: string; text: string }>;
@@ -171,12 +173,15 @@ describe("admin tools", () => {
     expect(hits).toContainEqual(
       expect.objectContaining({ key: bobKey, role: "user", text: `my **plan** is ${SECRET}` }),
     );
-    const empty = await adminToolsFor("alice", gw.deps).execute(
+    const empty = await adminToolsFor("alice", { engine: gw.engine, admins: ["alice"] }).execute(
       { name: "sessions_search", arguments: "{}" },
       signal,
     );
     expect(empty.failed).toBe(true);
-    const refused = await adminToolsFor("carol", gw.deps).execute(call, signal);
+    const refused = await adminToolsFor("carol", { engine: gw.engine, admins: ["alice"] }).execute(
+      call,
+      signal,
+    );
     expect(refused).toEqual({
       content: JSON.stringify({ error: 'the tool "sessions_search" is not available in this conversation' }),
       failed: true,
@@ -184,7 +189,7 @@ describe("admin tools", () => {
   });
 
   it("refuses a tool it did not offer even to an admin, and caps limits", async () => {
-    const tools = adminToolsFor("alice", gw.deps);
+    const tools = adminToolsFor("alice", { engine: gw.engine, admins: ["alice"] });
     const signal = new AbortController().signal;
     const unknown = await tools.execute({ name: "delete_everything", arguments: "{}" }, signal);
     expect(unknown.failed).toBe(true);
@@ -205,7 +210,7 @@ describe("admin tools", () => {
       ADMIN_TOOL_MAX_LIMIT,
     );
 
-    const none = adminToolsFor("carol", gw.deps);
+    const none = adminToolsFor("carol", { engine: gw.engine, admins: ["alice"] });
     expect(none.definitions).toEqual([]);
     expect((await none.execute({ name: "sessions_list", arguments: "{}" }, signal)).failed).toBe(true);
   });

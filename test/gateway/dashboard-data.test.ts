@@ -30,7 +30,7 @@ describe("dashboard data over a real SQLite store", () => {
         const key = i % 4 === 0 ? `discord:dm:${i}` : `telegram:${i}`;
         const entries: EntryInput[] = [{ type: "message", role: "user", content: `message ${i}` }];
         if (i === 7) entries.push({ type: "title", title: "Refund for Discord order" });
-        await engine.append(key, entries, init(String(i)));
+        await engine.append(key, entries, { init: init(String(i)) });
       }
     });
 
@@ -75,9 +75,7 @@ describe("dashboard data over a real SQLite store", () => {
 
     it("keeps the other filters", async () => {
       await engine.append("discord:dm:999", [{ type: "message", role: "user", content: "x" }], {
-        agent: "ops",
-        channel: "discord",
-        createdBy: "999",
+        init: { agent: "ops", channel: "discord", createdBy: "999" },
       });
       const page = await searchSessions(engine, { agent: "ops" }, "discord");
       expect(page.sessions.map((s) => s.key)).toEqual(["discord:dm:999"]);
@@ -95,9 +93,9 @@ describe("dashboard data over a real SQLite store", () => {
         ts,
       });
       // Too old for a 3-hour window (10:00–13:00): not counted.
-      await engine.append("a", [message("old", hourStart - 3 * HOUR + 1)], init("a"));
+      await engine.append("a", [message("old", hourStart - 3 * HOUR + 1)], { init: init("a") });
       await engine.append("a", [message("abcd", hourStart - HOUR + 5), message("abcdefgh", hourStart + 5)]);
-      await engine.append("b", [message("xy", hourStart + 10)], init("b"));
+      await engine.append("b", [message("xy", hourStart + 10)], { init: init("b") });
       await engine.append("b", [
         {
           type: "compaction",
@@ -112,7 +110,7 @@ describe("dashboard data over a real SQLite store", () => {
         },
       ]);
       // Inactive for days: outside the window, never read.
-      await engine.append("c", [message("ancient", hourStart - 50 * HOUR)], init("c"));
+      await engine.append("c", [message("ancient", hourStart - 50 * HOUR)], { init: init("c") });
 
       const result = await overview(engine, 3, now);
       expect(result.from).toBe(hourStart - 2 * HOUR);

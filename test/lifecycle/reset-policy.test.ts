@@ -129,6 +129,16 @@ describe("lastDailyBoundary", () => {
     });
   });
 
+  it("Australia/Lord_Howe moves its clocks by half an hour: 02:00 in the gap is 02:30 +11:00", () => {
+    // 2026-10-04: 02:00 +10:30 jumps to 02:30 +11:00 at 15:30Z the day before.
+    expect(iso(lastDailyBoundary(at("2026-10-04T00:00:00Z"), 2, "Australia/Lord_Howe"))).toBe(
+      "2026-10-03T15:30:00.000Z",
+    );
+    expect(iso(nextDailyBoundary(at("2026-10-03T15:29:59Z"), 2, "Australia/Lord_Howe"))).toBe(
+      "2026-10-03T15:30:00.000Z",
+    );
+  });
+
   it("Asia/Tokyo has no DST: every day is 24 hours, 04:00 JST is 19:00Z the day before", () => {
     let boundary = lastDailyBoundary(at("2025-01-01T00:00:00Z"), 4, "Asia/Tokyo");
     expect(iso(boundary)).toBe("2024-12-31T19:00:00.000Z");

@@ -21,7 +21,9 @@ const OPTIONAL = Object.keys(OPTIONAL_PACKAGES);
 
 /** Each optional package's first use, in a process whose node_modules lacks every optional package. */
 const PROBE = `
-import * as sessiond from "./dist/src/index.js";
+import * as runtimes from "./dist/src/public/runtimes.js";
+import { countTokens } from "./dist/src/public/context.js";
+const sessiond = { ...runtimes, countTokens };
 const run = {
   key: "k", agent: "a", messages: [{ role: "user", content: "hi" }], input: "hi",
   session: { id: "s", entryCount: 1, approxTokens: 1 }, signal: new AbortController().signal,

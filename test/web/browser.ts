@@ -57,7 +57,6 @@ export async function startDashboardGateway(webDir: string): Promise<DashboardGa
   const engine = await createEngine(config);
   const gateway = await startGateway({
     engine,
-    config,
     token: TOKEN,
     port: 0,
     logger: memoryLogger([]),

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { onSignedOut } from "./api";
+import { StoreBanner } from "./components/store-banner";
 import { live, useLiveStatus } from "./live";
 import { ChatPage } from "./pages/chat";
 import { OverviewPage } from "./pages/overview";
@@ -75,6 +76,7 @@ export function App() {
           </button>
         </div>
       </header>
+      <StoreBanner />
       <main id="main" tabIndex={-1}>
         <Page path={path} query={query} />
       </main>

@@ -17,6 +17,15 @@ export function relativeTime(ms: number, now = Date.now()): string {
   return `${value} y ago`;
 }
 
+/** An entry's time: the time of day for today's, with the date before it for any other day's. */
+export function entryTime(ms: number, now = Date.now()): string {
+  const at = new Date(ms);
+  const time = at.toLocaleTimeString();
+  return at.toDateString() === new Date(now).toDateString()
+    ? time
+    : `${at.toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" })} ${time}`;
+}
+
 export function absoluteTime(ms: number): string {
   return new Date(ms).toLocaleString();
 }

@@ -56,6 +56,15 @@ export interface SessionDetail {
   runtimeSessions?: RuntimeSession[];
   cost?: Cost;
   needsAttention?: boolean;
+  /** LoCrew's work sessions: agents that may write without asking here until `until`. */
+  workSessions?: WorkSession[];
+}
+
+export interface WorkSession {
+  agent: string;
+  key: string;
+  startedAt: number;
+  until: number;
 }
 
 export interface Sender {

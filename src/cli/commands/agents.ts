@@ -1,11 +1,13 @@
 import type { Command } from "commander";
+import { MAX_WORK_SESSION_MINUTES } from "../../model/work-session.js";
 import type { AgentRuntimeSettings } from "../../runtimes/agents.js";
 import type { AgentChange, AgentView } from "../../runtimes/sessions/agent-runtimes.js";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { UsageError } from "../errors.js";
-import { formatCost } from "../format/runtime-sessions.js";
+import { formatCost, workSessionLine } from "../format/runtime-sessions.js";
 import { renderTable } from "../format/table.js";
 import type { CliIo } from "../io.js";
+import { intIn } from "../options.js";
 
 interface JsonOption extends GlobalOptions {
   json?: boolean;
@@ -18,6 +20,9 @@ const SETTINGS: ReadonlyArray<keyof AgentRuntimeSettings> = [
   "instructions",
   "executable",
   "url",
+  "permission",
+  "selfCompact",
+  "selfCompactWindow",
 ];
 
 function settingName(name: string): keyof AgentRuntimeSettings {
@@ -43,6 +48,7 @@ function describe(agent: AgentView): string {
     if (value !== undefined) lines.push(`  ${name}: ${value}`);
   }
   lines.push(`  cost: ${formatCost(agent.cost)}`);
+  for (const work of agent.workSessions) lines.push(`  ${workSessionLine(work, ` in ${work.key}`)}`);
   return `${lines.join("\n")}\n`;
 }
 
@@ -124,6 +130,29 @@ export function registerAgents(program: Command, io: CliIo): void {
         engine.agents.update(name, patch),
       );
       printChange(io, change, options.json);
+    });
+
+  agents
+    .command("work-session")
+    .description(
+      "let an ask-first agent write without asking in one conversation for a while (clears nothing)",
+    )
+    .argument("<agent>", "agent name")
+    .argument("<key>", "the conversation's session key")
+    .option("--minutes <n>", "how long (default 30)", intIn(1, MAX_WORK_SESSION_MINUTES))
+    .option("--end", "end it now")
+    .option("--json", "print the work session as JSON")
+    .action(async (name: string, key: string, _options: unknown, command: Command) => {
+      const options = command.optsWithGlobals<JsonOption & { minutes?: number; end?: boolean }>();
+      const result = await withEngine(options, io, { readOnly: false }, async (engine) => {
+        const { sessionNotFound } = await import("../../store/session-log.js");
+        if (!(await engine.sessions.get(key))) throw sessionNotFound(key);
+        if (options.end) return { ended: engine.agents.workSessions.end(name, key) };
+        return { workSession: engine.agents.startWorkSession(name, key, options.minutes ?? 30) };
+      });
+      if (options.json) io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+      else if (result.workSession) io.stdout(`${workSessionLine(result.workSession, ` in ${key}`)}\n`);
+      else io.stdout(result.ended ? `work session of ${name} in ${key} ended\n` : "no work session to end\n");
     });
 
   agents

@@ -54,13 +54,14 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       // The gateway and the engine are loaded by this command alone, while the config is read.
       const modules = Promise.all([
         import("../../engine.js"),
-        import("../../gateway/runtimes.js"),
+        import("../../runtimes/resolve.js"),
         import("../../gateway/server.js"),
         import("../../gateway/token.js"),
         import("../../gateway/web/dir.js"),
         import("../../runtimes/index.js"),
         import("../../channels/index.js"),
         import("../../gateway/heap.js"),
+        import("../../gateway/store-fallback.js"),
       ]);
       const loaded = loadCliConfig(options, io);
       const routing = routingFromConfig(loaded);
@@ -74,6 +75,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         { describeRuntime },
         { channelHost, createChannels },
         { limitHeapGrowth },
+        { createEngineOrFallback, fallbackWarning },
       ] = await modules;
       // Built before the engine opens, so a bad model config fails without touching the store.
       agentRuntimes(config, routing.agents);
@@ -82,20 +84,22 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       let attached: AttachedChannels | undefined;
       const token = resolveToken(config.dataDir, io.env);
       limitHeapGrowth();
-      const engine = await createEngine(config);
+      // GoClaw's fallback, loudly: on the memory store when the configured one cannot be opened.
+      const { engine, fallback } = await createEngineOrFallback(config, createEngine, loaded.storeFallback);
+      if (fallback) io.stderr(`warning: ${fallbackWarning(fallback)}\n`);
       let gateway: Awaited<ReturnType<typeof startGateway>>;
       try {
         const envPort = io.env.SESSIOND_PORT ? intIn(0, 65535)(io.env.SESSIOND_PORT) : undefined;
         const trustProxyHeader = options.trustProxy ?? io.env.SESSIOND_TRUST_PROXY;
         gateway = await startGateway({
           engine,
-          config,
           token: token.token,
           host: options.host ?? io.env.SESSIOND_HOST ?? DEFAULT_HOST,
           port: options.port ?? envPort ?? DEFAULT_PORT,
           ...(trustProxyHeader ? { trustProxyHeader } : {}),
           ...(options.grace !== undefined ? { graceMs: options.grace } : {}),
           ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+          ...(fallback ? { storeFallback: fallback } : {}),
           ...(channels.adapters.length > 0
             ? {
                 publicRoutes: (deps) => {
@@ -125,7 +129,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       io.stdout(`store: ${engine.store.backend} in ${engine.dataDir}\n`);
       io.stdout(`${dashboardLine(gateway.url)}\n`);
       for (const agent of engine.routing.agents) {
-        io.stdout(`agent ${agent}: ${describeRuntime(gateway.deps.runtimeFor(agent))}\n`);
+        io.stdout(`agent ${agent}: ${describeRuntime(engine.runtimeFor(agent))}\n`);
       }
       for (const line of channels.describe(gateway.url)) io.stdout(`channel ${line}\n`);
       for (const warning of await engine.startupWarnings()) io.stderr(`warning: ${warning}\n`);

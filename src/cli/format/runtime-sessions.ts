@@ -1,3 +1,4 @@
+import type { WorkSession } from "../../model/work-session.js";
 import type { ConversationRuntimeView } from "../../runtimes/sessions/agent-runtimes.js";
 import type { CostTotals } from "../../runtimes/sessions/cost.js";
 import { renderTable } from "./table.js";
@@ -37,5 +38,12 @@ export function formatRuntimeSessions(agents: readonly string[], view: Conversat
     `cost: ${formatCost(view.cost)}\n`,
   ];
   if (view.needsAttention) out.push("needs attention: the last run of an agent here failed\n");
+  for (const work of view.workSessions) out.push(`${workSessionLine(work)}\n`);
   return out.join("");
+}
+
+/** LoCrew's work session, said as what it allows and until when (UTC). */
+export function workSessionLine(work: WorkSession, where = ""): string {
+  const until = `${new Date(work.until).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  return `work session: ${work.agent} may write without asking${where} until ${until}`;
 }

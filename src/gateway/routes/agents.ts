@@ -8,7 +8,15 @@ import type { GatewayEnv, RouteDeps } from "../types.js";
  * What a token holder may change over HTTP. Not `executable` or `url`: a program to run or a server to send
  * conversations to is set in sessiond.yaml or with the local CLI, never by a request.
  */
-const EDITABLE: ReadonlyArray<keyof AgentRuntimeSettings> = ["runtime", "cwd", "model", "instructions"];
+const EDITABLE: ReadonlyArray<keyof AgentRuntimeSettings> = [
+  "runtime",
+  "cwd",
+  "model",
+  "instructions",
+  "permission",
+  "selfCompact",
+  "selfCompactWindow",
+];
 
 /**
  * Agents: their settings, runtime and cost (`GET /api/agents`), edits (`PATCH`: a new `cwd` clears the
@@ -30,6 +38,10 @@ export function agentRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     for (const [field, value] of Object.entries(body)) {
       if (!EDITABLE.includes(field as keyof AgentRuntimeSettings)) {
         throw badRequest(`unknown agent setting ${JSON.stringify(field)} (editable: ${EDITABLE.join(", ")})`);
+      }
+      if (typeof value === "number" && field === "selfCompactWindow") {
+        patch.selfCompactWindow = String(value);
+        continue;
       }
       if (value !== null && typeof value !== "string") throw badRequest(`${field} must be a string or null`);
       patch[field as keyof AgentRuntimeSettings] = value;

@@ -1,8 +1,6 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import type { EntryPoint, Envelope } from "../../model/envelope.js";
-import type { RuntimeTools } from "../../model/runtime.js";
-import { adminToolsFor } from "../admin-tools.js";
 import { optionalString, readJsonObject, requiredString } from "../body.js";
 import { describeError, HttpError } from "../errors.js";
 import { sseReply } from "../sse.js";
@@ -30,8 +28,8 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       text,
       entryPoint: { kind: "web_chat", ...(sessionId ? { sessionId } : {}) },
     };
-    // Only the web chat names a sender that can be a listed human admin, who gets the admin tools.
-    return answer(c, withTools(deps, adminToolsFor(sender, deps)), envelope);
+    // Only the web chat names a sender that can be a listed human admin: the engine offers them the admin tools.
+    return answer(c, deps, envelope);
   });
 
   app.post("/api/webhook", async (c) => {
@@ -99,20 +97,6 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   });
 
   return app;
-}
-
-/**
- * Deps whose runtimes get `tools` in every run: with none offered, a tool call the model forges anyway is
- * refused (recorded as failed) instead of reported as made.
- */
-function withTools(deps: RouteDeps, tools: RuntimeTools): RouteDeps {
-  return {
-    ...deps,
-    runtimeFor: (agent, model) => {
-      const runtime = deps.runtimeFor(agent, model);
-      return { kind: runtime.kind, run: (run) => runtime.run({ ...run, tools }) };
-    },
-  };
 }
 
 /** A JSON reply, or an SSE stream (`delta` events, then `done` or `error`) when the client asks for one. */

@@ -6,7 +6,9 @@ export function healthRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   app.get("/health", (c) =>
     deps.shutdownSignal.aborted
       ? c.json({ status: "shutting_down" }, 503)
-      : c.json({ status: "ok", store: deps.engine.store.backend }),
+      : deps.storeFallback
+        ? c.json({ status: "degraded", store: deps.engine.store.backend, fallback: deps.storeFallback })
+        : c.json({ status: "ok", store: deps.engine.store.backend }),
   );
   return app;
 }

@@ -1,8 +1,12 @@
 import { Hono } from "hono";
 import { intQuery } from "../body.js";
+import { HttpError } from "../errors.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 
-/** Per active session: context size, tokens, the last compaction and queued turns (behaviours.md §8). */
+/**
+ * Per active session: context size, tokens, the last compaction and queued turns (behaviours.md §8); the
+ * inputs waiting by queue mode, each cancellable.
+ */
 export function inspectRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const { engine } = deps;
   const app = new Hono<GatewayEnv>();
@@ -40,7 +44,20 @@ export function inspectRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     );
     let queuedTotal = 0;
     for (const n of queued.values()) queuedTotal += n;
-    return c.json({ sessions, queuedTotal, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
+    return c.json({
+      sessions,
+      queuedTotal,
+      // Inputs waiting for their session's turn, by id: `DELETE /api/turns/{id}` cancels one.
+      queued: engine.queue.list(),
+      ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+    });
+  });
+  app.delete("/api/turns/:id", (c) => {
+    const id = c.req.param("id");
+    if (!engine.queue.cancel(id)) {
+      throw new HttpError(404, "NOT_FOUND", `no queued turn ${JSON.stringify(id)} (it may have started)`);
+    }
+    return c.json({ id, cancelled: true });
   });
   return app;
 }

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Engine } from "../../engine.js";
 import { isCommitObservable } from "../../store/store.js";
+import type { StoreFallback } from "../store-fallback.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 
 export interface GatewayMetrics {
@@ -11,8 +12,15 @@ export interface GatewayMetrics {
 }
 
 /** Prometheus metrics fed by `engine.events`; a registry of its own, so two gateways never collide. */
-export function createMetrics(engine: Engine): GatewayMetrics {
+export function createMetrics(engine: Engine, storeFallback?: StoreFallback): GatewayMetrics {
   const registry = new Registry();
+  const fallback = new Gauge({
+    name: "sessiond_store_fallback",
+    help: "1 while the gateway runs on the memory store because the configured one could not be opened",
+    labelNames: ["configured"],
+    registers: [registry],
+  });
+  fallback.set({ configured: storeFallback?.configured ?? engine.store.backend }, storeFallback ? 1 : 0);
   const turns = new Counter({
     name: "sessiond_turns_total",
     help: "Turns finished, by agent and outcome",

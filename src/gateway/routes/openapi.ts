@@ -178,8 +178,17 @@ export const OPENAPI_DOCUMENT = {
     },
     "/api/inspect": {
       get: {
-        summary: "Context size, tokens, last compaction, queued turns per session",
-        responses: { "200": ok("{sessions, queuedTotal}") },
+        summary: "Context size, tokens, last compaction, queued turns per session; the queued inputs",
+        responses: {
+          "200": ok("{sessions, queuedTotal, queued: [{id, key, agent, preview, mode, admittedAt}]}"),
+        },
+      },
+    },
+    "/api/turns/{id}": {
+      delete: {
+        summary: "Cancel a queued input before it runs",
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+        responses: { "200": ok("{id, cancelled}"), ...errors },
       },
     },
     "/api/chat": {

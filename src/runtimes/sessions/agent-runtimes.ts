@@ -1,7 +1,9 @@
+import { systemClock } from "../../lifecycle/clock.js";
 import { SessiondError } from "../../model/errors.js";
-import type { AgentRuntimeSettings, AgentSettingsFile } from "../agents.js";
+import type { AgentRuntimeSettings, AgentSettingsFile, PermissionMode } from "../agents.js";
 import type { CostTotals } from "./cost.js";
 import type { RuntimeSessionStore } from "./store.js";
+import { type WorkSession, WorkSessions } from "./work-sessions.js";
 
 /** A runtime session as the API and CLI show it. */
 export interface RuntimeSessionView {
@@ -17,12 +19,16 @@ export interface ConversationRuntimeView {
   runtimeSessions: RuntimeSessionView[];
   cost: CostTotals;
   needsAttention: boolean;
+  /** Agents that may write without asking here for now (LoCrew's work sessions). */
+  workSessions: WorkSession[];
 }
 
 export interface AgentView extends AgentRuntimeSettings {
   name: string;
   runtime: NonNullable<AgentRuntimeSettings["runtime"]>;
   cost: CostTotals;
+  /** The conversations where it may write without asking for now. */
+  workSessions: WorkSession[];
 }
 
 export interface AgentChange {
@@ -56,6 +62,7 @@ export class AgentRuntimes {
     readonly store: RuntimeSessionStore,
     readonly settings: AgentSettingsFile,
     private readonly note: NoteWriter,
+    readonly workSessions: WorkSessions = new WorkSessions(undefined, systemClock),
   ) {}
 
   async list(): Promise<AgentView[]> {
@@ -90,6 +97,7 @@ export class AgentRuntimes {
 
   async delete(name: string): Promise<void> {
     this.settings.delete(name);
+    this.workSessions.forget({ agent: name });
     await this.store.deleteAgent(name);
   }
 
@@ -129,11 +137,35 @@ export class AgentRuntimes {
       })),
       cost,
       needsAttention: marks.length > 0,
+      workSessions: this.workSessions.list({ key }),
     };
   }
 
-  /** Deleting a conversation deletes its runtime sessions, costs and marks with it. */
+  /**
+   * The permission mode a run of `agent` in `key` gets: `auto` during a work session there, else the
+   * agent's own (undefined: the runtime's default, which asks).
+   */
+  permissionFor(agent: string, key: string): PermissionMode | undefined {
+    if (this.workSessions.active(agent, key)) return "auto";
+    return this.settings.get(agent)?.permission;
+  }
+
+  /** Lets an ask-first agent write without asking in one conversation for `minutes`; clears nothing. */
+  startWorkSession(agent: string, key: string, minutes: number): WorkSession {
+    const settings = this.settings.get(agent);
+    if (!settings) throw new SessiondError("AGENT_NOT_FOUND", `no agent named ${JSON.stringify(agent)}`);
+    if (settings.permission === "auto") {
+      throw new SessiondError(
+        "INVALID_ARGUMENT",
+        `agent ${agent} already writes without asking (permission auto): a work session is for ask-first agents`,
+      );
+    }
+    return this.workSessions.start(agent, key, minutes);
+  }
+
+  /** Deleting a conversation deletes its runtime sessions, costs, marks and work sessions with it. */
   forgetConversation(key: string): Promise<void> {
+    this.workSessions.forget({ key });
     return this.store.deleteKey(key);
   }
 
@@ -153,6 +185,7 @@ export class AgentRuntimes {
       ...settings,
       runtime: settings.runtime ?? (settings.model ? "model" : "echo"),
       cost: await this.store.totals({ agent: name }),
+      workSessions: this.workSessions.list({ agent: name }),
     };
   }
 }

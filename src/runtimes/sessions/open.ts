@@ -1,11 +1,13 @@
 import { dirname, join } from "node:path";
 import type { EngineConfig } from "../../config/engine-config.js";
+import { systemClock } from "../../lifecycle/clock.js";
 import { META_DIR as JSONL_META_DIR } from "../../store/jsonl/jsonl-store.js";
 import { type AgentRuntimeSettings, AgentSettingsFile, type RuntimeKind } from "../agents.js";
 import { AgentRuntimes, type NoteWriter } from "./agent-runtimes.js";
 import { MemoryRuntimeSessionStore } from "./memory.js";
 import { SqliteRuntimeSessionStore } from "./sqlite.js";
 import type { RuntimeSessionStore } from "./store.js";
+import { WORK_SESSIONS_FILE, WorkSessions } from "./work-sessions.js";
 
 export const RUNTIME_SESSIONS_FILE = "runtime-sessions.db";
 export const AGENTS_FILE = "agents.json";
@@ -38,7 +40,7 @@ export function openAgentRuntimes(config: EngineConfig): {
   const base: Record<string, AgentRuntimeSettings> = {};
   for (const agent of config.agents ?? [config.defaultAgent ?? "main"]) {
     const options = config.agentOptions?.[agent] ?? {};
-    const { compaction: _c, durability: _d, ...settings } = options;
+    const { compaction: _c, durability: _d, queue: _q, ...settings } = options;
     base[agent] = settings;
   }
   const settings = new AgentSettingsFile(dir === undefined ? undefined : join(dir, AGENTS_FILE), base);
@@ -51,7 +53,11 @@ export function openAgentRuntimes(config: EngineConfig): {
         (dir === undefined
           ? new MemoryRuntimeSessionStore()
           : new SqliteRuntimeSessionStore(join(dir, RUNTIME_SESSIONS_FILE)));
-      return new AgentRuntimes(sessions, settings, note);
+      const work = new WorkSessions(
+        dir === undefined ? undefined : join(dir, WORK_SESSIONS_FILE),
+        config.lifecycle?.clock ?? systemClock,
+      );
+      return new AgentRuntimes(sessions, settings, note, work);
     },
   };
 }

@@ -125,9 +125,7 @@ describe("the dashboard's API", () => {
   beforeAll(async () => {
     gw = await startTestGateway({ agents: ["main", "ops"] });
     await gw.engine.append("telegram:1", [{ type: "message", role: "user", content: "hello **there**" }], {
-      agent: "main",
-      channel: "telegram",
-      createdBy: "1",
+      init: { agent: "main", channel: "telegram", createdBy: "1" },
     });
   });
 
@@ -164,9 +162,7 @@ describe("the dashboard's API", () => {
 
   it("searches sessions by text through GET /api/sessions?q=", async () => {
     await gw.engine.append("discord:dm:5", [{ type: "message", role: "user", content: "hi" }], {
-      agent: "ops",
-      channel: "discord",
-      createdBy: "5",
+      init: { agent: "ops", channel: "discord", createdBy: "5" },
     });
     const found = (await (await fetch(`${gw.url}/api/sessions?q=TELEGRAM`, auth)).json()) as {
       sessions: Array<{ key: string }>;

@@ -5,6 +5,7 @@ import type { EngineConfig } from "../../../src/config/engine-config.js";
 import { createEngine, type Engine } from "../../../src/engine.js";
 import type { GatewayLogger } from "../../../src/gateway/deps.js";
 import { type RunningGateway, type StartGatewayOptions, startGateway } from "../../../src/gateway/server.js";
+import type { Runtime } from "../../../src/model/runtime.js";
 
 export const TOKEN = "test-token-0123456789";
 
@@ -50,9 +51,14 @@ export function memoryLogger(logs: Array<Record<string, unknown>>): GatewayLogge
   return { info: write("info"), warn: write("warn"), error: write("error") };
 }
 
+export interface TestGatewayOptions extends Partial<StartGatewayOptions> {
+  /** Fixed runtimes per agent, given to the engine (`createEngine(config, { runtimes })`). */
+  runtimes?: Map<string, Runtime>;
+}
+
 export async function startTestGateway(
   config: EngineConfig = {},
-  options: Partial<StartGatewayOptions> = {},
+  { runtimes, ...options }: TestGatewayOptions = {},
 ): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), "sessiond-gw-"));
   const fullConfig: EngineConfig = {
@@ -62,11 +68,10 @@ export async function startTestGateway(
     ...config,
     lifecycle: { sweepIntervalMs: 0, ...config.lifecycle },
   };
-  const engine = await createEngine(fullConfig);
+  const engine = await createEngine(fullConfig, runtimes ? { runtimes } : {});
   const logs: Array<Record<string, unknown>> = [];
   const gateway = await startGateway({
     engine,
-    config: fullConfig,
     token: TOKEN,
     port: 0,
     logger: memoryLogger(logs),

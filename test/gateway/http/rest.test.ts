@@ -74,6 +74,33 @@ describe("auth", () => {
     expect(wrong.status).toBe(401);
   });
 
+  it("answers a malformed Authorization header 401 UNAUTHORIZED too, and a token in any case of Bearer", async () => {
+    for (const authorization of ["Basic abc", "Bearer", `Bearer ${TOKEN} extra`, `bearer ${TOKEN}x`]) {
+      const res = await fetch(`${gw.url}/api/sessions`, { headers: { authorization } });
+      expect(res.status, authorization).toBe(401);
+      expect((await json(res)).error.code).toBe("UNAUTHORIZED");
+      expect(res.headers.get("www-authenticate")).toBe('Bearer realm="sessiond"');
+    }
+    const lower = await fetch(`${gw.url}/api/sessions`, { headers: { authorization: `bearer ${TOKEN}` } });
+    expect(lower.status).toBe(200);
+    expect(lower.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("refuses to start with a token a Bearer header cannot carry", async () => {
+    await expect(startTestGateway({}, { token: "has spaces and ! marks" })).rejects.toMatchObject({
+      code: "CONFIG_INVALID",
+    });
+  });
+
+  it("keeps a caller's request id of word characters, replaces any other", async () => {
+    const kept = await gw.api("/api/sessions", { headers: { "x-request-id": "req-42_a=" } });
+    expect(kept.headers.get("x-request-id")).toBe("req-42_a=");
+    const replaced = await gw.api("/api/sessions", { headers: { "x-request-id": "bad id;rm -rf" } });
+    expect(replaced.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const long = await gw.api("/api/sessions", { headers: { "x-request-id": "a".repeat(129) } });
+    expect(long.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it("never logs the token", () => {
     expect(JSON.stringify(gw.logs)).not.toContain(TOKEN);
     expect(gw.logs.some((l) => typeof l.requestId === "string" && l.path === "/api/sessions")).toBe(true);

@@ -103,7 +103,6 @@ describe.each(["sqlite", "jsonl"] as const)("no secret reaches the %s data dir o
     const logger = createGatewayLogger({ destination: pino.destination({ dest: logFile, sync: true }) });
     gateway = await startGateway({
       engine,
-      config,
       token: TOKEN,
       port: 0,
       logger,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AnthropicServer, startAnthropicServer } from "../../support/anthropic-server.js";
 import { type OpenAiServer, startOpenAiServer } from "../../support/openai-server.js";
 import { postJson, startTestGateway, type TestGateway } from "./helpers.js";
 
@@ -46,5 +47,88 @@ describe("a session's own model", () => {
       message: 'provider "mistral" is not configured; configured providers: openai',
     });
     expect((await gw.engine.sessions.get("admin-m3"))?.overrides).toEqual({});
+  });
+});
+
+describe("a session's own model or provider, everywhere", () => {
+  let openai: OpenAiServer;
+  let anthropic: AnthropicServer;
+  let gw2: TestGateway;
+  const lastText = (messages: Array<{ content?: unknown }>) => String(messages.at(-1)?.content ?? "");
+
+  beforeAll(async () => {
+    // Titles, summaries and turns answer differently, each naming the model asked.
+    openai = await startOpenAiServer((body) => {
+      const text = lastText(body.messages);
+      if (text.includes("Title (3 to 6 words)")) return { content: "Planning the garden party" };
+      if (body.messages.some((m) => m.role === "system" && /summar/i.test(String(m.content)))) {
+        return { content: `The user and the agent talked about the garden party (by ${body.model}).` };
+      }
+      return { content: `answered by ${body.model}` };
+    });
+    anthropic = await startAnthropicServer((body) => ({ content: `answered by ${body.model}` }));
+    gw2 = await startTestGateway({
+      models: {
+        fast: { provider: "openai", baseUrl: openai.baseUrl, model: "fastmodel" },
+        deep: { provider: "openai", baseUrl: openai.baseUrl, model: "deepmodel" },
+        claude: {
+          provider: "anthropic",
+          baseUrl: anthropic.baseUrl,
+          model: "claudemodel",
+          apiKeyEnv: "PATH",
+        },
+      },
+      agentOptions: { main: { model: "fast" } },
+      compaction: { model: "fast" },
+      titles: { enabled: true, model: "fast" },
+    });
+  });
+  afterAll(async () => {
+    await gw2.stop();
+    await openai.close();
+    await anthropic.close();
+  });
+
+  const chat = async (session: string, message: string) =>
+    (await (await gw2.api("/api/chat", postJson({ message, session_id: session }))).json()).reply;
+  const titled = (key: string) =>
+    new Promise<string | undefined>((resolve) => {
+      const off = gw2.engine.events.on((event) => {
+        if (event.type !== "appended" || event.key !== key) return;
+        const title = event.entries.find((e) => e.type === "title");
+        if (title?.type === "title") {
+          off();
+          resolve(title.by);
+        }
+      });
+    });
+
+  it("a provider override picks that provider's configured model for the session's turns", async () => {
+    await gw2.engine.append("admin-p1", [{ type: "message", role: "user", content: "first" }]);
+    await gw2.engine.overrides.set("admin-p1", { provider: "anthropic" });
+    // (The local Anthropic server does not stream, so the reply's text is not checked: where it went is.)
+    await chat("admin-p1", "hello");
+    expect(anthropic.messageRequests().map((r) => r.model)).toEqual(["claudemodel"]);
+    expect(await chat("admin-p2", "hello")).toBe("answered by fastmodel");
+    // The agent's model when it already is of that provider.
+    await gw2.engine.overrides.set("admin-p1", { provider: "openai" });
+    expect(await chat("admin-p1", "again")).toBe("answered by fastmodel");
+  });
+
+  it("titles and compaction use the session's model, not titles.model and compaction.model", async () => {
+    await gw2.engine.append("admin-p3", [{ type: "message", role: "system", content: "garden notes" }]);
+    await gw2.engine.overrides.set("admin-p3", { model: "deep" });
+    const by = titled("admin-p3");
+    expect(await chat("admin-p3", "shall we plan the garden party")).toBe("answered by deepmodel");
+    expect(await by).toBe("deepmodel");
+    await chat("admin-p3", "who comes to the garden party");
+    await chat("admin-p3", "what do we eat at the garden party");
+    const { entry } = await gw2.engine.compact("admin-p3");
+    expect(entry.summary).toContain("(by deepmodel)");
+    expect(entry.model).toBe("deepmodel");
+    // A session without an override keeps the configured ones.
+    const byFast = titled("admin-p4");
+    await chat("admin-p4", "shall we plan the garden party");
+    expect(await byFast).toBe("fastmodel");
   });
 });

@@ -10,7 +10,7 @@ import {
   attachWebSocket,
   type WebSocketOptions,
 } from "../../../src/gateway/ws/index.js";
-import { createEngine, type Engine, echoRuntime, type Runtime } from "../../../src/index.js";
+import { createEngine, type Engine, type Runtime } from "../../../src/index.js";
 
 export const TOKEN = "test-token-0123456789";
 
@@ -34,16 +34,17 @@ export interface Harness {
 const quietLogger: GatewayDeps["logger"] = { info: () => {}, warn: () => {}, error: () => {} };
 
 export async function startHarness(
-  options: { runtimeFor?: (agent: string) => Runtime; ws?: WebSocketOptions } = {},
+  options: { runtime?: Runtime; ws?: WebSocketOptions } = {},
 ): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), "sessiond-ws-"));
-  const engine = await createEngine({ dataDir, titles: { enabled: false } });
+  const engine = await createEngine(
+    { dataDir, titles: { enabled: false } },
+    options.runtime ? { runtimes: new Map([["main", options.runtime]]) } : {},
+  );
   const server: Server = createServer((_req, res) => res.writeHead(404).end());
   const deps: GatewayDeps = {
     engine,
-    runtimeFor: options.runtimeFor ?? (() => echoRuntime()),
     token: TOKEN,
-    admins: [],
     logger: quietLogger,
   };
   const gateway = attachWebSocket(server, deps, options.ws);

@@ -25,7 +25,7 @@ describe("websocket sessions.kill", () => {
   let h: Harness;
 
   beforeEach(async () => {
-    h = await startHarness({ runtimeFor: () => slowRuntime() });
+    h = await startHarness({ runtime: slowRuntime() });
   });
 
   afterEach(async () => {
@@ -87,7 +87,7 @@ describe("websocket shutdown with a grace period", () => {
         yield { type: "text", delta: "and finished" };
       },
     };
-    const h = await startHarness({ runtimeFor: () => gated });
+    const h = await startHarness({ runtime: gated });
     const client = await Client.open(h.url({ token: TOKEN, channel: "cli", peer: "kim" }));
     const reply = client.request("chat.send", { message: "finish me" });
     await client.next((f) => f.event === "chat.delta");

@@ -148,4 +148,19 @@ describe("websocket methods", () => {
     expect(entries).toHaveLength(1);
     expect(entries[0]?.content).toContain('You said: "two"');
   });
+
+  it("conversations.history takes all, as the REST history does, for earlier generations too", async () => {
+    const client = await open({ channel: "cli", peer: "hank" });
+    const { key } = await client.call("chat.send", { message: "before the reset" });
+    await h.engine.reset(String(key));
+    await client.call("chat.send", { message: "after the reset" });
+    const texts = async (params: Record<string, unknown>) =>
+      ((await client.call("conversations.history", params)).entries as Array<{ content?: string }>)
+        .map((e) => e.content ?? "")
+        .filter((c) => c.startsWith("before") || c.startsWith("after"));
+    expect(await texts({ session: key })).toEqual(["after the reset"]);
+    expect(await texts({ session: key, all: true })).toEqual(["before the reset", "after the reset"]);
+    const old = await client.request("conversations.history", { session: key, includeArchived: true });
+    expect(old).toMatchObject({ ok: false, error: { code: "INVALID_ARGUMENT" } });
+  });
 });

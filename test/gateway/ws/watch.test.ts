@@ -23,14 +23,10 @@ describe("websocket sessions.watch", () => {
     await watcher.call("sessions.watch");
 
     await h.engine.append("one", [{ type: "message", role: "user", content: "first" }], {
-      agent: "main",
-      channel: "cli",
-      createdBy: "u1",
+      init: { agent: "main", channel: "cli", createdBy: "u1" },
     });
     await h.engine.append("two", [{ type: "message", role: "user", content: "second" }], {
-      agent: "main",
-      channel: "cli",
-      createdBy: "u2",
+      init: { agent: "main", channel: "cli", createdBy: "u2" },
     });
     await watcher.next((f) => f.event === "sessions.changed" && f.data?.key === "two");
     await h.engine.reset("one", "api");
@@ -57,7 +53,7 @@ describe("websocket sessions.watch", () => {
     await watcher.call("sessions.watch");
     await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        h.engine.append("busy", [{ type: "message", role: "user", content: `m${i}` }], init),
+        h.engine.append("busy", [{ type: "message", role: "user", content: `m${i}` }], { init }),
       ),
     );
     const last = await watcher.next(

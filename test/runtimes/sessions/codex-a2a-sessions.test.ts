@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EngineConfig } from "../../../src/config/engine-config.js";
 import { createEngine, type Engine } from "../../../src/engine.js";
-import { runtimeResolver } from "../../../src/gateway/runtimes.js";
+import { runtimeResolver } from "../../../src/runtimes/resolve.js";
 import { sessionRunner } from "../../../src/runtimes/sessions/runner.js";
 import { startA2aAgent } from "../../support/a2a-server.js";
 import { FAKE_CODEX, useFakeCliState } from "../../support/fake-clis.js";
@@ -37,7 +37,7 @@ async function setup(): Promise<{ engine: Engine; config: EngineConfig }> {
 }
 
 function say(engine: Engine, config: EngineConfig, agent: string, text: string) {
-  const resolve = runtimeResolver(config, engine);
+  const resolve = runtimeResolver(config, (agent) => engine.agents.settings.get(agent));
   return engine.turn(
     { agent, channel: "slack", chat: { type: "group", id: "ops" }, sender: { id: "alice" }, text },
     (context) =>

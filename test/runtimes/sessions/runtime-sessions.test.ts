@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { formatCost } from "../../../src/cli/format/runtime-sessions.js";
 import type { EngineConfig } from "../../../src/config/engine-config.js";
 import { createEngine, type Engine } from "../../../src/engine.js";
-import { runtimeResolver } from "../../../src/gateway/runtimes.js";
 import type { Envelope } from "../../../src/model/envelope.js";
 import type { Runtime } from "../../../src/model/runtime.js";
+import { runtimeResolver } from "../../../src/runtimes/resolve.js";
 import { sessionRunner } from "../../../src/runtimes/sessions/runner.js";
 import { FAKE_CLAUDE, useFakeCliState } from "../../support/fake-clis.js";
 
@@ -80,7 +80,7 @@ function say(
   sender = "42",
   agent = "dev",
 ) {
-  const resolve = runtimeResolver(config, engine);
+  const resolve = runtimeResolver(config, (agent) => engine.agents.settings.get(agent));
   return engine.turn({ ...where, agent, sender: { id: sender }, text }, (context) =>
     sessionRunner(resolve(context.agent), engine.agents.store, { agents: engine.routing.agents })(context),
   );

@@ -1,8 +1,10 @@
+import { useState } from "preact/hooks";
+import { deleteJson, postJson, sessionPath } from "../api";
 import { absoluteTime, count, relativeTime, usd } from "../format";
 import type { RuntimeSession, SessionDetail } from "../types";
 
-/** The session's facts: ids, each agent's runtime session, overrides, counts, tokens and cost. */
-export function Details({ detail }: { detail: SessionDetail }) {
+/** The session's facts: ids, each agent's runtime session, work sessions, overrides, counts, tokens and cost. */
+export function Details({ detail, onChanged }: { detail: SessionDetail; onChanged?: () => void }) {
   const { session } = detail;
   const overrides = Object.entries(session.overrides);
   const agents = [session.agent, ...(detail.runtimeSessions ?? []).map((r) => r.agent)].filter(
@@ -57,6 +59,7 @@ export function Details({ detail }: { detail: SessionDetail }) {
           </li>
         ))}
       </ul>
+      <WorkSessions detail={detail} agents={agents} onChanged={onChanged} />
       <h3>Overrides</h3>
       {overrides.length === 0 ? (
         <p class="muted">None: everything is inherited.</p>
@@ -92,4 +95,63 @@ function RuntimeId({ entry }: { entry: RuntimeSession | undefined }) {
 function notMeasured(runs: number): string {
   if (runs === 0) return "";
   return runs === 1 ? ", 1 run: cost not measured" : `, ${runs} runs: cost not measured`;
+}
+
+/** LoCrew's work sessions: who may write without asking here, until when; start (30 min) or end one. */
+function WorkSessions({
+  detail,
+  agents,
+  onChanged,
+}: {
+  detail: SessionDetail;
+  agents: string[];
+  onChanged: (() => void) | undefined;
+}) {
+  const [error, setError] = useState("");
+  const path = sessionPath(detail.session.key, "/work-session");
+  const running = detail.workSessions ?? [];
+  const act = (work: () => Promise<unknown>) =>
+    work().then(
+      () => {
+        setError("");
+        onChanged?.();
+      },
+      (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
+    );
+  return (
+    <>
+      <h3>Work sessions</h3>
+      <ul class="plain" data-testid="work-sessions">
+        {agents.map((agent) => {
+          const work = running.find((w) => w.agent === agent);
+          return (
+            <li key={agent}>
+              <span class="muted">{agent}: </span>
+              {work ? (
+                <>
+                  <span>may write without asking until {absoluteTime(work.until)} </span>
+                  <button
+                    type="button"
+                    class="ghost"
+                    onClick={() => act(() => deleteJson(`${path}?agent=${encodeURIComponent(agent)}`))}
+                  >
+                    End work session
+                  </button>
+                </>
+              ) : (
+                <button type="button" class="ghost" onClick={() => act(() => postJson(path, { agent }))}>
+                  Start a 30-minute work session
+                </button>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </>
+  );
 }

@@ -1,4 +1,4 @@
-import { absoluteTime, count } from "../format";
+import { absoluteTime, count, entryTime } from "../format";
 import type { Entry, ToolCall } from "../types";
 
 type CompactionEntry = Extract<Entry, { type: "compaction" }>;
@@ -72,7 +72,7 @@ function foldIntoCompactions(entries: Entry[]): { owner: Set<string>; children: 
 function EntryView({ entry, folded }: { entry: Entry; folded: Entry[] }) {
   const time = (
     <time class="muted" dateTime={new Date(entry.ts).toISOString()} title={absoluteTime(entry.ts)}>
-      #{entry.seq} · {new Date(entry.ts).toLocaleTimeString()}
+      #{entry.seq} · {entryTime(entry.ts)}
     </time>
   );
   switch (entry.type) {

@@ -180,7 +180,7 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
         <button type="button" disabled={busy || !session} onClick={compact}>
           Compact
         </button>
-        <button type="button" disabled={busy || !session} onClick={reset}>
+        <button type="button" class="caution" disabled={busy || !session} onClick={reset}>
           Reset
         </button>
         <button
@@ -230,7 +230,7 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
           )}
           {loaded ? <Transcript entries={loaded.entries} /> : <p class="muted">Loading…</p>}
         </div>
-        {loaded && <Details detail={loaded.detail} />}
+        {loaded && <Details detail={loaded.detail} onChanged={() => void load()} />}
       </div>
       <Confirm
         open={confirmDelete}

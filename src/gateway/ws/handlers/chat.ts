@@ -1,4 +1,3 @@
-import { agentRunner } from "../../turn.js";
 import { envelopeFor, type Handler } from "../connection.js";
 import { optionalString, requiredString } from "../protocol.js";
 
@@ -12,13 +11,16 @@ export const send: Handler = async (params, { deps, turns, connection, request }
     session: optionalString(params, "session"),
     agent: optionalString(params, "agent"),
   });
-  const { key, agent } = deps.engine.route(envelope);
-  const runner = agentRunner(deps, agent, (event) => {
-    if (event.type === "text") connection.event("chat.delta", { id: request.id, key, delta: event.delta });
-  });
+  const { key } = deps.engine.route(envelope);
   const { signal, done } = turns.start(key);
   try {
-    const result = await deps.engine.turn(envelope, runner, { signal });
+    const result = await deps.engine.turn(envelope, {
+      signal,
+      onEvent: (event) => {
+        if (event.type === "text")
+          connection.event("chat.delta", { id: request.id, key, delta: event.delta });
+      },
+    });
     return {
       key: result.key,
       reply: result.reply?.content ?? null,

@@ -24,12 +24,12 @@ export const list: Handler = async (params, { deps }) => {
   return { conversations: matches.map((s) => sessionInfo(s, queued, now)) };
 };
 
-/** `conversations.history` {session?, limit?, before?, includeArchived?} → {key, entries}. */
+/** `conversations.history` {session?, limit?, before?, all?} → {key, entries}. */
 export const history: Handler = async (params, context) => {
   const key = targetKey(context, optionalString(params, "session"));
   const limit = optionalInteger(params, "limit", 1);
   const before = optionalInteger(params, "before", 1);
-  const includeArchived = optionalBoolean(params, "includeArchived");
+  const includeArchived = optionalBoolean(params, "all");
   const entries = await context.deps.engine.history(key, {
     ...(limit !== undefined ? { limit } : {}),
     ...(before !== undefined ? { before } : {}),

@@ -64,7 +64,7 @@ const METHODS: Readonly<Record<string, MethodSpec>> = {
       session: SESSION,
       limit: "the newest this many entries",
       before: "only entries with a seq below this",
-      includeArchived: "also earlier generations",
+      all: "also earlier generations (as the REST history's all)",
     },
     result: "{key, entries}",
   },

@@ -1,12 +1,14 @@
+import { effectiveModelName, type ModelChoice } from "../config/effective-model.js";
 import type { EngineConfig } from "../config/engine-config.js";
-import type { Engine } from "../engine.js";
 import { SessiondError } from "../model/errors.js";
 import type { Runtime } from "../model/runtime.js";
-import { a2aRuntime } from "../runtimes/a2a.js";
-import type { AgentRuntimeSettings } from "../runtimes/agents.js";
-import { claudeCodeRuntime } from "../runtimes/claude-code.js";
-import { codexRuntime } from "../runtimes/codex.js";
-import { echoRuntime, runtimeFromConfig } from "../runtimes/index.js";
+import { a2aRuntime } from "./a2a.js";
+import type { AgentRuntimeSettings } from "./agents.js";
+import { claudeCodeRuntime } from "./claude-code.js";
+import { codexRuntime } from "./codex.js";
+import { echoRuntime } from "./echo.js";
+import { runtimeFromConfig } from "./runner.js";
+import { usesModelEndpoint } from "./sessions/open.js";
 
 /**
  * The runtime an agent's settings name: Claude Code, Codex or an A2A agent as configured; a model agent's
@@ -23,10 +25,17 @@ export function runtimeForSettings(
     ...(settings.model !== undefined ? { model: settings.model } : {}),
     ...(settings.instructions ? { instructions: settings.instructions } : {}),
     ...(settings.executable !== undefined ? { executable: settings.executable } : {}),
+    ...(settings.permission !== undefined ? { permission: settings.permission } : {}),
   };
   switch (settings.runtime) {
     case "claude-code":
-      return claudeCodeRuntime(cli);
+      return claudeCodeRuntime({
+        ...cli,
+        ...(settings.selfCompact !== undefined ? { selfCompact: settings.selfCompact } : {}),
+        ...(settings.selfCompactWindow !== undefined
+          ? { selfCompactWindow: settings.selfCompactWindow }
+          : {}),
+      });
     case "codex":
       return codexRuntime(cli);
     case "a2a":
@@ -50,7 +59,7 @@ export function runtimeForSettings(
 export function agentRuntimes(config: EngineConfig, agents: readonly string[]): Map<string, Runtime> {
   const runtimes = new Map<string, Runtime>();
   for (const agent of agents) {
-    const { compaction: _c, durability: _d, ...settings } = config.agentOptions?.[agent] ?? {};
+    const { compaction: _c, durability: _d, queue: _q, ...settings } = config.agentOptions?.[agent] ?? {};
     runtimes.set(agent, runtimeForSettings(agent, settings, config));
   }
   return runtimes;
@@ -62,15 +71,21 @@ export function agentRuntimes(config: EngineConfig, agents: readonly string[]): 
  */
 export function runtimeResolver(
   config: EngineConfig,
-  engine: Engine,
-): (agent: string, model?: string) => Runtime {
+  settingsOf: (agent: string) => AgentRuntimeSettings | undefined,
+): (agent: string, session?: ModelChoice) => Runtime {
   const built = new Map<string, { settings: string; runtime: Runtime }>();
-  return (agent, model) => {
-    const own = engine.agents.settings.get(agent) ?? {};
-    // A session's model override stands in for the agent's model (checked against `models` when set).
-    const settings = model === undefined ? own : { ...own, model };
+  return (agent, session = {}) => {
+    const own = settingsOf(agent) ?? {};
+    // A session's model or provider override stands in for the agent's model (checked when set); Claude
+    // Code and Codex take a model override as their own model name.
+    const model = usesModelEndpoint(own.runtime)
+      ? effectiveModelName(session, config.models ?? {}, own.model)
+      : typeof session.model === "string"
+        ? session.model
+        : own.model;
+    const settings = model === own.model || model === undefined ? own : { ...own, model };
     const json = JSON.stringify(settings);
-    const slot = model === undefined ? agent : `${agent}\u0000${model}`;
+    const slot = settings === own ? agent : `${agent}\u0000${model}`;
     const cached = built.get(slot);
     if (cached?.settings === json) return cached.runtime;
     const runtime = runtimeForSettings(agent, settings, config);

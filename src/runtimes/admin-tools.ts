@@ -1,4 +1,4 @@
-import type { Engine } from "../engine.js";
+import type { Entry } from "../model/entry.js";
 import { isSessiondError } from "../model/errors.js";
 import type {
   RuntimeToolCall,
@@ -8,6 +8,7 @@ import type {
 } from "../model/runtime.js";
 import { plainSnippet } from "../search/plain-snippet.js";
 import { searchStore } from "../search/searchable.js";
+import type { SessionPage, SessionQuery } from "../store/store.js";
 
 /** The most sessions or entries one admin tool call returns. */
 export const ADMIN_TOOL_MAX_LIMIT = 50;
@@ -68,8 +69,16 @@ export const ADMIN_TOOL_DEFINITIONS: readonly RuntimeToolDefinition[] = [
   },
 ];
 
+/** What the admin tools read: the engine's session list and history. */
+export interface SessionReader {
+  sessions: { list(query: SessionQuery): Promise<SessionPage> };
+  history(key: string, options: { limit: number }): Promise<Entry[]>;
+  /** The store, searched when it has a search index (`sessions_search`). */
+  store: { readonly backend: string };
+}
+
 export interface AdminToolDeps {
-  engine: Engine;
+  engine: SessionReader;
   admins: readonly string[];
 }
 
@@ -127,7 +136,10 @@ function limitOf(value: unknown): number | undefined {
   return Math.min(value, ADMIN_TOOL_MAX_LIMIT);
 }
 
-async function sessionsList(engine: Engine, args: Record<string, unknown>): Promise<RuntimeToolResult> {
+async function sessionsList(
+  engine: SessionReader,
+  args: Record<string, unknown>,
+): Promise<RuntimeToolResult> {
   const limit = limitOf(args.limit);
   if (limit === undefined) return failure("limit must be a positive integer");
   if (args.agent !== undefined && typeof args.agent !== "string") return failure("agent must be a string");
@@ -147,7 +159,10 @@ async function sessionsList(engine: Engine, args: Record<string, unknown>): Prom
   return { content: JSON.stringify({ sessions }) };
 }
 
-async function sessionsHistory(engine: Engine, args: Record<string, unknown>): Promise<RuntimeToolResult> {
+async function sessionsHistory(
+  engine: SessionReader,
+  args: Record<string, unknown>,
+): Promise<RuntimeToolResult> {
   if (typeof args.key !== "string" || args.key === "") return failure("key must be a non-empty string");
   const limit = limitOf(args.limit);
   if (limit === undefined) return failure("limit must be a positive integer");
@@ -160,7 +175,10 @@ async function sessionsHistory(engine: Engine, args: Record<string, unknown>): P
   return { content: JSON.stringify({ key: args.key, messages }) };
 }
 
-async function sessionsSearch(engine: Engine, args: Record<string, unknown>): Promise<RuntimeToolResult> {
+async function sessionsSearch(
+  engine: SessionReader,
+  args: Record<string, unknown>,
+): Promise<RuntimeToolResult> {
   if (typeof args.query !== "string" || args.query.trim() === "")
     return failure("query must be a non-empty string");
   const limit = limitOf(args.limit);

@@ -1,0 +1,237 @@
+/**
+ * The PostgreSQL store on a throwaway cluster (bench/postgres-cluster.ts; fsync on), in one run:
+ * - durable appends/s from 100 concurrent sessions beside raw `INSERT … SELECT FROM unnest` transactions
+ *   of 100 rows (synchronous commit) into a table shaped like `entries`, on the same server;
+ * - the lease's cost per turn: p50 of an echo turn through the engine on postgres (lease taken, fenced
+ *   appends, released) beside the same turn on SQLite;
+ * - CPU per turn of `sessiond serve` (echo runtime) with one gateway, and with two on one database.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { createEngine } from "../src/engine.js";
+import { PostgresStore } from "../src/store/postgres/postgres-store.js";
+import { startPostgres } from "./postgres-cluster.js";
+import type { Bench, BenchContext, Row } from "./report.js";
+import { atLeast, fixed, int, ratioText } from "./report.js";
+import { BENCH_INIT, benchKey, messageContents, nowMs, percentile, userMessage } from "./support.js";
+import { cpuBetween, cpuOf } from "./thread-cpu.js";
+
+export interface PostgresResult {
+  appendsPerSec: number;
+  rawRowsPerSec: number;
+  appendRatio: number;
+  turnP50Postgres: number;
+  turnP50Sqlite: number;
+  cpuPerTurnOneMs: number;
+  cpuPerTurnTwoMs: number;
+}
+
+const CONTENTS = messageContents(1000);
+const SESSIONS = 100;
+const CLI = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
+
+async function storeAppends(url: string, perSession: number): Promise<number> {
+  const store = await PostgresStore.open({ url });
+  try {
+    const keys = Array.from({ length: SESSIONS }, (_, s) => benchKey(s));
+    await Promise.all(
+      keys.map((key, s) => store.append(key, [userMessage(CONTENTS[s]!)], { init: BENCH_INIT })),
+    );
+    const start = nowMs();
+    await Promise.all(
+      keys.map(async (key, s) => {
+        for (let i = 1; i <= perSession; i++) {
+          await store.append(key, [userMessage(CONTENTS[(s * 31 + i) % CONTENTS.length]!)], {
+            init: BENCH_INIT,
+          });
+        }
+      }),
+    );
+    return (SESSIONS * perSession * 1000) / (nowMs() - start);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The baseline: what the server does with the same rows at best, 100 per transaction. */
+async function rawUnnest(url: string, transactions: number): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`CREATE TABLE raw_entries (sid bigint, seq integer, id text COLLATE "C", ts bigint,
+      type text, idem_key text, data text, PRIMARY KEY (sid, seq))`);
+    const start = nowMs();
+    for (let t = 0; t < transactions; t++) {
+      const sids = Array.from({ length: SESSIONS }, (_, s) => s);
+      const data = sids.map((s) =>
+        JSON.stringify({ role: "user", content: CONTENTS[(s * 31 + t) % CONTENTS.length] }),
+      );
+      await client.query("BEGIN");
+      await client.query(
+        `INSERT INTO raw_entries SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[],
+          $5::text[], $6::text[], $7::text[])`,
+        [
+          sids,
+          sids.map(() => t + 1),
+          sids.map((s) => `${t}-${s}`),
+          sids.map(() => Date.now()),
+          sids.map(() => "message"),
+          sids.map(() => null),
+          data,
+        ],
+      );
+      await client.query("COMMIT");
+    }
+    return (transactions * SESSIONS * 1000) / (nowMs() - start);
+  } finally {
+    await client.end();
+  }
+}
+
+/** `url`: on postgres; absent: on SQLite in `dir`. */
+async function turnP50(dir: string, url: string | undefined, turns: number): Promise<number> {
+  const engine = await createEngine({
+    dataDir: dir,
+    store: url ? { backend: "postgres", url } : { backend: "sqlite", path: join(dir, "bench.db") },
+    titles: { enabled: false },
+  });
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < turns; i++) {
+      const t0 = nowMs();
+      await engine.turn(
+        { channel: "telegram", chat: { type: "direct", id: "1" }, sender: { id: "1" }, text: `turn ${i}` },
+        async (context) => `echo: ${context.input.content}`,
+      );
+      if (i >= 20) times.push(nowMs() - t0);
+    }
+    return percentile(
+      times.sort((a, b) => a - b),
+      0.5,
+    );
+  } finally {
+    await engine.close();
+  }
+}
+
+async function serve(url: string, dir: string): Promise<{ child: ChildProcess; base: string }> {
+  mkdirSync(dir, { recursive: true });
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
+    cwd: dir,
+    env: {
+      ...process.env,
+      SESSIOND_STORE: "postgres",
+      SESSIOND_DATABASE_URL: url,
+      SESSIOND_TOKEN: "bench-token-0123456789",
+      SESSIOND_DATA_DIR: dir,
+      SESSIOND_CONFIG: "",
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const base = await new Promise<string>((resolve, reject) => {
+    let text = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      text += chunk.toString();
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(text);
+      if (match) resolve(match[1]!);
+    });
+    child.on("exit", (code) => reject(new Error(`serve exited ${code}: ${text}`)));
+  });
+  return { child, base };
+}
+
+/** CPU (all threads, every gateway) per turn: `turns` echo turns from 20 clients on their own keys, spread over the gateways. */
+async function cpuPerTurn(url: string, dir: string, gateways: number, turns: number): Promise<number> {
+  const started = await Promise.all(
+    Array.from({ length: gateways }, (_, g) => serve(url, join(dir, `gw${gateways}-${g}`))),
+  );
+  try {
+    const chat = (g: number, client: number, i: number) =>
+      fetch(`${started[g]!.base}/api/chat`, {
+        method: "POST",
+        headers: { authorization: "Bearer bench-token-0123456789", "content-type": "application/json" },
+        body: JSON.stringify({ message: `m${i}`, session_id: `admin-${gateways}-${client}` }),
+      }).then((r) => r.text());
+    const drive = async (count: number) => {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 20 }, async (_, client) => {
+          while (next < count) {
+            const i = next++;
+            await chat(i % gateways, client, i);
+          }
+        }),
+      );
+    };
+    await drive(100);
+    const before = started.map((s) => cpuOf(s.child.pid!));
+    await drive(turns);
+    const used = started.reduce(
+      (sum, s, i) => sum + (cpuBetween(before[i], cpuOf(s.child.pid!))?.allMs ?? Number.NaN),
+      0,
+    );
+    return used / turns;
+  } finally {
+    for (const s of started) s.child.kill("SIGKILL");
+  }
+}
+
+export const postgresBench: Bench<PostgresResult> = {
+  name: "PostgreSQL store",
+  async run(ctx: BenchContext) {
+    const cluster = await startPostgres();
+    try {
+      const perSession = ctx.quick ? 20 : 100;
+      ctx.log("postgres: durable appends from 100 sessions, raw unnest inserts beside them");
+      const appendsPerSec = await storeAppends(await cluster.createDatabase(), perSession);
+      const rawRowsPerSec = await rawUnnest(await cluster.createDatabase(), perSession);
+      ctx.log("postgres: echo turns on postgres and on sqlite");
+      const turns = ctx.quick ? 100 : 400;
+      const turnP50Postgres = await turnP50(join(ctx.dir, "turns-pg"), await cluster.createDatabase(), turns);
+      const turnP50Sqlite = await turnP50(join(ctx.dir, "turns-sqlite"), undefined, turns);
+      ctx.log("postgres: CPU per turn with one and two gateways");
+      const gwTurns = ctx.quick ? 500 : 2000;
+      const cpuPerTurnOneMs = await cpuPerTurn(await cluster.createDatabase(), ctx.dir, 1, gwTurns);
+      const cpuPerTurnTwoMs = await cpuPerTurn(await cluster.createDatabase(), ctx.dir, 2, gwTurns);
+      return {
+        appendsPerSec,
+        rawRowsPerSec,
+        appendRatio: appendsPerSec / rawRowsPerSec,
+        turnP50Postgres,
+        turnP50Sqlite,
+        cpuPerTurnOneMs,
+        cpuPerTurnTwoMs,
+      };
+    } finally {
+      await cluster.remove();
+    }
+  },
+  rows(r): Row[] {
+    return [
+      {
+        figure: "postgres: durable appends/s, 100 sessions (vs raw unnest, 100 rows/txn)",
+        value: int(r.appendsPerSec),
+        baseline: int(r.rawRowsPerSec),
+        ratio: ratioText(r.appendRatio),
+        checks: [atLeast(r.appendRatio, 0.7, "0.70x baseline")],
+      },
+      {
+        figure: "postgres: p50 echo turn with its lease (vs the same turn on SQLite)",
+        value: `${fixed(r.turnP50Postgres, 2)} ms`,
+        baseline: `${fixed(r.turnP50Sqlite, 2)} ms`,
+        ratio: ratioText(r.turnP50Postgres / r.turnP50Sqlite),
+        checks: [],
+      },
+      {
+        figure: "postgres: gateway CPU per turn, two gateways (vs one)",
+        value: `${fixed(r.cpuPerTurnTwoMs, 2)} ms`,
+        baseline: `${fixed(r.cpuPerTurnOneMs, 2)} ms`,
+        ratio: ratioText(r.cpuPerTurnTwoMs / r.cpuPerTurnOneMs),
+        checks: [],
+      },
+    ];
+  },
+};

@@ -1,0 +1,8 @@
+import { cliReference } from "./cli-reference.js";
+import { configReference } from "./config-reference.js";
+import type { GeneratedSection } from "./readme-sections.js";
+
+/** What each generated README part holds now, from the code. */
+export function generatedSections(): Record<GeneratedSection, string> {
+  return { cli: cliReference(), config: configReference() };
+}

@@ -1,0 +1,2 @@
+/** `sessiond/export`: sessions as JSON, CrabTalk JSONL or Markdown. */
+export * from "../export/index.js";

@@ -1,0 +1,142 @@
+import { SessiondError } from "../../model/errors.js";
+import { newId } from "../../model/ids.js";
+import {
+  type AdmitInput,
+  type AdmitResult,
+  canTransition,
+  type Inbox,
+  type InboxItem,
+  type InboxOutcome,
+  type InboxState,
+} from "../../model/inbox.js";
+
+/**
+ * The inbox in memory: nothing survives the process (tests, and the store's in-memory fallback). The JSONL
+ * inbox keeps its state in one of these too, rebuilt from its file.
+ */
+export class MemoryInbox implements Inbox {
+  readonly backend: string = "memory";
+  /** Insertion order is admission order. */
+  private readonly items = new Map<string, InboxItem>();
+  private readonly byDedupe = new Map<string, string>();
+  private closed = false;
+
+  async admit(input: AdmitInput): Promise<AdmitResult> {
+    this.open();
+    return this.admitNow(input);
+  }
+
+  async transition(id: string, state: InboxState, at: number, outcome?: InboxOutcome): Promise<boolean> {
+    this.open();
+    return this.transitionNow(id, state, at, outcome);
+  }
+
+  async get(id: string): Promise<InboxItem | undefined> {
+    this.open();
+    const item = this.items.get(id);
+    return item && structuredClone(item);
+  }
+
+  async unfinished(): Promise<InboxItem[]> {
+    this.open();
+    return [...this.items.values()]
+      .filter((i) => i.state === "pending" || i.state === "running")
+      .map((i) => structuredClone(i));
+  }
+
+  async prune(before: number): Promise<number> {
+    this.open();
+    return this.pruneNow(before);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  /** The item an admission would find or make, without storing it (the JSONL inbox writes it first). */
+  planAdmit(input: AdmitInput): AdmitResult {
+    const known = input.dedupeKey === undefined ? undefined : this.byDedupe.get(input.dedupeKey);
+    const existing = known === undefined ? undefined : this.items.get(known);
+    if (existing) return { item: structuredClone(existing), admitted: false };
+    const envelope = jsonSafe(input.envelope);
+    return {
+      admitted: true,
+      item: {
+        id: newId(input.at),
+        key: input.key,
+        envelope,
+        ...(input.dedupeKey !== undefined ? { dedupeKey: input.dedupeKey } : {}),
+        state: "pending",
+        admittedAt: input.at,
+        updatedAt: input.at,
+      },
+    };
+  }
+
+  /** Stores an item as planned (or replayed from a file). */
+  put(item: InboxItem): void {
+    this.items.set(item.id, structuredClone(item));
+    if (item.dedupeKey !== undefined) this.byDedupe.set(item.dedupeKey, item.id);
+  }
+
+  /** The stored item itself (no copy), for the file-backed inbox built on this one. */
+  peek(id: string): InboxItem | undefined {
+    return this.items.get(id);
+  }
+
+  /** Every item, in admission order (copies). */
+  all(): InboxItem[] {
+    return [...this.items.values()].map((i) => structuredClone(i));
+  }
+
+  /** Whether `transition` would change anything. */
+  allows(id: string, state: InboxState): boolean {
+    const item = this.items.get(id);
+    return item !== undefined && canTransition(item.state, state);
+  }
+
+  transitionNow(id: string, state: InboxState, at: number, outcome?: InboxOutcome): boolean {
+    const item = this.items.get(id);
+    if (!item || !canTransition(item.state, state)) return false;
+    item.state = state;
+    item.updatedAt = at;
+    if (outcome) item.outcome = structuredClone(outcome);
+    return true;
+  }
+
+  pruneNow(before: number): number {
+    let pruned = 0;
+    for (const [id, item] of this.items) {
+      if (item.state === "pending" || item.state === "running" || item.updatedAt >= before) continue;
+      this.items.delete(id);
+      if (item.dedupeKey !== undefined) this.byDedupe.delete(item.dedupeKey);
+      pruned++;
+    }
+    return pruned;
+  }
+
+  private admitNow(input: AdmitInput): AdmitResult {
+    const planned = this.planAdmit(input);
+    if (planned.admitted) this.put(planned.item);
+    return planned;
+  }
+
+  private open(): void {
+    if (this.closed) throw new SessiondError("STORE_CLOSED", "the inbox is closed");
+  }
+}
+
+/** The envelope as it will read back from a file: refused when it cannot be written as JSON. */
+export function jsonSafe<T>(value: T): T {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new SessiondError("INVALID_ARGUMENT", "the input cannot be stored: it is not JSON", {
+      cause: error,
+    });
+  }
+  if (text === undefined)
+    throw new SessiondError("INVALID_ARGUMENT", "the input cannot be stored: it is not JSON");
+  return JSON.parse(text) as T;
+}

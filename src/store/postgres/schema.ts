@@ -1,0 +1,98 @@
+/**
+ * The PostgreSQL schema as numbered migrations, applied in order at start (`migrate.ts`); the versions
+ * applied are rows of `sessiond_schema`. A migration is never edited once released: add the next one.
+ *
+ * Keys and ids are `COLLATE "C"`: byte order, so a key prefix is a range and pages are ordered as on
+ * SQLite whatever the database's locale. Times are milliseconds since the epoch (bigint), as in every
+ * store; lease expiry alone is the server's clock (`timestamptz`), so processes with skewed clocks agree.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+CREATE TABLE sessions (
+  sid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id text COLLATE "C" NOT NULL UNIQUE,
+  key text COLLATE "C" NOT NULL,
+  generation integer NOT NULL,
+  state text NOT NULL CHECK (state IN ('active', 'archived')),
+  agent text NOT NULL,
+  channel text NOT NULL,
+  chat_type text,
+  created_by text NOT NULL,
+  title text NOT NULL DEFAULT '',
+  created_at bigint NOT NULL,
+  last_activity_at bigint NOT NULL,
+  archived_at bigint,
+  entry_count integer NOT NULL DEFAULT 0,
+  message_count integer NOT NULL DEFAULT 0,
+  approx_tokens bigint NOT NULL DEFAULT 0,
+  context_from_seq integer NOT NULL DEFAULT 1,
+  last_compaction_seq integer,
+  overrides jsonb NOT NULL DEFAULT '{}'
+);
+CREATE UNIQUE INDEX sessions_current ON sessions (key) WHERE state = 'active';
+CREATE UNIQUE INDEX sessions_generations ON sessions (key, generation);
+CREATE INDEX sessions_activity ON sessions (last_activity_at, id) WHERE state = 'active';
+CREATE INDEX sessions_archived ON sessions (archived_at, id) WHERE state = 'archived';
+CREATE INDEX sessions_agent ON sessions (agent, id);
+CREATE INDEX sessions_channel ON sessions (channel, id);
+
+CREATE TABLE entries (
+  sid bigint NOT NULL,
+  seq integer NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  ts bigint NOT NULL,
+  type text NOT NULL,
+  idem_key text,
+  data text NOT NULL,
+  PRIMARY KEY (sid, seq),
+  UNIQUE (sid, idem_key)
+);
+
+-- One turn per key across processes: the holder, and an epoch that every take increments (fencing).
+CREATE TABLE leases (
+  key text COLLATE "C" PRIMARY KEY,
+  holder text,
+  epoch bigint NOT NULL DEFAULT 0,
+  expires_at timestamptz
+);
+
+-- Admitted turn inputs (src/model/inbox.ts), written before they are acknowledged as queued; \`n\` is
+-- the order of admission across processes. \`json\`, not jsonb: envelopes read back as they were written.
+CREATE TABLE inbox (
+  n bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  id text COLLATE "C" PRIMARY KEY,
+  key text COLLATE "C" NOT NULL,
+  envelope json NOT NULL,
+  dedupe_key text UNIQUE,
+  state text NOT NULL
+    CHECK (state IN ('pending', 'running', 'done', 'failed', 'interrupted', 'cancelled', 'dropped')),
+  admitted_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  outcome json
+);
+CREATE INDEX inbox_unfinished ON inbox (n) WHERE state IN ('pending', 'running');
+CREATE INDEX inbox_finished ON inbox (updated_at) WHERE state NOT IN ('pending', 'running');
+
+-- What src/runtimes/sessions keeps beside the store (the SQLite runtime-sessions file's tables).
+CREATE TABLE runtime_sessions (
+  agent text NOT NULL, key text COLLATE "C" NOT NULL, runtime text NOT NULL, id text NOT NULL, data jsonb,
+  saved_at bigint NOT NULL, PRIMARY KEY (agent, key)
+);
+CREATE INDEX runtime_sessions_key ON runtime_sessions (key);
+CREATE TABLE runtime_cost_baselines (
+  agent text NOT NULL, key text COLLATE "C" NOT NULL, baseline jsonb NOT NULL, PRIMARY KEY (agent, key)
+);
+CREATE TABLE runtime_run_costs (
+  agent text NOT NULL, key text COLLATE "C" NOT NULL, run_id text NOT NULL, runtime text NOT NULL,
+  status text NOT NULL, usd double precision, at bigint NOT NULL, PRIMARY KEY (agent, key, run_id)
+);
+CREATE INDEX runtime_run_costs_key ON runtime_run_costs (key);
+CREATE TABLE runtime_attention (
+  agent text NOT NULL, key text COLLATE "C" NOT NULL, error text NOT NULL, at bigint NOT NULL,
+  PRIMARY KEY (agent, key)
+);
+CREATE TABLE runtime_agents (agent text PRIMARY KEY, cwd text);
+`,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
