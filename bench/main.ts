@@ -17,6 +17,7 @@ import { postgresBench } from "./postgres.js";
 import { redactionCost } from "./redaction.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
+import { searchBench } from "./search.js";
 import { startup } from "./startup.js";
 import { summarizerThroughput } from "./summarizer.js";
 import { diskOf, log, makeTempDir, removeDir } from "./support.js";
@@ -70,6 +71,7 @@ const BENCHES: readonly Planned[] = [
   plan("gateway", gatewayThroughput),
   plan("memory", gatewayMemory),
   plan("dashboard", dashboardReads),
+  plan("search", searchBench),
   plan("postgres", postgresBench),
   plan("startup", startup),
   plan("pack", packInstall),

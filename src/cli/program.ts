@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { registerAgents } from "./commands/agents.js";
 import { registerImport } from "./commands/import.js";
 import { registerRoute } from "./commands/route.js";
+import { registerSearch } from "./commands/search.js";
 import { registerServe } from "./commands/serve.js";
 import { registerSessions } from "./commands/sessions.js";
 import { EXIT_CODES_HELP, EXIT_OK, reportError } from "./errors.js";
@@ -22,6 +23,7 @@ export function buildProgram(io: CliIo): Command {
     .addHelpText("afterAll", `\n${EXIT_CODES_HELP}\n`);
   registerRoute(program, io);
   registerSessions(program, io);
+  registerSearch(program, io);
   registerServe(program, io);
   registerAgents(program, io);
   registerImport(program, io);

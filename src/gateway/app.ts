@@ -14,6 +14,7 @@ import { inspectRoutes } from "./routes/inspect.js";
 import { createMetrics, type GatewayMetrics, metricsRoutes } from "./routes/metrics.js";
 import { openAiRoutes } from "./routes/openai.js";
 import { openApiRoutes } from "./routes/openapi.js";
+import { searchRoutes } from "./routes/search.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { workSessionRoutes } from "./routes/work-sessions.js";
 import type { GatewayEnv, GatewayOptions, RouteDeps } from "./types.js";
@@ -61,6 +62,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
 
   app.route("/", healthRoutes(routeDeps));
   app.route("/", sessionRoutes(routeDeps));
+  app.route("/", searchRoutes(routeDeps));
   app.route("/", agentRoutes(routeDeps));
   app.route("/", inspectRoutes(routeDeps));
   app.route("/", chatRoutes(routeDeps));

@@ -53,6 +53,8 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 409;
     case "TURN_TIMEOUT":
       return 504;
+    case "SEARCH_UNAVAILABLE":
+      return 501;
     case "STORE_CLOSED":
     case "STORE_UNAVAILABLE":
     case "STORE_FAILED":

@@ -25,7 +25,8 @@ export type ErrorCode =
   | "CHANNEL_BUSY"
   | "PACKAGE_MISSING"
   | "STORE_SCHEMA_NEWER"
-  | "LEASE_LOST";
+  | "LEASE_LOST"
+  | "SEARCH_UNAVAILABLE";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;

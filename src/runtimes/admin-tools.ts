@@ -6,6 +6,8 @@ import type {
   RuntimeToolResult,
   RuntimeTools,
 } from "../model/runtime.js";
+import { plainSnippet } from "../search/plain-snippet.js";
+import { searchStore } from "../search/searchable.js";
 import type { SessionPage, SessionQuery } from "../store/store.js";
 
 /** The most sessions or entries one admin tool call returns. */
@@ -48,12 +50,31 @@ export const ADMIN_TOOL_DEFINITIONS: readonly RuntimeToolDefinition[] = [
       },
     },
   },
+  {
+    type: "function",
+    function: {
+      name: "sessions_search",
+      description: "Search what users and agents said in stored sessions, best match first.",
+      parameters: {
+        type: "object",
+        properties: {
+          query: { type: "string", description: 'The words to find (all of them; "a phrase" in quotes).' },
+          agent: { type: "string", description: "Only this agent's sessions." },
+          limit: { type: "integer", minimum: 1, maximum: ADMIN_TOOL_MAX_LIMIT },
+        },
+        required: ["query"],
+        additionalProperties: false,
+      },
+    },
+  },
 ];
 
 /** What the admin tools read: the engine's session list and history. */
 export interface SessionReader {
   sessions: { list(query: SessionQuery): Promise<SessionPage> };
   history(key: string, options: { limit: number }): Promise<Entry[]>;
+  /** The store, searched when it has a search index (`sessions_search`). */
+  store: { readonly backend: string };
 }
 
 export interface AdminToolDeps {
@@ -77,9 +98,9 @@ export function adminToolsFor(senderId: string | undefined, deps: AdminToolDeps)
       const args = parseArguments(call.arguments);
       if (args === undefined) return failure("the arguments are not a JSON object");
       try {
-        return call.name === "sessions_list"
-          ? await sessionsList(deps.engine, args)
-          : await sessionsHistory(deps.engine, args);
+        if (call.name === "sessions_list") return await sessionsList(deps.engine, args);
+        if (call.name === "sessions_search") return await sessionsSearch(deps.engine, args);
+        return await sessionsHistory(deps.engine, args);
       } catch (error) {
         if (isSessiondError(error)) return failure(error.message);
         throw error;
@@ -152,4 +173,30 @@ async function sessionsHistory(
       : [],
   );
   return { content: JSON.stringify({ key: args.key, messages }) };
+}
+
+async function sessionsSearch(
+  engine: SessionReader,
+  args: Record<string, unknown>,
+): Promise<RuntimeToolResult> {
+  if (typeof args.query !== "string" || args.query.trim() === "")
+    return failure("query must be a non-empty string");
+  const limit = limitOf(args.limit);
+  if (limit === undefined) return failure("limit must be a positive integer");
+  if (args.agent !== undefined && typeof args.agent !== "string") return failure("agent must be a string");
+  const result = await searchStore(engine.store, {
+    text: args.query,
+    limit,
+    ...(typeof args.agent === "string" ? { agent: args.agent } : {}),
+  });
+  const hits = result.hits.map((h) => ({
+    key: h.key,
+    generation: h.generation,
+    archived: h.archived,
+    seq: h.seq,
+    role: h.role,
+    at: new Date(h.ts).toISOString(),
+    text: plainSnippet(h.snippet),
+  }));
+  return { content: JSON.stringify({ hits }) };
 }

@@ -367,7 +367,7 @@ export class LogStore implements Store {
     this.contexts.clear();
   }
 
-  private read<T>(run: () => MaybePromise<T>): Promise<T> {
+  protected read<T>(run: () => MaybePromise<T>): Promise<T> {
     try {
       this.assertOpen();
       const value = run();

@@ -58,6 +58,7 @@ describe("admin tools through the Anthropic API", () => {
     expect(((first?.tools ?? []) as Array<{ name: string }>).map((t) => t.name)).toEqual([
       "sessions_list",
       "sessions_history",
+      "sessions_search",
     ]);
     expect(blocks(second, "assistant")).toEqual([
       { type: "tool_use", id: "toolu_h", name: "sessions_history", input: { key: carl } },

@@ -102,7 +102,7 @@ describe("admin tools", () => {
 
     const [first, second, ...rest] = requestsSince(from);
     expect(rest).toEqual([]);
-    expect(toolNames(first)).toEqual(["sessions_list", "sessions_history"]);
+    expect(toolNames(first)).toEqual(["sessions_list", "sessions_history", "sessions_search"]);
     const assistant = second?.messages.find((m) => m.role === "assistant" && m.tool_calls);
     expect(assistant?.tool_calls).toEqual([
       { id: "call_list", type: "function", function: { name: "sessions_list", arguments: '{"limit":10}' } },
@@ -157,6 +157,35 @@ describe("admin tools", () => {
     expect(stored?.toolCalls).toEqual([
       { id: "failed", name: "sessions_history", arguments: { key: bobKey } },
     ]);
+  });
+
+  it("sessions_search finds what another user said for an admin, and is refused to anyone else", async () => {
+    const signal = new AbortController().signal;
+    const call = { name: "sessions_search", arguments: JSON.stringify({ query: "plan", limit: 50 }) };
+    const found = await adminToolsFor("alice", { engine: gw.engine, admins: ["alice"] }).execute(
+      call,
+      signal,
+    );
+    expect(found.failed).toBeUndefined();
+    const { hits } = JSON.parse(found.content) as {
+      hits: Array<{ key: string; role: string; text: string }>;
+    };
+    expect(hits).toContainEqual(
+      expect.objectContaining({ key: bobKey, role: "user", text: `my **plan** is ${SECRET}` }),
+    );
+    const empty = await adminToolsFor("alice", { engine: gw.engine, admins: ["alice"] }).execute(
+      { name: "sessions_search", arguments: "{}" },
+      signal,
+    );
+    expect(empty.failed).toBe(true);
+    const refused = await adminToolsFor("carol", { engine: gw.engine, admins: ["alice"] }).execute(
+      call,
+      signal,
+    );
+    expect(refused).toEqual({
+      content: JSON.stringify({ error: 'the tool "sessions_search" is not available in this conversation' }),
+      failed: true,
+    });
   });
 
   it("refuses a tool it did not offer even to an admin, and caps limits", async () => {

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { SEARCH_PARAMS } from "../../search/query-params.js";
 import type { GatewayEnv } from "../types.js";
 import { methodDocs } from "../ws/handlers/index.js";
 
@@ -70,6 +71,23 @@ export const OPENAPI_DOCUMENT = {
           }),
         ),
         responses: { "200": ok("{sessions, nextCursor?}"), ...errors },
+      },
+    },
+    "/api/search": {
+      get: {
+        summary: "Search what was said (user and assistant messages), best first",
+        parameters: ["q", ...SEARCH_PARAMS].map((name) => ({
+          name,
+          in: "query",
+          required: name === "q",
+          schema: { type: "string" },
+        })),
+        responses: {
+          "200": ok(
+            "{hits: [{key, sessionId, generation, archived, seq, role, ts, agent, channel, snippet}], nextCursor?, indexing}",
+          ),
+          ...errors,
+        },
       },
     },
     "/api/sessions/{key}": {

@@ -1,5 +1,6 @@
 import type { Entry } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
+import { MemorySearchIndex } from "../../search/memory-index.js";
 import type {
   ForeignChanges,
   GroupOutcome,
@@ -35,6 +36,8 @@ export class MemoryDriver implements StoreDriver {
   readonly backend = "memory";
   private readonly byId = new Map<string, Generation>();
   private readonly byKey = new Map<string, Generation[]>();
+  /** Search, updated with each change it applies. */
+  readonly searchIndex = new MemorySearchIndex((id) => this.byId.get(id)?.session);
 
   loadKey(key: string): KeyHead {
     let lastGeneration = 0;
@@ -134,6 +137,7 @@ export class MemoryDriver implements StoreDriver {
           if (entry.idempotencyKey !== undefined)
             generation.byIdempotencyKey.set(entry.idempotencyKey, entry);
         }
+        this.searchIndex.add(change.entries);
         generation.session = {
           ...cloneSession(change.session),
           key: generation.session.key,
@@ -161,6 +165,7 @@ export class MemoryDriver implements StoreDriver {
         const generation = this.byId.get(change.session.id);
         if (!generation) return;
         this.byId.delete(change.session.id);
+        this.searchIndex.remove(change.session.id);
         const key = generation.session.key;
         const rest = (this.byKey.get(key) ?? []).filter((g) => g !== generation);
         if (rest.length > 0) this.byKey.set(key, rest);

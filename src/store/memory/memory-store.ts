@@ -1,3 +1,5 @@
+import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
+import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore, type LogStoreOptions } from "../log-store.js";
 import { MemoryDriver } from "./memory-driver.js";
 
@@ -5,8 +7,17 @@ import { MemoryDriver } from "./memory-driver.js";
  * Everything in this process's memory: for tests, and as the fallback when no database can be opened.
  * Lost when the process exits. Writes go through the same group-commit writer as the stores on disk.
  */
-export class MemoryStore extends LogStore {
+export class MemoryStore extends LogStore implements SearchableStore {
+  private readonly memory: MemoryDriver;
+
   constructor(options: Omit<LogStoreOptions, "durability"> = {}) {
-    super(new MemoryDriver(), { ...options, durability: "relaxed" });
+    const driver = new MemoryDriver();
+    super(driver, { ...options, durability: "relaxed" });
+    this.memory = driver;
+  }
+
+  /** Messages whose text matches, best first (search/memory-index.ts). */
+  search(query: SearchQuery): Promise<SearchResult> {
+    return this.read(() => this.memory.searchIndex.search(normaliseSearch(query, Date.now())));
   }
 }

@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** The message of the triggers that refuse an entry stored twice (see SCHEMA_V2). */
 export const DUPLICATE_ENTRY = "sessiond: an entry with this seq or idempotency key is already stored";
@@ -79,6 +79,27 @@ WHEN EXISTS (SELECT 1 FROM journal WHERE sid = NEW.sid AND seq = NEW.seq AND id 
 BEGIN SELECT RAISE(ABORT, '${DUPLICATE_ENTRY}'); END;
 `;
 
+/**
+ * v3: search (search-index.ts). `search_rows` maps an index row to its message; `search_words` (FTS5,
+ * unicode61 without diacritics) holds the text, `search_grams` (trigram, contentless) finds CJK and
+ * substrings. A database upgraded from v2 has its messages indexed in the background, from
+ * `search_state.backfill_after` (a sid) on; NULL when every session is indexed.
+ */
+const SCHEMA_V3 = `
+CREATE TABLE IF NOT EXISTS search_rows (
+  row INTEGER PRIMARY KEY,
+  sid INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  role TEXT NOT NULL,
+  ts INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS search_rows_sid ON search_rows (sid);
+CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS search_grams USING fts5(body, tokenize = 'trigram remove_diacritics 1', content = '',
+  contentless_delete = 1);
+CREATE TABLE IF NOT EXISTS search_state (one INTEGER PRIMARY KEY CHECK (one = 1), backfill_after INTEGER);
+`;
+
 export function migrate(db: Database.Database): void {
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version === SCHEMA_VERSION) return;
@@ -93,7 +114,12 @@ export function migrate(db: Database.Database): void {
     const now = db.pragma("user_version", { simple: true }) as number;
     if (now === SCHEMA_VERSION) return;
     if (now < 1) db.exec(SCHEMA_V1);
-    db.exec(SCHEMA_V2);
+    if (now < 2) db.exec(SCHEMA_V2);
+    db.exec(SCHEMA_V3);
+    // A new database has nothing to index; an upgraded one indexes what it holds from the first sid on.
+    db.prepare("INSERT OR IGNORE INTO search_state (one, backfill_after) VALUES (1, ?)").run(
+      now < 1 ? null : 0,
+    );
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -28,6 +28,7 @@ import {
   sessionInsertParams,
   sessionUpdateParams,
 } from "./rows.js";
+import { SqliteSearchIndex } from "./search-index.js";
 import {
   asStoreError,
   isFsyncError,
@@ -78,6 +79,8 @@ export class SqliteDriver implements StoreDriver {
   /** In WAL mode on a file: makes durable commits durable without blocking the thread. */
   readonly walSync: WalSync | undefined;
   readonly checkpointer: Checkpointer | undefined;
+  /** Search, written in the same transactions as the entries. */
+  readonly searchIndex: SqliteSearchIndex;
   private readonly sql: Statements;
   private readonly sids = new RecentMap<string, number>(20_000);
   private readonly dataVersionQuery: Database.Statement;
@@ -107,6 +110,7 @@ export class SqliteDriver implements StoreDriver {
         walSync.sync().catch((error: unknown) => Promise.reject(walSyncFailed(this.path, error)));
     }
     this.sql = new Statements(this.db);
+    this.searchIndex = new SqliteSearchIndex(this.db, this.sql);
     this.dataVersionQuery = this.db.prepare(SQL.dataVersion).pluck();
     this.synchronous = options.durability === "strict" && !this.walSync ? "FULL" : "NORMAL";
     this.savepoint = this.db.transaction((run: () => void) => run());
@@ -314,6 +318,7 @@ export class SqliteDriver implements StoreDriver {
         // A reset entry goes straight into `entries`; appends of a big batch through the journal.
         const insert = this.sql.get(this.viaJournal && !closes ? SQL.insertJournal : SQL.insertEntry);
         for (const entry of change.entries) insert.run(entryInsertParams(sid, entry));
+        this.searchIndex.add(sid, change.entries);
         if (this.viaJournal && !closes) this.journal.rows += change.entries.length;
         if (closes) this.sql.get(SQL.updateSession).run(sessionUpdateParams(sid, change.session));
         else this.sql.get(SQL.updateAfterAppend).run(sessionAfterAppendParams(sid, change.session));
@@ -340,6 +345,7 @@ export class SqliteDriver implements StoreDriver {
         const sid = this.sidOf(change.session.id);
         if (sid === undefined) return;
         this.sql.get(SQL.deleteEntries).run(sid);
+        this.searchIndex.remove(sid);
         this.sql.get(SQL.deleteJournal).run(sid);
         this.sql.get(SQL.deleteSession).run(sid);
         this.sids.delete(change.session.id);

@@ -1,5 +1,9 @@
+import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
+import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
 import type { Durability } from "../store.js";
+import { SearchBackfill } from "./search-backfill.js";
+import type { IndexProgress } from "./search-index.js";
 import { SqliteDriver } from "./sqlite-driver.js";
 
 export { SQL } from "./sqlite-sql.js";
@@ -38,16 +42,19 @@ export interface SqliteStoreOptions {
   pageCacheKb?: number;
   /** The most bytes of appends waiting for the writer before appends fail with STORE_BUSY (default 64 MiB). */
   maxQueuedBytes?: number;
+  /** Reports each step of the background build of an upgraded database's search index. */
+  onIndexProgress?: (progress: IndexProgress) => void;
 }
 
 /**
  * The embedded default: one SQLite file in WAL mode (sqlite-driver.ts) under the log core. Reads go
  * straight to the file; every write goes through one group-commit writer.
  */
-export class SqliteStore extends LogStore {
+export class SqliteStore extends LogStore implements SearchableStore {
   readonly path: string;
   /** The driver, for tests that look at the file's connection and its fsyncs. */
   readonly sqlite: SqliteDriver;
+  private readonly backfill: SearchBackfill;
 
   constructor(options: SqliteStoreOptions) {
     let stop: (error: unknown) => void = () => undefined;
@@ -68,5 +75,21 @@ export class SqliteStore extends LogStore {
     stop = (error) => this.writer.failStop(error);
     this.path = options.path;
     this.sqlite = driver;
+    this.backfill = new SearchBackfill(driver.searchIndex, options.onIndexProgress);
+  }
+
+  /** Messages whose text matches, best first (search-index.ts). */
+  search(query: SearchQuery): Promise<SearchResult> {
+    return this.read(() => this.sqlite.searchIndex.search(normaliseSearch(query, Date.now())));
+  }
+
+  /** How far the background build of the search index got. */
+  searchProgress(): IndexProgress {
+    return this.sqlite.searchIndex.progress();
+  }
+
+  override close(): Promise<void> {
+    this.backfill.stop();
+    return super.close();
   }
 }

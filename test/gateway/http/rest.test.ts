@@ -337,12 +337,15 @@ describe("operations", () => {
   it("serves an OpenAPI document", async () => {
     const doc = await (await gw.api("/api/openapi.json")).json();
     expect(doc.openapi).toBe("3.1.0");
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/api/sessions", "/v1/chat/completions"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/api/sessions", "/api/search", "/v1/chat/completions"]),
+    );
     const ws = (doc as unknown as { "x-websocket": { methods: Record<string, { params: object }> } })[
       "x-websocket"
     ];
     expect(Object.keys(ws.methods["chat.send"]!.params)).toEqual(["message", "session", "agent"]);
-    expect(Object.keys(ws.methods)).toHaveLength(10);
+    expect(Object.keys(ws.methods)).toHaveLength(11);
+    expect(ws.methods["sessions.search"]).toBeDefined();
   });
 
   it("answers unknown routes with the JSON error shape", async () => {

@@ -2,6 +2,7 @@ import type { Handler } from "../connection.js";
 import { ProtocolError } from "../protocol.js";
 import * as chat from "./chat.js";
 import * as conversations from "./conversations.js";
+import * as search from "./search.js";
 import * as sessions from "./sessions.js";
 import * as watch from "./watch.js";
 
@@ -19,6 +20,22 @@ const METHODS: Readonly<Record<string, MethodSpec>> = {
     handler: sessions.list,
     params: { agent: "only this agent's sessions", limit: "1–1000", cursor: "nextCursor of the page before" },
     result: "{sessions: SessionList[], nextCursor?}",
+  },
+  "sessions.search": {
+    handler: search.search,
+    params: {
+      q: 'the words to find; "a phrase" in quotes',
+      agent: "only this agent's sessions",
+      channel: "only this channel's sessions",
+      prefix: "only keys that start with this",
+      role: "user or assistant",
+      since: "ISO 8601 date or ms: messages at or after",
+      until: "ISO 8601 date or ms: messages before",
+      archived: "include (default), exclude or only",
+      limit: "1–100, default 20",
+      cursor: "nextCursor of the page before",
+    },
+    result: "{hits: SearchHit[], nextCursor?, indexing}",
   },
   "sessions.kill": {
     handler: sessions.kill,

@@ -1,0 +1,152 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { SearchQuery } from "../src/search/query.js";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import { buildStore } from "./bulk-build.js";
+import type { Bench, BenchContext, Row } from "./report.js";
+import { atLeast, below, fixed, int, ratioText } from "./report.js";
+import { BENCH_INIT, benchKey, percentile, userMessage } from "./support.js";
+
+const PER_SESSION = 100;
+const RARE = "zygomorphic";
+
+interface Latency {
+  p50Ms: number;
+  p99Ms: number;
+  hits: number;
+}
+
+export interface SearchBenchResult {
+  messages: number;
+  sessions: number;
+  indexSec: number;
+  rare: Latency;
+  common: Latency;
+  phrase: Latency;
+  filtered: Latency;
+  appendsPerSecIndexed: number;
+  appendsPerSecUnindexed: number;
+}
+
+/** The bulk-built store's messages indexed in bulk, as the search index would hold them (search-index.ts). */
+function indexInBulk(path: string): number {
+  const start = performance.now();
+  const db = new Database(path);
+  db.pragma("synchronous = OFF");
+  db.exec(`INSERT INTO search_rows (sid, seq, role, ts)
+      SELECT sid, seq, data ->> '$.role', ts FROM entries WHERE type = 'message' ORDER BY sid, seq;
+    INSERT INTO search_words (rowid, body)
+      SELECT r.row, e.data ->> '$.content' FROM search_rows r JOIN entries e ON e.sid = r.sid AND e.seq = r.seq;
+    INSERT INTO search_words (search_words) VALUES ('optimize');
+`);
+  db.pragma("wal_checkpoint(TRUNCATE)");
+  db.close();
+  return performance.now() - start;
+}
+
+async function latency(store: SqliteStore, query: SearchQuery, samples: number): Promise<Latency> {
+  const times: number[] = [];
+  let hits = 0;
+  for (let i = 0; i < samples + 5; i++) {
+    const start = performance.now();
+    const result = await store.search(query);
+    if (i >= 5) times.push(performance.now() - start);
+    hits = result.hits.length;
+  }
+  times.sort((a, b) => a - b);
+  return { p50Ms: percentile(times, 50), p99Ms: percentile(times, 99), hits };
+}
+
+/** Durable appends/s from 100 concurrent sessions of a fresh store, with the index written or skipped. */
+async function appendRate(path: string, indexed: boolean, appends: number): Promise<number> {
+  const store = new SqliteStore({ path });
+  // The bench measures what indexing costs: without it, the driver's index write is a no-op.
+  if (!indexed) store.sqlite.searchIndex.add = () => undefined;
+  const sessions = 100;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: sessions }, async (_, s) => {
+      for (let i = 0; i < appends / sessions; i++)
+        await store.append(`k:${s}`, [userMessage(`message ${i} about the meeting notes and the draft`)], {
+          init: BENCH_INIT,
+        });
+    }),
+  );
+  const ms = performance.now() - start;
+  await store.close();
+  return (appends / ms) * 1000;
+}
+
+async function run(ctx: BenchContext): Promise<SearchBenchResult> {
+  const sessions = ctx.quick ? 1_000 : 10_000;
+  const path = join(ctx.dir, "search.db");
+  ctx.log(`search: building ${int(sessions * PER_SESSION)} messages in ${int(sessions)} sessions`);
+  await buildStore(path, sessions, PER_SESSION);
+  const indexMs = indexInBulk(path);
+  ctx.log(`search: indexed in ${fixed(indexMs / 1000, 1)} s`);
+  const store = new SqliteStore({ path });
+  for (let i = 0; i < 5; i++)
+    await store.append(benchKey(i * 97), [userMessage(`a ${RARE} flower, number ${i}`)], {
+      init: BENCH_INIT,
+    });
+  const samples = ctx.quick ? 50 : 200;
+  const result = {
+    messages: sessions * PER_SESSION,
+    sessions,
+    indexSec: indexMs / 1000,
+    rare: await latency(store, { text: RARE }, samples),
+    common: await latency(store, { text: "the" }, ctx.quick ? 10 : 30),
+    phrase: await latency(store, { text: '"meeting notes"' }, ctx.quick ? 10 : 30),
+    filtered: await latency(store, { text: "meeting", keyPrefix: benchKey(42), role: "user" }, samples),
+    appendsPerSecIndexed: 0,
+    appendsPerSecUnindexed: 0,
+  };
+  await store.close();
+  const appends = ctx.quick ? 5_000 : 20_000;
+  // Interleaved, so that both see the same disk and load.
+  let on = 0;
+  let off = 0;
+  for (let r = 0; r < 2; r++) {
+    off += await appendRate(join(ctx.dir, `append-off-${r}.db`), false, appends);
+    on += await appendRate(join(ctx.dir, `append-on-${r}.db`), true, appends);
+  }
+  result.appendsPerSecIndexed = on / 2;
+  result.appendsPerSecUnindexed = off / 2;
+  return result;
+}
+
+const latencyRow = (name: string, l: Latency): Row => ({
+  figure: `${name} p50 / p99 (ms), ${l.hits} hits`,
+  value: `${fixed(l.p50Ms, 2)} / ${fixed(l.p99Ms, 2)}`,
+  baseline: "",
+  ratio: "",
+  checks: [below(l.p50Ms, 10, "p50 10 ms"), below(l.p99Ms, 50, "p99 50 ms")],
+});
+
+export const searchBench: Bench<SearchBenchResult> = {
+  name: "search (SQLite FTS5 + trigram, 1,000,000 messages in 10,000 sessions; --quick: 100,000 in 1,000)",
+  run,
+  rows(r): Row[] {
+    const ratio = r.appendsPerSecIndexed / r.appendsPerSecUnindexed;
+    return [
+      {
+        figure: `messages / sessions (bulk index build, s)`,
+        value: `${int(r.messages)} / ${int(r.sessions)}`,
+        baseline: "",
+        ratio: fixed(r.indexSec, 1),
+        checks: [],
+      },
+      latencyRow(`rare term (${RARE})`, r.rare),
+      latencyRow("common term (the)", r.common),
+      latencyRow('phrase ("meeting notes")', r.phrase),
+      latencyRow("filtered (key prefix + role)", r.filtered),
+      {
+        figure: "durable appends/s, 100 sessions (baseline: index skipped)",
+        value: int(r.appendsPerSecIndexed),
+        baseline: int(r.appendsPerSecUnindexed),
+        ratio: ratioText(ratio),
+        checks: [atLeast(ratio, 0.75, "0.75x (indexing <= 25%)")],
+      },
+    ];
+  },
+};

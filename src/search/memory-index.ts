@@ -1,0 +1,184 @@
+import type { Entry } from "../model/entry.js";
+import type { Session } from "../model/session.js";
+import { CJK, indexedText } from "./indexed-text.js";
+import {
+  encodeSearchCursor,
+  type NormalisedSearch,
+  RECENCY_HALF_LIFE_MS,
+  type SearchHit,
+  type SearchResult,
+  type SearchRole,
+} from "./query.js";
+import { foldText, makeSnippet } from "./snippet.js";
+
+interface Doc {
+  row: number;
+  sessionId: string;
+  seq: number;
+  role: SearchRole;
+  ts: number;
+  text: string;
+  /** The folded words, space-joined with spaces around (for phrases) and how many. */
+  words: string;
+  length: number;
+}
+
+const K1 = 1.2;
+const B = 0.75;
+
+/** Lowercase words without diacritics, as the SQLite index (unicode61 remove_diacritics 2) splits them. */
+export function foldedWords(text: string): string[] {
+  return foldText(text).folded.match(/[\p{L}\p{N}_]+/gu) ?? [];
+}
+
+/**
+ * A search index in this process's memory, ranked as the SQLite one is (BM25, k1 1.2, b 0.75, negated so
+ * that lower is better, times the recency weight): the memory store's, and what the JSONL store's sidecar
+ * loads into. CJK terms are matched as substrings of the folded text.
+ */
+export class MemorySearchIndex {
+  private readonly docs = new Map<number, Doc>();
+  private readonly postings = new Map<string, Map<number, number>>();
+  private readonly bySession = new Map<string, number[]>();
+  private nextRow = 1;
+  private totalLength = 0;
+
+  constructor(private readonly sessionOf: (sessionId: string) => Session | undefined) {}
+
+  get size(): number {
+    return this.docs.size;
+  }
+
+  add(entries: readonly Entry[]): void {
+    for (const entry of entries) {
+      const indexed = indexedText(entry);
+      if (!indexed) continue;
+      const words = foldedWords(indexed.text);
+      const row = this.nextRow++;
+      const doc: Doc = {
+        row,
+        sessionId: entry.sessionId,
+        seq: entry.seq,
+        role: indexed.role,
+        ts: entry.ts,
+        text: indexed.text,
+        words: ` ${words.join(" ")} `,
+        length: words.length,
+      };
+      this.docs.set(row, doc);
+      this.totalLength += words.length;
+      for (const word of words) {
+        let posting = this.postings.get(word);
+        if (!posting) {
+          posting = new Map();
+          this.postings.set(word, posting);
+        }
+        posting.set(row, (posting.get(row) ?? 0) + 1);
+      }
+      const rows = this.bySession.get(entry.sessionId) ?? [];
+      rows.push(row);
+      this.bySession.set(entry.sessionId, rows);
+    }
+  }
+
+  remove(sessionId: string): void {
+    for (const row of this.bySession.get(sessionId) ?? []) {
+      const doc = this.docs.get(row);
+      if (!doc) continue;
+      this.docs.delete(row);
+      this.totalLength -= doc.length;
+      for (const word of new Set(doc.words.trim().split(" "))) {
+        const posting = this.postings.get(word);
+        posting?.delete(row);
+        if (posting?.size === 0) this.postings.delete(word);
+      }
+    }
+    this.bySession.delete(sessionId);
+  }
+
+  search(q: NormalisedSearch, indexing = false): SearchResult {
+    const scored: Array<{ doc: Doc; session: Session; score: number }> = [];
+    const avg = this.docs.size === 0 ? 1 : this.totalLength / this.docs.size;
+    for (const [row, rank] of this.matches(q, avg)) {
+      const doc = this.docs.get(row)!;
+      const session = this.sessionOf(doc.sessionId);
+      if (!session || !passes(q, doc, session)) continue;
+      const score = (rank * RECENCY_HALF_LIFE_MS) / (RECENCY_HALF_LIFE_MS + Math.max(0, q.now - doc.ts));
+      const after = q.after;
+      if (after && !(score > after.score || (score === after.score && row > after.row))) continue;
+      scored.push({ doc, session, score });
+    }
+    scored.sort((a, b) => a.score - b.score || a.doc.row - b.doc.row);
+    const page = scored.slice(0, q.limit);
+    const hits = page.map(
+      ({ doc, session }): SearchHit => ({
+        key: session.key,
+        sessionId: session.id,
+        generation: session.generation,
+        archived: session.state === "archived",
+        seq: doc.seq,
+        role: doc.role,
+        ts: doc.ts,
+        agent: session.agent,
+        channel: session.channel,
+        snippet: makeSnippet(doc.text, q.terms),
+      }),
+    );
+    const result: SearchResult = { hits, indexing };
+    const last = page.at(-1);
+    if (scored.length > q.limit && last)
+      result.nextCursor = encodeSearchCursor({ now: q.now, score: last.score, row: last.doc.row });
+    return result;
+  }
+
+  /** The rows every term matches, each with its (negated) BM25 over the word terms. */
+  private matches(q: NormalisedSearch, avg: number): Map<number, number> {
+    let found: Map<number, number> | undefined;
+    const n = this.docs.size;
+    q.terms.forEach((term, i) => {
+      const words = foldedWords(term.text);
+      const here = new Map<number, number>();
+      if (CJK.test(term.text) || term.phrase) {
+        const needle = CJK.test(term.text) ? foldText(term.text).folded : ` ${words.join(" ")} `;
+        for (const doc of found ? [...found.keys()].map((r) => this.docs.get(r)!) : this.docs.values()) {
+          const hay = CJK.test(term.text) ? foldText(doc.text).folded : doc.words;
+          if (hay.includes(needle)) here.set(doc.row, -1);
+        }
+      } else {
+        const prefix = i === q.terms.length - 1;
+        const word = words[0] ?? "";
+        for (const [token, posting] of this.postings) {
+          if (token !== word && !(prefix && token.startsWith(word))) continue;
+          const idf = Math.log(1 + (n - posting.size + 0.5) / (posting.size + 0.5));
+          for (const [row, tf] of posting) {
+            const length = this.docs.get(row)?.length ?? 0;
+            const part = (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avg));
+            here.set(row, (here.get(row) ?? 0) - part);
+          }
+        }
+      }
+      if (!found) found = here;
+      else {
+        const both = new Map<number, number>();
+        for (const [row, rank] of here) {
+          const before = found.get(row);
+          if (before !== undefined) both.set(row, before + rank);
+        }
+        found = both;
+      }
+    });
+    return found ?? new Map();
+  }
+}
+
+function passes(q: NormalisedSearch, doc: Doc, s: Session): boolean {
+  if (q.role && doc.role !== q.role) return false;
+  if (q.since !== undefined && doc.ts < q.since) return false;
+  if (q.until !== undefined && doc.ts >= q.until) return false;
+  if (q.agent && s.agent !== q.agent) return false;
+  if (q.channel && s.channel !== q.channel) return false;
+  if (q.keyPrefix && !s.key.startsWith(q.keyPrefix)) return false;
+  if (q.archived === "only" && s.state !== "archived") return false;
+  if (q.archived === "exclude" && s.state === "archived") return false;
+  return true;
+}

@@ -1,0 +1,4 @@
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { runSearchContract } from "./search-contract.js";
+
+runSearchContract("memory", async () => new MemoryStore());
