@@ -116,7 +116,7 @@ export function parseSessionFile(
     {
       agent: meta.agent,
       channel: meta.channel ?? "crabtalk",
-      createdBy: meta.created_by,
+      createdBy: meta.sender ?? meta.created_by,
       ...(meta.chat_type !== undefined ? { chatType: meta.chat_type as ChatType } : {}),
     },
     meta.generation ?? 1,
@@ -182,7 +182,7 @@ export function parseSessionFile(
         }
         const body: EntryBody =
           d.kind === "foreign-message"
-            ? { type: "message", role: d.role, content: d.content }
+            ? { type: "message", role: d.role, content: d.content, ...d.fields }
             : {
                 type: "compaction",
                 summary: d.summary,
@@ -273,6 +273,7 @@ function metadataOf(text: string, report: (reason: string) => void): MetadataLin
   const isString = (v: unknown) => typeof v === "string";
   const identity =
     optional(value.key, (v) => isString(v) && v !== "") &&
+    optional(value.sender, isString) &&
     optional(value.session_id, (v) => isString(v) && ULID.test(v as string)) &&
     optional(value.generation, (v) => Number.isSafeInteger(v) && (v as number) >= 1);
   if (!identity) return undefined;
