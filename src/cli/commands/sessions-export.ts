@@ -39,7 +39,7 @@ export function registerExport(sessions: Command, io: CliIo): void {
     .option("--all", "include the archived generations before the current one")
     .option(
       "--all-sessions",
-      "export every key, all generations, one file per key into the --output directory",
+      "export every key, all generations, one file per key into the --output directory (jsonl: one per generation)",
     )
     .option("--output <path>", "write to this file (a directory with --all-sessions) instead of stdout")
     .action(async (key: string | undefined, _options: unknown, command: Command) => {
