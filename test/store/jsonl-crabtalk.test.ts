@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -183,7 +183,6 @@ describe("JSONL store beside CrabTalk (its loader, test/support/crabtalk-loader.
   });
 
   it("reads tool calls, ids and reasoning from lines CrabTalk wrote", async () => {
-    const { writeFileSync } = await import("node:fs");
     const meta = { agent: "crab", created_by: "user", created_at: "2026-11-30T08:40:00+00:00", title: "" };
     const lines = [
       { ...meta, uptime_secs: 1 },
@@ -193,6 +192,7 @@ describe("JSONL store beside CrabTalk (its loader, test/support/crabtalk-loader.
         reasoning_content: "use the tool",
         tool_calls: [
           { id: "call_9", type: "function", function: { name: "flights", arguments: '{"to":"LIS"}' } },
+          { id: "call_10", type: "function", function: { name: "echo", arguments: "not json" } },
         ],
       },
       { role: "tool", content: "3 options", name: "flights", tool_call_id: "call_9" },
@@ -207,9 +207,53 @@ describe("JSONL store beside CrabTalk (its loader, test/support/crabtalk-loader.
         role: "assistant",
         content: "",
         parts: [{ kind: "thinking", text: "use the tool" }],
-        toolCalls: [{ id: "call_9", name: "flights", arguments: { to: "LIS" } }],
+        toolCalls: [
+          { id: "call_9", name: "flights", arguments: { to: "LIS" } },
+          { id: "call_10", name: "echo", arguments: { input: "not json" } },
+        ],
       },
       { role: "tool", content: "3 options", toolCallId: "call_9" },
     ]);
+  });
+
+  it("a file CrabTalk retitled (metadata rewritten, sessiond's fields gone) keeps its key and generation", async () => {
+    let store = open();
+    const init = { agent: "main", channel: "telegram", createdBy: "42" };
+    const first = await store.append("telegram:42", [user("one"), assistant("reply one")], { init });
+    await store.reset("telegram:42", "manual");
+    await store.append("telegram:42", [user("two")]);
+    await store.append("whatsapp:42", [user("other key")], { init: { ...init, channel: "whatsapp" } });
+    await store.close();
+    // CrabTalk's set_title: metadata rewritten with its own fields only, the file renamed `{stem}_{slug}`.
+    const file = files().find((f) => metaOf(f).session_id === first.session.id)!;
+    const [line1, ...rest] = readFileSync(join(dir, file), "utf8").split("\n");
+    const old = JSON.parse(line1!) as Record<string, unknown>;
+    const crabMeta = {
+      agent: old.agent,
+      created_by: old.created_by,
+      created_at: "2026-12-01T10:00:00+00:00",
+    };
+    writeFileSync(
+      join(dir, file),
+      [JSON.stringify({ ...crabMeta, title: "Day one", uptime_secs: 3 }), ...rest].join("\n"),
+    );
+    renameSync(join(dir, file), join(dir, file.replace(/\.jsonl$/, "_day-one.jsonl")));
+
+    store = open();
+    const gens = await store.generations("telegram:42");
+    expect(gens.map((g) => [g.generation, g.id, g.state])).toEqual([
+      [2, expect.any(String), "active"],
+      [1, first.session.id, "archived"],
+    ]);
+    expect((await store.readEntries(first.session.id)).map((e) => e.type === "message" && e.content)).toEqual(
+      ["one", "reply one", false],
+    );
+    expect(
+      (await store.loadContext("telegram:42"))!.entries.map((e) => e.type === "message" && e.content),
+    ).toEqual(["two"]);
+    expect(
+      (await store.listSessions({ includeArchived: true, limit: 100 })).sessions.map((s) => s.key).sort(),
+    ).toEqual(["telegram:42", "telegram:42", "whatsapp:42"]);
+    await store.close();
   });
 });

@@ -43,6 +43,7 @@ import type {
 } from "../store.js";
 import { inputBytes, SMALL_WRITE_BYTES } from "../write-bytes.js";
 import { ChangeWatch } from "./change-watch.js";
+import { writeClaimIdentity } from "./claim-identity.js";
 import { entryLines, metadataLine } from "./crabtalk-format.js";
 import { scanDirectory, settleKey, type Tracked } from "./directory-scan.js";
 import { type FileSystem, fsyncDir, fsyncOrFail, realFs } from "./durable-fs.js";
@@ -781,7 +782,7 @@ export class JsonlStore implements Store {
     let fd: number;
     let file: string;
     for (; ; seq++) {
-      if (!this.claim(join(this.claimsDir, `${prefix}_${seq}`))) continue;
+      if (!this.claim(join(this.claimsDir, `${prefix}_${seq}`), session)) continue;
       file = sessionFileName(prefix, seq);
       try {
         fd = this.fs.openSync(
@@ -803,13 +804,19 @@ export class JsonlStore implements Store {
     return tracked;
   }
 
-  private claim(path: string): boolean {
+  private claim(path: string, session: Session): boolean {
+    let fd: number;
     try {
-      this.fs.closeSync(this.fs.openSync(path, "wx"));
-      return true;
+      fd = this.fs.openSync(path, "wx");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
       throw error;
+    }
+    try {
+      writeClaimIdentity(this.fs, fd, session);
+      return true;
+    } finally {
+      this.fs.closeSync(fd);
     }
   }
 
