@@ -175,7 +175,12 @@ describe("JSONL store beside CrabTalk (its loader, test/support/crabtalk-loader.
     await store.append("odd agent", [user("x")], {
       init: { agent: "my agent/1", channel: "crabtalk", createdBy: "u" },
     });
+    const secretAgent = "sk-proj-Abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+    await store.append("secret agent", [user("y")], {
+      init: { agent: secretAgent, channel: "crabtalk", createdBy: "u" },
+    });
     await store.close();
+    expect(files().some((f) => f.includes("Abcdefghijklmnop"))).toBe(false);
     expect(files()).toContain("Crab_Über-Ü_1.jsonl");
     expect(findLatestConversation(dir, "Crab", "Über:Ü")).toBe(join(dir, "Crab_Über-Ü_1.jsonl"));
     // An agent name that is not safe in a file name is slugged: CrabTalk does not find it by that name.

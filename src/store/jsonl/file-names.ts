@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { crabtalkSlug } from "../../keys/file-names.js";
+import { redactSecrets } from "../../secrets/index.js";
 
 const SLUG_MAX = 64;
 const TITLE_SLUG_MAX = 60;
@@ -18,14 +19,15 @@ export interface FileFamily {
 
 /**
  * The family of a key's files. The agent is written as is, as CrabTalk looks it up, when it is 1–64 ASCII
- * letters, digits or `-` (`_` would make names ambiguous to CrabTalk's prefix match); otherwise its slug
- * (`agent` if empty), under which CrabTalk does not find it. A key of the `crabtalk` scope
+ * letters, digits or `-` (`_` would make names ambiguous to CrabTalk's prefix match) and holds no secret;
+ * otherwise its slug (`agent` if empty), under which CrabTalk does not find it. A key of the `crabtalk` scope
  * (`{agent}:{created_by}`) is CrabTalk's own family, `{agent}_{sender_slug(created_by)}`; any other key's sender
  * part also carries 48 bits of sha256(key), so distinct keys of one sender (`telegram:42`, `whatsapp:42`)
  * never share a family, which CrabTalk would read as one conversation.
  */
 export function fileFamily(agent: string, createdBy: string, key: string): FileFamily {
-  const agentPart = SAFE_AGENT.test(agent) ? agent : crabtalkSlug(agent).slice(0, SLUG_MAX) || "agent";
+  const asIs = SAFE_AGENT.test(agent) && redactSecrets(agent) === agent;
+  const agentPart = asIs ? agent : crabtalkSlug(agent).slice(0, SLUG_MAX) || "agent";
   const senderSlug = crabtalkSlug(createdBy).slice(0, SLUG_MAX);
   const own = key === `${agent}:${createdBy}`;
   const sender = own ? createdBy : [senderSlug, keyHash(key)].filter((p) => p !== "").join("-");
