@@ -6,7 +6,7 @@ import { exportMarkdown } from "./markdown.js";
 import type { ExportOptions } from "./sessions.js";
 
 export { exportJson } from "./json.js";
-export { exportJsonl } from "./jsonl.js";
+export { exportJsonl, exportJsonlFiles, type JsonlFile } from "./jsonl.js";
 export { exportMarkdown } from "./markdown.js";
 export type { ExportOptions } from "./sessions.js";
 

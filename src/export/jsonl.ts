@@ -1,6 +1,7 @@
 import type { Entry } from "../model/entry.js";
 import type { Session } from "../model/session.js";
 import { entryLines, metadataLine } from "../store/jsonl/crabtalk-format.js";
+import { fileFamily, sessionFileName } from "../store/jsonl/file-names.js";
 import { encodeLine } from "../store/jsonl/json-line.js";
 import { orderSessions } from "./sessions.js";
 
@@ -25,4 +26,26 @@ export function exportJsonl(sessions: readonly Session[], entries: readonly Entr
   const out = [encodeLine(metadataLine(current, extra))];
   for (const entry of entries) out.push(...entryLines(entry, entries, several));
   return out.join("");
+}
+
+/** One file of a CrabTalk sessions directory: its name and its text. */
+export interface JsonlFile {
+  name: string;
+  text: string;
+}
+
+/**
+ * A key's generations as CrabTalk's sessions directory holds them: one file per generation, named as the
+ * JSONL store names them (`{agent}_{sender}_{generation}[_{title_slug}].jsonl`), so that CrabTalk's
+ * `find_latest_conversation` picks the current generation (the highest seq).
+ */
+export function exportJsonlFiles(sessions: readonly Session[], entries: readonly Entry[]): JsonlFile[] {
+  return orderSessions(sessions).generations.map((session) => {
+    const own = entries.filter((e) => e.sessionId === session.id);
+    const { prefix } = fileFamily(session.agent, session.createdBy, session.key);
+    return {
+      name: sessionFileName(prefix, session.generation, session.title),
+      text: exportJsonl([session], own),
+    };
+  });
 }

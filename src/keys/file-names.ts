@@ -7,13 +7,14 @@ const NOT_ALNUM_RUN = /[^\p{Alphabetic}\p{N}]+/gu;
 const NOT_ZEROCLAW_SAFE = /[^\p{Alphabetic}\p{N}_-]/gu;
 
 /**
- * CrabTalk's `sender_slug`: `TG:user-123` → `tg-user-123`, `a::b` → `a-b`, `:::` → ``. Lossy. A secret in
- * `s` becomes `redacted` first: a file name must never carry one.
+ * CrabTalk's `sender_slug`: `TG:user-123` → `tg-user-123`, `a::b` → `a-b`, `:::` → ``, `Ü` stays `Ü`
+ * (ASCII-only lowercasing, as Rust's `to_ascii_lowercase`). Lossy. A secret in `s` becomes `redacted`
+ * first: a file name must never carry one.
  */
 export function crabtalkSlug(s: string): string {
   return redactSecrets(s)
     .replace(NOT_ALNUM_RUN, "-")
-    .toLowerCase()
+    .replace(/[A-Z]+/g, (upper) => upper.toLowerCase())
     .replace(/^-+|-+$/g, "");
 }
 

@@ -78,7 +78,9 @@ describe("sessiond sessions export", () => {
     );
     expect(meta).toEqual({
       agent: "main",
-      created_by: "u77",
+      // The file family's sender, distinct per key (CrabTalk looks files up by it); sessiond's sender beside it.
+      created_by: expect.stringMatching(/^u77-[0-9a-f]{12}$/),
+      sender: "u77",
       created_at: new Date(session.createdAt).toISOString(),
       title: "Trip plan",
       uptime_secs: Math.floor((session.lastActivityAt - session.createdAt) / 1000),

@@ -33,9 +33,9 @@ describe("store: { backend: jsonl }", () => {
     );
     expect(result.reply?.content).toBe("you said: hello");
     await engine.close();
-    // The background title may already have renamed it (`main_42_1_<title>.jsonl`).
+    // Key `telegram:42`'s own family (sender slug + key hash); the background title may already have renamed it.
     const files = readdirSync(join(dir, "data", "sessions")).filter((n) => n.endsWith(".jsonl"));
     expect(files).toHaveLength(1);
-    expect(files[0]).toMatch(/^main_42_1(_[a-z0-9-]+)?\.jsonl$/);
+    expect(files[0]).toMatch(/^main_42-[0-9a-f]{12}_1(_[a-z0-9-]+)?\.jsonl$/);
   });
 });

@@ -10,7 +10,9 @@ describe("crabtalkSlug", () => {
     [":::", ""],
     ["--a--b--", "a-b"],
     ["Hello, World!", "hello-world"],
-    ["ÄBC ДЕ", "äbc-де"],
+    // ASCII-only lowercasing, as CrabTalk's `to_ascii_lowercase`.
+    ["ÄBC ДЕ", "Äbc-ДЕ"],
+    ["Ü:Straße", "Ü-straße"],
     ["", ""],
   ])("%j → %j", (input, expected) => {
     expect(crabtalkSlug(input)).toBe(expected);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -107,10 +107,19 @@ describe("JSONL store: bad lines never stop it", () => {
     // The index (written at the clean close) still knows the file: same key and id.
     expect(await survives()).toEqual(["a", "b", "c", "next"]);
     expect(problems[0]).toMatchObject({ file, line: 1, reason: expect.stringMatching(/index/) });
-    // Without an index (a crash): every open reports it again and still reads the entries.
+    // Without an index (a crash), the file's claim still says whose it is.
     rmSync(join(dir, ".sessiond", "index.json"));
     problems = [];
-    const store = open();
+    let store = open();
+    expect((await store.getSession("k"))?.entryCount).toBe(4);
+    await store.close();
+    expect(problems[0]).toMatchObject({ file, line: 1, reason: expect.stringMatching(/claim/) });
+    // Without either: every open reports it again and still reads the entries.
+    rmSync(join(dir, ".sessiond", "index.json"), { force: true });
+    rmSync(join(dir, ".sessiond", "claims"), { recursive: true });
+    mkdirSync(join(dir, ".sessiond", "claims"));
+    problems = [];
+    store = open();
     const [session] = (await store.listSessions()).sessions;
     expect(texts(await store.readEntries(session!.id))).toEqual(["a", "b", "c", "next"]);
     await store.close();

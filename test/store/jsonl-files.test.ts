@@ -111,10 +111,10 @@ describe("JSONL store files", () => {
 
   it("writes files that load by CrabTalk's rules to the same context sessiond loads", async () => {
     const store = open();
-    await store.append("k:1", [msg("m1"), msg("r1", "assistant"), msg("m2"), msg("r2", "assistant")], {
+    await store.append("main:u1", [msg("m1"), msg("r1", "assistant"), msg("m2"), msg("r2", "assistant")], {
       init: init(),
     });
-    await store.append("k:1", [
+    await store.append("main:u1", [
       {
         type: "compaction",
         summary: "Earlier: m1 and r1.",
@@ -128,7 +128,7 @@ describe("JSONL store files", () => {
       msg("m3"),
       { type: "note", text: "not a message" },
     ]);
-    const context = (await store.loadContext("k:1"))!;
+    const context = (await store.loadContext("main:u1"))!;
     await store.close();
     const [file] = jsonlFiles(dir);
     expect(file).toBe("main_u1_1.jsonl");
@@ -172,12 +172,12 @@ describe("JSONL store files", () => {
 
   it("replays the journal of a writer that is gone: acknowledged bytes a power cut lost come back", async () => {
     const writer = open();
-    const { session } = await writer.append("k:j", [msg("before")], { init: init() });
+    const { session } = await writer.append("main:u1", [msg("before")], { init: init() });
     await writer.sync();
     const name = jsonlFiles(dir)[0]!;
     const synced = readFileSync(join(dir, name), "utf8");
-    await writer.append("k:j", [msg("acknowledged 1"), msg("acknowledged 2")]);
-    await writer.append("k:j", [{ type: "title", title: "Renamed later" }]);
+    await writer.append("main:u1", [msg("acknowledged 1"), msg("acknowledged 2")]);
+    await writer.append("main:u1", [{ type: "title", title: "Renamed later" }]);
     // The power cut: the session file loses what was not fsync'd, the fsync'd journal survives; its
     // writer (this test's process would look alive) is given the pid of a process that has exited.
     const meta = join(dir, ".sessiond");
@@ -232,22 +232,22 @@ describe("JSONL store files", () => {
 
   it("renames the file with the title slug once titled, and keeps appending to it", async () => {
     let store = open();
-    await store.append("k:title", [msg("hello")], { init: init("TG:user-123", "crab") });
+    await store.append("crab:TG:user-123", [msg("hello")], { init: init("TG:user-123", "crab") });
     expect(jsonlFiles(dir)).toEqual(["crab_tg-user-123_1.jsonl"]);
-    await store.append("k:title", [{ type: "title", title: "Planning the Trip!" }]);
+    await store.append("crab:TG:user-123", [{ type: "title", title: "Planning the Trip!" }]);
     expect(jsonlFiles(dir)).toEqual(["crab_tg-user-123_1_planning-the-trip.jsonl"]);
-    await store.append("k:title", [msg("after the title")]);
+    await store.append("crab:TG:user-123", [msg("after the title")]);
     await store.close();
     store = open();
-    const session = (await store.getSession("k:title"))!;
+    const session = (await store.getSession("crab:TG:user-123"))!;
     expect(session).toMatchObject({ title: "Planning the Trip!", entryCount: 3 });
-    // A new session of the same pair never takes the titled file's seq.
-    await store.reset("k:title", "manual");
+    // A new generation never takes the titled file's seq; another key of the sender is another family.
+    await store.reset("crab:TG:user-123", "manual");
     await store.append("k:other", [msg("x")], { init: init("TG:user-123", "crab") });
     expect(jsonlFiles(dir)).toEqual([
+      "crab_tg-user-123-bc2dc5a25558_1.jsonl",
       "crab_tg-user-123_1_planning-the-trip.jsonl",
       "crab_tg-user-123_2.jsonl",
-      "crab_tg-user-123_3.jsonl",
     ]);
     await store.close();
   });
@@ -292,10 +292,12 @@ describe("JSONL store files", () => {
     expect(files).toHaveLength(2 * count);
     const seqs = files.map((f) => Number(/_(\d+)\.jsonl$/.exec(f)![1]));
     expect(new Set(seqs).size).toBe(2 * count);
+    expect(files.every((f) => f.startsWith("crab_tg-user-123_"))).toBe(true);
     const store = open();
     for (const tag of ["a", "b"]) {
       for (let i = 0; i < count; i++) {
-        const context = (await store.loadContext(`race:${tag}:${i}`))!;
+        const key = `crab:TG:user-123${(tag === "a" ? "!" : "?").repeat(i + 1)}`;
+        const context = (await store.loadContext(key))!;
         expect(context.entries.map(textOf)).toEqual([`${tag} ${i}`]);
       }
     }

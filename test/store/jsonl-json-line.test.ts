@@ -68,7 +68,22 @@ function lineObject(entry: Entry, withSessionId: boolean): Record<string, unknow
   switch (body.type) {
     case "message": {
       const { type: _type, role, content, ...rest } = body;
-      return { role, content, ...header, ...rest };
+      // CrabTalk's own fields right after `content` (empty ones left out), sessiond's after the header.
+      const reasoning = (body.parts ?? []).filter((p) => p.kind === "thinking").map((p) => p.text);
+      const crabtalk = {
+        ...(reasoning.length ? { reasoning_content: reasoning.join("\n") } : {}),
+        ...(role === "tool" && body.toolCallId ? { tool_call_id: body.toolCallId } : {}),
+        ...(body.toolCalls?.length
+          ? {
+              tool_calls: body.toolCalls.map((c) => ({
+                id: c.id,
+                type: "function",
+                function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+              })),
+            }
+          : {}),
+      };
+      return { role, content, ...crabtalk, ...header, ...rest };
     }
     case "compaction": {
       const { type: _type, summary, ...rest } = body;
@@ -100,6 +115,13 @@ describe("an entry's line", () => {
       sender: { id: "u1", name: "Ann 🦀" },
     },
     { ...header(4), type: "message", role: "tool", content: texts[6]!, toolCallId: "c1" },
+    {
+      ...header(4),
+      type: "message",
+      role: "assistant",
+      content: "ok",
+      parts: [{ kind: "thinking", text: 'think "hard"' }],
+    },
     { ...header(5), type: "compaction", summary: texts[2]!, fromSeq: 1, throughSeq: 3, firstKeptSeq: 4 },
     { ...header(6), type: "title", title: "Crab talk", by: "model" },
     { ...header(7), type: "note", text: "a\nnote", level: "warn" },

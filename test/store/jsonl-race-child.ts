@@ -6,11 +6,15 @@ const [dir, tag, count] = process.argv.slice(2);
 const store = new JsonlStore({ path: dir!, onProblem: () => undefined });
 process.stdout.write("ready\n");
 await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
-const init = { agent: "crab", channel: "tg", createdBy: "TG:user-123" };
+// Keys of the `crabtalk` scope whose senders slug alike (`TG:user-123!`, `TG:user-123??`…) share CrabTalk's
+// family `crab_tg-user-123`, as they do in CrabTalk.
 await Promise.all(
-  Array.from({ length: Number(count) }, (_, i) =>
-    store.append(`race:${tag}:${i}`, [{ type: "message", role: "user", content: `${tag} ${i}` }], { init }),
-  ),
+  Array.from({ length: Number(count) }, (_, i) => {
+    const createdBy = `TG:user-123${(tag === "a" ? "!" : "?").repeat(i + 1)}`;
+    const init = { agent: "crab", channel: "tg", createdBy };
+    const entry = { type: "message" as const, role: "user" as const, content: `${tag} ${i}` };
+    return store.append(`crab:${createdBy}`, [entry], { init });
+  }),
 );
 await store.close();
 process.stdout.write(`done ${count}\n`);

@@ -3,7 +3,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import type { Engine } from "../../engine.js";
-import { EXPORT_FORMATS, type ExportFormat, exportSessions } from "../../export/index.js";
+import { EXPORT_FORMATS, type ExportFormat, exportJsonlFiles, exportSessions } from "../../export/index.js";
 import { safeFileStem } from "../../keys/index.js";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { CliError, UsageError } from "../errors.js";
@@ -39,7 +39,7 @@ export function registerExport(sessions: Command, io: CliIo): void {
     .option("--all", "include the archived generations before the current one")
     .option(
       "--all-sessions",
-      "export every key, all generations, one file per key into the --output directory",
+      "export every key, all generations, one file per key into the --output directory (jsonl: one per generation)",
     )
     .option("--output <path>", "write to this file (a directory with --all-sessions) instead of stdout")
     .action(async (key: string | undefined, _options: unknown, command: Command) => {
@@ -82,6 +82,14 @@ async function exportAll(options: ExportOptions, io: CliIo): Promise<void> {
     let entries = 0;
     for (const key of await allKeys(engine)) {
       const history = await readHistory(engine, key, { all: true });
+      if (format === "jsonl") {
+        // A CrabTalk sessions directory: one file per generation.
+        for (const file of exportJsonlFiles(history.sessions, history.entries))
+          writeAtomically(join(dir, file.name), file.text);
+        files++;
+        entries += history.entries.length;
+        continue;
+      }
       writeAtomically(
         join(dir, `${safeFileStem(key)}${extension}`),
         exportSessions(format, history.sessions, history.entries, { generations: true }),

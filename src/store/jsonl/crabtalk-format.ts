@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
-import type { Entry, EntryBody, Role } from "../../model/entry.js";
+import type { Entry, EntryBody, MessageEntry, Role } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
+import { CRABTALK_FIELDS, callNames, crabtalkFields, fromCrabtalkFields } from "./crabtalk-fields.js";
+import { fileFamily } from "./file-names.js";
 import { encodeLine, jsonFields, jsonString } from "./json-line.js";
 
 /**
@@ -20,6 +22,8 @@ export interface MetadataLine {
   uptime_secs: number;
   /** sessiond's fields; absent in files CrabTalk wrote. */
   key?: string;
+  /** The session's `createdBy`, where `created_by` is its file family's sender instead (see `fileFamily`). */
+  sender?: string;
   session_id?: string;
   generation?: number;
   channel?: string;
@@ -27,13 +31,15 @@ export interface MetadataLine {
 }
 
 export function metadataLine(session: Session, extra: Record<string, unknown> = {}): MetadataLine {
+  const { sender } = fileFamily(session.agent, session.createdBy, session.key);
   return {
     agent: session.agent,
-    created_by: session.createdBy,
+    created_by: sender,
     created_at: new Date(session.createdAt).toISOString(),
     title: session.title,
     uptime_secs: Math.max(0, Math.floor((session.lastActivityAt - session.createdAt) / 1000)),
     key: session.key,
+    ...(sender !== session.createdBy ? { sender: session.createdBy } : {}),
     session_id: session.id,
     generation: session.generation,
     channel: session.channel,
@@ -56,13 +62,13 @@ const WRITTEN_FIRST = {
  * fields (`type` first) and the header follows. `withSessionId` for files that hold several sessions
  * (exports). Written field by field: a line is built for every append.
  */
-export function encodeEntry(entry: Entry, withSessionId = false): string {
+export function encodeEntry(entry: Entry, withSessionId = false, callName?: string): string {
   let header = `,"seq":${entry.seq},"id":${jsonString(entry.id)},"ts":${entry.ts}`;
   if (withSessionId) header += `,"sessionId":${jsonString(entry.sessionId)}`;
   if (entry.idempotencyKey !== undefined) header += `,"idempotencyKey":${jsonString(entry.idempotencyKey)}`;
   switch (entry.type) {
     case "message":
-      return `{"role":${jsonString(entry.role)},"content":${jsonString(entry.content)}${header}${jsonFields(entry, WRITTEN_FIRST.message)}}\n`;
+      return `{"role":${jsonString(entry.role)},"content":${jsonString(entry.content)}${jsonFields(crabtalkFields(entry, callName))}${header}${jsonFields(entry, WRITTEN_FIRST.message)}}\n`;
     case "compaction":
       return `{"compact":${jsonString(entry.summary)}${header}${jsonFields(entry, WRITTEN_FIRST.compaction)}}\n`;
     default:
@@ -73,15 +79,30 @@ export function encodeEntry(entry: Entry, withSessionId = false): string {
 /**
  * The lines of one entry. After a compaction marker, the messages it keeps from before it (found in
  * `earlier`, the session's entries so far) are written again, marked `kept`, so that a CrabTalk reader
- * (which loads from the last marker) sees the context sessiond does; sessiond skips those copies.
+ * (which loads from the last marker) sees the context sessiond does; sessiond skips those copies. A kept
+ * tool result whose call is not kept too is left out of the copies: CrabTalk's context never starts with
+ * an orphan `tool` message. `earlier` also names the call a tool result answers (CrabTalk's `name`).
  */
 export function entryLines(entry: Entry, earlier: readonly Entry[], withSessionId = false): string[] {
+  if (entry.type === "message" && entry.role === "tool" && entry.toolCallId) {
+    const name = callNames(earlier.filter((e) => e.sessionId === entry.sessionId)).get(entry.toolCallId);
+    return [encodeEntry(entry, withSessionId, name)];
+  }
   const lines = [encodeEntry(entry, withSessionId)];
   if (entry.type !== "compaction") return lines;
-  for (const kept of earlier) {
-    if (kept.sessionId !== entry.sessionId || kept.type !== "message") continue;
-    if (kept.seq < entry.firstKeptSeq || kept.seq >= entry.seq) continue;
-    lines.push(encodeLine({ role: kept.role, content: kept.content, kept: kept.seq }));
+  const kept = earlier.filter(
+    (e) =>
+      e.sessionId === entry.sessionId &&
+      e.type === "message" &&
+      e.seq >= entry.firstKeptSeq &&
+      e.seq < entry.seq,
+  ) as MessageEntry[];
+  const names = callNames(kept);
+  for (const message of kept) {
+    const callName = message.toolCallId === undefined ? undefined : names.get(message.toolCallId);
+    if (message.role === "tool" && message.toolCallId && callName === undefined) continue;
+    const { role, content } = message;
+    lines.push(encodeLine({ role, content, ...crabtalkFields(message, callName), kept: message.seq }));
   }
   return lines;
 }
@@ -90,7 +111,7 @@ export function entryLines(entry: Entry, earlier: readonly Entry[], withSessionI
 export type DecodedLine =
   | { kind: "entry"; seq: number; id: string; ts: number; idempotencyKey?: string; body: EntryBody }
   /** A CrabTalk line with no sessiond fields: numbered by position when read. */
-  | { kind: "foreign-message"; role: Role; content: string }
+  | { kind: "foreign-message"; role: Role; content: string; fields: ReturnType<typeof fromCrabtalkFields> }
   | { kind: "foreign-compact"; summary: string }
   | { kind: "kept-copy" }
   | { kind: "invalid"; reason: string };
@@ -121,12 +142,21 @@ export function decodeLine(text: string): DecodedLine {
     if (!ours) return { kind: "foreign-compact", summary: compact };
     return header({ type: "compaction", summary: compact, ...fields } as EntryBody);
   }
-  if (typeof rest.role === "string" && "content" in rest && rest.type === undefined) {
+  // CrabTalk leaves out an empty `content` (an assistant line with only `tool_calls`); sessiond always writes it.
+  if (typeof rest.role === "string" && ("content" in rest || !ours) && rest.type === undefined) {
     const role = rest.role as Role;
     if (!ROLES.has(role)) return { kind: "invalid", reason: `unknown role ${JSON.stringify(rest.role)}` };
-    if (ours) return header({ type: "message", ...rest } as EntryBody);
-    const content = typeof rest.content === "string" ? rest.content : JSON.stringify(rest.content ?? "");
-    return { kind: "foreign-message", role, content };
+    if (ours) {
+      for (const field of CRABTALK_FIELDS) delete rest[field];
+      return header({ type: "message", ...rest } as EntryBody);
+    }
+    const content =
+      typeof rest.content === "string"
+        ? rest.content
+        : rest.content == null
+          ? ""
+          : JSON.stringify(rest.content);
+    return { kind: "foreign-message", role, content, fields: fromCrabtalkFields(rest) };
   }
   if (ours && typeof rest.type === "string" && ENTRY_TYPES.has(rest.type))
     return header(rest as unknown as EntryBody);

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { Session } from "../../model/session.js";
+import { readClaimIdentity } from "./claim-identity.js";
 import { type FileSystem, fsyncOrFail, realFs, writeAll } from "./durable-fs.js";
 import { isSessionFileName, parseStem, stemOf } from "./file-names.js";
 import { takeSnapshot } from "./index-snapshot.js";
@@ -51,10 +52,11 @@ export function scanDirectory(
       tracked = { ...known };
       scan.filesFromIndex++;
     } else {
+      const identity = known?.session ?? readClaimIdentity(fs, join(metaDir, "claims"), stemOf(dirent.name));
       tracked = readTrackedFile(path, dirent.name, sidecars, report, fs, {
         sidecarIds,
         stat,
-        ...(known ? { identity: known.session } : {}),
+        ...(identity ? { identity } : {}),
       });
       scan.filesRead++;
     }

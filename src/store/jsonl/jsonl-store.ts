@@ -43,10 +43,11 @@ import type {
 } from "../store.js";
 import { inputBytes, SMALL_WRITE_BYTES } from "../write-bytes.js";
 import { ChangeWatch } from "./change-watch.js";
+import { writeClaimIdentity } from "./claim-identity.js";
 import { entryLines, metadataLine } from "./crabtalk-format.js";
 import { scanDirectory, settleKey, type Tracked } from "./directory-scan.js";
 import { type FileSystem, fsyncDir, fsyncOrFail, realFs } from "./durable-fs.js";
-import { pairPrefix, parseStem, sessionFileName, stemOf } from "./file-names.js";
+import { fileFamily, parseStem, sessionFileName, stemOf } from "./file-names.js";
 import { FsyncPlacement } from "./fsync-placement.js";
 import { type IndexedFile, saveSnapshot } from "./index-snapshot.js";
 import { Journal } from "./journal.js";
@@ -740,7 +741,7 @@ export class JsonlStore implements Store {
   private record(tracked: Tracked, loaded: Loaded | undefined, fresh: Entry[], session: Session): void {
     const titleBefore = tracked.session.title;
     for (const entry of fresh) {
-      for (const line of entryLines(entry, loaded?.entries ?? [])) {
+      for (const line of entryLines(entry, loaded?.entries ?? fresh)) {
         this.queue(tracked, line);
         if (loaded) loaded.bytes += line.length;
       }
@@ -776,12 +777,12 @@ export class JsonlStore implements Store {
    * file's seq is never handed out again), then the file itself is created with O_EXCL too.
    */
   private createFile(session: Session): Tracked {
-    const prefix = pairPrefix(session.agent, session.createdBy);
+    const { prefix } = fileFamily(session.agent, session.createdBy, session.key);
     let seq = (this.maxSeq.get(prefix) ?? 0) + 1;
     let fd: number;
     let file: string;
     for (; ; seq++) {
-      if (!this.claim(join(this.claimsDir, `${prefix}_${seq}`))) continue;
+      if (!this.claim(join(this.claimsDir, `${prefix}_${seq}`), session)) continue;
       file = sessionFileName(prefix, seq);
       try {
         fd = this.fs.openSync(
@@ -803,13 +804,19 @@ export class JsonlStore implements Store {
     return tracked;
   }
 
-  private claim(path: string): boolean {
+  private claim(path: string, session: Session): boolean {
+    let fd: number;
     try {
-      this.fs.closeSync(this.fs.openSync(path, "wx"));
-      return true;
+      fd = this.fs.openSync(path, "wx");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
       throw error;
+    }
+    try {
+      writeClaimIdentity(this.fs, fd, session);
+      return true;
+    } finally {
+      this.fs.closeSync(fd);
     }
   }
 

@@ -105,21 +105,25 @@ export function parseSessionFile(
     }
     problem(
       1,
-      `line 1 is not a valid metadata line; the session is read with the identity ${known ? "the index" : "its file name"} gives`,
+      `line 1 is not a valid metadata line; the session is read with the identity ${known ? "the store's index or the file's claim" : "its file name"} gives`,
     );
   }
   const foreign = meta.session_id === undefined;
   const createdAt = known?.createdAt ?? parseTime(meta.created_at);
   const sessionId = known?.id ?? meta.session_id ?? derivedUlid(createdAt, `crabtalk:${stemOf(fileName)}`);
+  // A metadata line without sessiond's fields (CrabTalk wrote or rewrote it): whose file it is comes from
+  // `known` (the index, or the file's claim) where the store knows.
+  const who = foreign && known ? known : undefined;
+  const chatType = meta.chat_type ?? who?.chatType;
   const session = newSession(
-    meta.key ?? crabtalkKey(meta.agent, meta.created_by),
+    meta.key ?? who?.key ?? crabtalkKey(meta.agent, meta.created_by),
     {
       agent: meta.agent,
-      channel: meta.channel ?? "crabtalk",
-      createdBy: meta.created_by,
-      ...(meta.chat_type !== undefined ? { chatType: meta.chat_type as ChatType } : {}),
+      channel: meta.channel ?? who?.channel ?? "crabtalk",
+      createdBy: meta.sender ?? who?.createdBy ?? meta.created_by,
+      ...(chatType !== undefined ? { chatType: chatType as ChatType } : {}),
     },
-    meta.generation ?? 1,
+    meta.generation ?? who?.generation ?? 1,
     createdAt,
   );
   session.id = sessionId;
@@ -182,7 +186,7 @@ export function parseSessionFile(
         }
         const body: EntryBody =
           d.kind === "foreign-message"
-            ? { type: "message", role: d.role, content: d.content }
+            ? { type: "message", role: d.role, content: d.content, ...d.fields }
             : {
                 type: "compaction",
                 summary: d.summary,
@@ -273,6 +277,7 @@ function metadataOf(text: string, report: (reason: string) => void): MetadataLin
   const isString = (v: unknown) => typeof v === "string";
   const identity =
     optional(value.key, (v) => isString(v) && v !== "") &&
+    optional(value.sender, isString) &&
     optional(value.session_id, (v) => isString(v) && ULID.test(v as string)) &&
     optional(value.generation, (v) => Number.isSafeInteger(v) && (v as number) >= 1);
   if (!identity) return undefined;
