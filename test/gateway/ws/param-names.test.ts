@@ -8,6 +8,7 @@ const REST_TWIN: Record<string, readonly [path: string, method: string] | null> 
   "sessions.compact": ["/api/sessions/{key}/compact", "post"],
   "conversations.history": ["/api/sessions/{key}/history", "get"],
   "chat.send": ["/api/chat", "post"],
+  "sessions.search": ["/api/search", "get"],
   "sessions.kill": null,
   "sessions.subscribe": null,
   "sessions.unsubscribe": null,
