@@ -35,6 +35,26 @@ export interface GroupCommitOptions {
 export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_MAX_QUEUED = 100_000;
 
+/**
+ * The `STORE_BUSY` refusal for one more write of `bytes` to a queue holding `queued` writes of `queuedBytes`,
+ * or undefined when it fits. One write always fits an empty queue, however big.
+ */
+export function queueFull(
+  queued: number,
+  queuedBytes: number,
+  bytes: number,
+  limits: { maxQueuedBytes?: number; maxQueued?: number } = {},
+): SessiondError | undefined {
+  const maxBytes = limits.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
+  const maxOps = limits.maxQueued ?? DEFAULT_MAX_QUEUED;
+  if (queued === 0 || (queuedBytes + bytes <= maxBytes && queued < maxOps)) return undefined;
+  return new SessiondError(
+    "STORE_BUSY",
+    `the store's write queue is full (${queued} writes, ${queuedBytes} bytes waiting); retry later`,
+    { details: { queued, queuedBytes } },
+  );
+}
+
 export type BatchResult = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
@@ -79,17 +99,8 @@ export class GroupCommit<Op = () => unknown> {
   submit<T>(run: Op, durable = true, bytes = 0): Promise<T> {
     if (this.closed) return Promise.reject(new SessiondError("STORE_CLOSED", "the store is closed"));
     if (this.failure) return Promise.reject(refused(this.failure));
-    const maxBytes = this.options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
-    const maxOps = this.options.maxQueued ?? DEFAULT_MAX_QUEUED;
-    if (this.queue.length > 0 && (this.queuedBytes + bytes > maxBytes || this.queue.length >= maxOps)) {
-      return Promise.reject(
-        new SessiondError(
-          "STORE_BUSY",
-          `the store's write queue is full (${this.queue.length} writes, ${this.queuedBytes} bytes waiting); retry later`,
-          { details: { queued: this.queue.length, queuedBytes: this.queuedBytes } },
-        ),
-      );
-    }
+    const full = queueFull(this.queue.length, this.queuedBytes, bytes, this.options);
+    if (full) return Promise.reject(full);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run, durable, bytes, resolve: resolve as (value: unknown) => void, reject });
       this.queuedBytes += bytes;

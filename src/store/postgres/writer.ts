@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from "pg";
 import { SessiondError } from "../../model/errors.js";
-import { DEFAULT_MAX_QUEUED_BYTES, messageOf } from "../group-commit.js";
+import { DEFAULT_MAX_QUEUED_BYTES, messageOf, queueFull } from "../group-commit.js";
 import { connect, isConnectionError, release, unavailable } from "./pool.js";
 
 export type OpResult = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -47,15 +47,10 @@ export class PgWriter<R> {
 
   submit<T>(request: R, durable: boolean, bytes: number): Promise<T> {
     if (this.closed) return Promise.reject(new SessiondError("STORE_CLOSED", "the store is closed"));
-    if (this.queue.length > 0 && this.queuedBytes + bytes > this.maxQueuedBytes) {
-      return Promise.reject(
-        new SessiondError(
-          "STORE_BUSY",
-          `the store's write queue is full (${this.queue.length} writes, ${this.queuedBytes} bytes waiting); retry later`,
-          { details: { queued: this.queue.length, queuedBytes: this.queuedBytes } },
-        ),
-      );
-    }
+    const full = queueFull(this.queue.length, this.queuedBytes, bytes, {
+      maxQueuedBytes: this.maxQueuedBytes,
+    });
+    if (full) return Promise.reject(full);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ request, durable, bytes, resolve: resolve as (v: unknown) => void, reject });
       this.queuedBytes += bytes;
