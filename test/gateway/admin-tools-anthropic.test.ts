@@ -25,23 +25,39 @@ async function chat(sender: string, sessionId: string, message: string) {
   return json(res);
 }
 
-beforeAll(async () => {
-  upstream = await startAnthropicServer((body) => ({ content: `heard ${body.messages.length} messages` }));
-  const claude = modelRuntime({
-    provider: "anthropic",
-    baseUrl: upstream.baseUrl,
-    model: "claude-test",
-    apiKey: "test-key",
-    stream: false,
+// Both ways the runtime talks to the API: one JSON reply, and the server-sent events it asks for by default.
+describe.each([
+  { mode: "non-streaming", stream: false },
+  { mode: "streaming", stream: true },
+])("admin tools through the Anthropic API ($mode)", ({ stream }) => {
+  beforeAll(async () => {
+    upstream = await startAnthropicServer((body) => ({ content: `heard ${body.messages.length} messages` }));
+    const claude = modelRuntime({
+      provider: "anthropic",
+      baseUrl: upstream.baseUrl,
+      model: "claude-test",
+      apiKey: "test-key",
+      stream,
+    });
+    gw = await startTestGateway({ admins: ["alice"] }, { runtimes: new Map([["main", claude]]) });
   });
-  gw = await startTestGateway({ admins: ["alice"] }, { runtimes: new Map([["main", claude]]) });
-});
-afterAll(async () => {
-  await gw.stop();
-  await upstream.close();
-});
+  afterAll(async () => {
+    await gw.stop();
+    await upstream.close();
+  });
 
-describe("admin tools through the Anthropic API", () => {
+  it("asks for the stream it is configured for", async () => {
+    const from = upstream.messageRequests().length;
+    upstream.setHandler(() => ({ content: "plain reply" }));
+    expect((await chat("bob", "admin-bob", "hi")).reply).toBe("plain reply");
+    expect(
+      upstream
+        .messageRequests()
+        .slice(from)
+        .map((r) => r.stream === true),
+    ).toEqual([stream]);
+  });
+
   it("offers the tools to an admin, runs the model's tool_use and returns tool_result blocks", async () => {
     const carl = (await chat("carl", "admin-carl", `my code is ${SECRET}`)).key;
     const from = upstream.messageRequests().length;

@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import { type LocalServer, type RecordedRequest, sendJson, sleep, startLocalServer } from "./http-server.js";
 
 export type { RecordedRequest } from "./http-server.js";
@@ -45,7 +46,11 @@ export interface AnthropicServer extends LocalServer {
 
 let counter = 0;
 
-/** A local server for Anthropic's `POST /v1/messages` (non-streaming), recording every request. */
+/**
+ * A local server for Anthropic's `POST /v1/messages`, recording every request: a JSON message, or with
+ * `stream: true` the server-sent events the real API sends (message_start, one content block after
+ * another with text or input_json deltas, message_delta with the stop reason and usage, message_stop).
+ */
 export async function startAnthropicServer(
   handler: MessagesHandler = () => ({ content: "ok" }),
 ): Promise<AnthropicServer> {
@@ -74,7 +79,7 @@ export async function startAnthropicServer(
       return;
     }
     const text = response.content ?? "";
-    sendJson(res, 200, {
+    const message = {
       id: `msg_${++counter}`,
       type: "message",
       role: "assistant",
@@ -89,7 +94,9 @@ export async function startAnthropicServer(
         input_tokens: response.usage?.inputTokens ?? Math.ceil(JSON.stringify(body.messages).length / 4),
         output_tokens: response.usage?.outputTokens ?? Math.ceil(text.length / 4),
       },
-    });
+    };
+    if (body.stream === true) sendStream(res, message);
+    else sendJson(res, 200, message);
   });
   return {
     ...server,
@@ -100,4 +107,56 @@ export async function startAnthropicServer(
       current = next;
     },
   };
+}
+
+interface ScriptedMessage {
+  content: Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }>;
+  stop_reason: string;
+  usage: { input_tokens: number; output_tokens: number };
+  [field: string]: unknown;
+}
+
+function sendStream(res: ServerResponse, message: ScriptedMessage): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const send = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  const { content, stop_reason, usage, ...head } = message;
+  send("message_start", {
+    message: {
+      ...head,
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: usage.input_tokens, output_tokens: 1 },
+    },
+  });
+  content.forEach((block, index) => {
+    if (block.type === "text") {
+      send("content_block_start", { index, content_block: { type: "text", text: "" } });
+      for (const piece of halves(block.text ?? "")) {
+        send("content_block_delta", { index, delta: { type: "text_delta", text: piece } });
+      }
+    } else {
+      send("content_block_start", {
+        index,
+        content_block: { type: "tool_use", id: block.id, name: block.name, input: {} },
+      });
+      for (const piece of halves(JSON.stringify(block.input ?? {}))) {
+        send("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: piece } });
+      }
+    }
+    send("content_block_stop", { index });
+  });
+  send("message_delta", {
+    delta: { stop_reason, stop_sequence: null },
+    usage: { output_tokens: usage.output_tokens },
+  });
+  send("message_stop", {});
+  res.end();
+}
+
+/** A text in two pieces (so a client must join deltas), or none when it is empty. */
+function halves(text: string): string[] {
+  if (!text) return [];
+  const cut = Math.ceil(text.length / 2);
+  return cut < text.length ? [text.slice(0, cut), text.slice(cut)] : [text];
 }

@@ -106,8 +106,7 @@ describe("a session's own model or provider, everywhere", () => {
   it("a provider override picks that provider's configured model for the session's turns", async () => {
     await gw2.engine.append("admin-p1", [{ type: "message", role: "user", content: "first" }]);
     await gw2.engine.overrides.set("admin-p1", { provider: "anthropic" });
-    // (The local Anthropic server does not stream, so the reply's text is not checked: where it went is.)
-    await chat("admin-p1", "hello");
+    expect(await chat("admin-p1", "hello")).toBe("answered by claudemodel");
     expect(anthropic.messageRequests().map((r) => r.model)).toEqual(["claudemodel"]);
     expect(await chat("admin-p2", "hello")).toBe("answered by fastmodel");
     // The agent's model when it already is of that provider.
