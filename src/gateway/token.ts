@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { makeDirSync } from "../fs/make-dir.js";
 
 export const TOKEN_FILE = "gateway-token";
 
@@ -22,7 +23,7 @@ export function resolveToken(dataDir: string, env: NodeJS.ProcessEnv = process.e
   const path = join(dataDir, TOKEN_FILE);
   const existing = readToken(path);
   if (existing) return { token: existing, source: "file", path, generated: false };
-  mkdirSync(dataDir, { recursive: true });
+  makeDirSync(dataDir);
   const token = randomBytes(32).toString("base64url");
   try {
     writeFileSync(path, `${token}\n`, { mode: 0o600, flag: "wx" });

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { open, readFile, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { makeDirSync } from "../fs/make-dir.js";
 import { compileIdentityLinks } from "../keys/identity.js";
 import type { IdentityLinks, KeyMerge } from "../keys/index.js";
 import { identityLinkMerges } from "../keys/index.js";
@@ -101,7 +102,7 @@ export async function writeLinkSnapshot(
   const path = linkSnapshotPath(dataDir);
   const temp = join(dataDir, `.${LINK_SNAPSHOT_FILE}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   try {
-    await mkdir(dataDir, { recursive: true });
+    makeDirSync(dataDir);
     const file = await open(temp, "wx", 0o600);
     try {
       await file.writeFile(`${JSON.stringify(state, null, 2)}\n`, "utf8");

@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { z } from "zod";
+import { makeDirSync } from "../fs/make-dir.js";
 import { SessiondError } from "../model/errors.js";
 
 /** A small settings file (agents.json, work-sessions.json) as its schema reads it; CONFIG_INVALID if not. */
@@ -21,7 +22,7 @@ export function readJsonFile<T extends z.ZodType>(path: string, schema: T): z.in
 
 /** Replaces the file atomically (a temp file beside it, renamed over it), readable by its owner only. */
 export function writeJsonFile(path: string, value: unknown): void {
-  mkdirSync(dirname(path), { recursive: true });
+  makeDirSync(dirname(path));
   const temp = `${path}.${process.pid}.tmp`;
   writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
   renameSync(temp, path);

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import type { Engine } from "../../engine.js";
 import { EXPORT_FORMATS, type ExportFormat, exportJsonlFiles, exportSessions } from "../../export/index.js";
+import { makeDirSync } from "../../fs/make-dir.js";
 import { safeFileStem } from "../../keys/index.js";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { CliError, UsageError } from "../errors.js";
@@ -75,7 +76,7 @@ async function exportAll(options: ExportOptions, io: CliIo): Promise<void> {
   const format = options.format;
   if (!format) throw new UsageError("pass --format json|jsonl|md");
   const dir = resolve(io.cwd, options.output);
-  mkdirSync(dir, { recursive: true });
+  makeDirSync(dir);
   const extension = format === "md" ? ".md" : `.${format}`;
   const counts = await withEngine(options, io, { readOnly: true }, async (engine) => {
     let files = 0;

@@ -1,6 +1,6 @@
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import { makeDirSync } from "../../fs/make-dir.js";
 import { SessiondError } from "../../model/errors.js";
 import {
   type CostBaseline,
@@ -60,7 +60,7 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
 
   constructor(readonly path: string) {
     try {
-      if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+      if (path !== ":memory:") makeDirSync(dirname(path));
       this.db = new Database(path);
       this.db.pragma("journal_mode = WAL");
       this.db.pragma("synchronous = NORMAL");

@@ -1,4 +1,5 @@
 import { dirname, join } from "node:path";
+import { makeDirSync } from "../../fs/make-dir.js";
 import { SessiondError } from "../../model/errors.js";
 import type {
   AdmitInput,
@@ -37,7 +38,7 @@ export class JsonlInbox implements Inbox {
   constructor(options: JsonlInboxOptions) {
     this.fs = options.fs ?? realFs;
     this.path = join(options.dir, "inbox.jsonl");
-    this.fs.mkdirSync(options.dir, { recursive: true });
+    makeDirSync(options.dir, this.fs);
     const created = !this.fs.existsSync(this.path);
     this.skipped = created ? 0 : this.replay();
     this.fd = this.fs.openSync(this.path, "a");

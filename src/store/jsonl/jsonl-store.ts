@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
 import { join } from "node:path";
 import { LRUCache } from "lru-cache";
+import { makeDirSync } from "../../fs/make-dir.js";
 import type { Entry, EntryInput, ResetCause } from "../../model/entry.js";
 import { parseEntryInput } from "../../model/entry-schema.js";
 import { isSessiondError, SessiondError } from "../../model/errors.js";
@@ -189,7 +190,7 @@ export class JsonlStore implements Store {
     this.journal = new Journal(this.metaDir, this.fs);
     try {
       for (const dir of [this.path, this.metaDir, this.claimsDir, join(this.metaDir, "meta")])
-        this.fs.mkdirSync(dir, { recursive: true });
+        makeDirSync(dir, this.fs);
       replayJournals(this.metaDir, this.path, (p) => this.report(p), this.fs);
       this.openIndex();
     } catch (error) {

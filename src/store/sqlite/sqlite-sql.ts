@@ -1,6 +1,6 @@
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import { makeDirSync } from "../../fs/make-dir.js";
 import { SessiondError } from "../../model/errors.js";
 import { messageOf } from "../group-commit.js";
 import type { Durability } from "../store.js";
@@ -69,7 +69,7 @@ export function openDatabase(
   { busyTimeoutMs, pageCacheKb }: { busyTimeoutMs: number; pageCacheKb: number },
 ): Database.Database {
   try {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    if (path !== ":memory:") makeDirSync(dirname(path));
     const db = new Database(path);
     db.pragma("journal_mode = WAL");
     // Savepoints (one per write in a batch) spill to temporary files otherwise.
