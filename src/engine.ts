@@ -209,6 +209,21 @@ export interface EngineHooks {
 
 /** The library's front door: wires the store, routing, compaction, titles and lanes from one config. */
 export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks = {}): Promise<Engine> {
+  const owned: { store?: Store } = {};
+  try {
+    return await wireEngine(given, hooks, owned);
+  } catch (error) {
+    // What fails once the store is open (a corrupt runtime-sessions file, say) must not leave it open.
+    await owned.store?.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function wireEngine(
+  given: EngineConfig,
+  hooks: EngineHooks,
+  owned: { store?: Store },
+): Promise<Engine> {
   const dataDir = resolve(given.dataDir ?? ".sessiond");
   const opened = openAgentRuntimes(given);
   // Agents added with `sessiond agents duplicate` (agents.json) route like the config's own.
@@ -231,6 +246,7 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
   const store = isStore(config.store)
     ? config.store
     : await openStore(config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
+  if (ownsStore) owned.store = store;
   const clock = config.lifecycle?.clock ?? systemClock;
   const agents = opened.build(async (key, text) => {
     if (!(await store.getSession(key))) return;
