@@ -245,8 +245,22 @@ export class SqliteDriver implements StoreDriver {
       throw isFsyncError(error) ? walSyncFailed(this.path, error) : asStoreError(error);
     } finally {
       this.journal.scheduleIdleFold();
+      this.finishCheckpoint();
       this.checkpointer?.request();
     }
+  }
+
+  /** At a commit boundary: copies what the checkpoint thread left, so the next commit starts the WAL over. */
+  private finishCheckpoint(): void {
+    if (!this.checkpointer?.remainderDue) return;
+    try {
+      this.db.pragma("wal_checkpoint(PASSIVE)");
+    } catch (error) {
+      const cause = (error as { cause?: unknown }).cause ?? error;
+      // Busy only means a later checkpoint does it; a failed fsync stops the store.
+      if (isIoError(cause)) this.options.onFailure(walSyncFailed(this.path, cause));
+    }
+    this.checkpointer.finished();
   }
 
   /** The inline fsync of a small durable batch. */
