@@ -17,8 +17,8 @@ parentPort.on("message", (message) => {
     return;
   }
   try {
-    db.pragma("wal_checkpoint(PASSIVE)");
-    parentPort.postMessage("done");
+    const [result] = db.pragma("wal_checkpoint(PASSIVE)");
+    parentPort.postMessage("done:" + (result ? result.log : 0));
   } catch (error) {
     parentPort.postMessage(String(error && error.code).startsWith("SQLITE_IOERR") ? "io:" + error.message : "failed");
   }
@@ -31,11 +31,11 @@ parentPort.on("message", (message) => {
  * request waits; here the bulk of that work runs beside the event loop.
  *
  * The WAL starts over from its beginning only at a write that finds every frame copied, and this thread's
- * checkpoint copies just the frames committed before it began. So after each one the writer copies the
- * remainder on its own connection at its next commit boundary (`remainderDue`, then `finished()`), and no
- * new checkpoint starts here before that: otherwise, under continuous load, back-to-back checkpoints here
- * keep the main connection's own (which a running one turns away as busy) from ever completing, and the
- * WAL grows without bound.
+ * checkpoint copies just the frames committed before it began. So once one here finds the WAL holding
+ * `restartFrames` or more, the writer copies the remainder on its own connection at its next commit
+ * boundary (`remainderDue`, then `finished()`), and no new checkpoint starts here before that: otherwise,
+ * under continuous load, back-to-back checkpoints here keep the main connection's own autocheckpoint
+ * (which a running one turns away as busy) from ever completing, and the WAL grows without bound.
  */
 export class Checkpointer {
   private worker: Worker | undefined;
@@ -55,6 +55,8 @@ export class Checkpointer {
     private readonly path: string,
     private readonly onIoError: (error: Error) => void = () => undefined,
     private readonly minIntervalMs = 200,
+    /** WAL frames past which the writer finishes a checkpoint of this thread, and the WAL starts over. */
+    private readonly restartFrames = 1_000,
   ) {}
 
   /** Started on the first request, so that a store that is only read never starts a thread. */
@@ -64,9 +66,9 @@ export class Checkpointer {
     worker.unref();
     worker.on("message", (message: string) => {
       this.running = false;
-      if (message === "done") {
+      if (message.startsWith("done:")) {
         this.completed++;
-        this.remainderDue = true;
+        this.remainderDue = Number(message.slice(5)) >= this.restartFrames;
       }
       // A busy or locked file only means the next checkpoint tries again; an I/O error (a failed fsync
       // of the WAL or the database) means the file can no longer be trusted.

@@ -103,7 +103,14 @@ export class SqliteDriver implements StoreDriver {
     if (options.path !== ":memory:" && this.db.pragma("journal_mode", { simple: true }) === "wal") {
       this.walSync = new WalSync(`${options.path}-wal`);
       this.db.pragma("synchronous = NORMAL");
-      this.checkpointer = new Checkpointer(options.path, options.onFailure);
+      // Halfway to the backstop the writer finishes the thread's checkpoint, so the WAL starts over
+      // before it gets there even when the thread's checkpoints run back to back.
+      this.checkpointer = new Checkpointer(
+        options.path,
+        options.onFailure,
+        200,
+        BACKSTOP_CHECKPOINT_PAGES / 2,
+      );
       this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
       const walSync = this.walSync;
       this.durableBarrier = () =>
