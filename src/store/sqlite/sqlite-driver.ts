@@ -64,6 +64,7 @@ const BACKSTOP_CHECKPOINT_PAGES = 2_000;
 
 const NONE: ForeignChanges = { kind: "none" };
 const ALL: ForeignChanges = { kind: "all" };
+const OK: GroupOutcome = { ok: true };
 
 /**
  * One SQLite file in WAL mode. Reads go straight to the file. A batch commits as one IMMEDIATE
@@ -140,7 +141,7 @@ export class SqliteDriver implements StoreDriver {
       this.begin(groups);
       const outcomes = groups.map((group): GroupOutcome => {
         try {
-          let outcome: GroupOutcome = { ok: true };
+          let outcome = OK;
           this.savepoint(() => {
             outcome = this.applyGroup(group);
           });
@@ -315,7 +316,7 @@ export class SqliteDriver implements StoreDriver {
   private applyGroup(group: WriteGroup): GroupOutcome {
     if (this.verifying && !group.expects.every((e) => this.holds(e))) return { ok: false, stale: true };
     for (const change of group.changes) this.apply(change);
-    return { ok: true };
+    return OK;
   }
 
   private holds(expectation: Expectation): boolean {
