@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EntryInput } from "../../src/model/entry.js";
 import type { SessionInit } from "../../src/model/session.js";
 import type { Store } from "../../src/store/store.js";
-import { runAndKill } from "./crash-run.js";
+import { canUnshare, missingAcks, PID_1, reopenInChild, runAndKill } from "./crash-run.js";
 import type { FaultyWriter } from "./fault-writer.js";
 
 export interface StoreFactory {
@@ -26,6 +26,11 @@ export interface StoreFactory {
 export interface StoreFaults {
   /** A writer on the store kept in `dir` whose fsyncs can be made to fail with EIO. */
   eio?: (dir: string) => Promise<FaultyWriter>;
+  /**
+   * Run after a SIGKILL of the writer: leaves the files in `dir` holding only what a power cut would
+   * (what the backend had not fsync'd is gone).
+   */
+  powerCut?: (dir: string) => void;
 }
 
 const init = (createdBy = "u1", agent = "main", channel = "telegram"): SessionInit => ({
@@ -719,6 +724,37 @@ export function runStoreContract(factory: StoreFactory): void {
           const after = await store.append("crash:0", [msg("after the crash")]);
           expect(after.entries[0]!.seq).toBe((await store.getSession("crash:0"))!.entryCount);
         });
+
+        const powerCut = factory.faults?.powerCut;
+        it.runIf(powerCut)(
+          "keeps every acknowledged append through a SIGKILL mid-stream and a power cut after it",
+          async () => {
+            await store.close();
+            const acked = await runAndKill(crashConfig(dir), 3000);
+            powerCut!(dir);
+            const { found } = await reopenInChild(crashConfig(dir));
+            expect(Object.keys(found)).toHaveLength(20);
+            expect(missingAcks(acked, found)).toEqual([]);
+            store = await factory.open(dir);
+          },
+        );
+
+        // A container's gateway is PID 1 on every start: whatever the backend keys on the writer's PID
+        // must not take the crashed writer's state for its own.
+        it.runIf(canUnshare)(
+          "keeps every acknowledged append when the writer ran as PID 1 and the next one runs as PID 1 too",
+          async () => {
+            await store.close();
+            const acked = await runAndKill(crashConfig(dir), 2000, PID_1);
+            expect(acked.length).toBeGreaterThanOrEqual(2000);
+            factory.faults?.powerCut?.(dir);
+            const { pid, found } = await reopenInChild(crashConfig(dir), PID_1);
+            expect(pid).toBe(1);
+            expect(missingAcks(acked, found)).toEqual([]);
+            store = await factory.open(dir);
+          },
+          300_000,
+        );
       });
     }
 
