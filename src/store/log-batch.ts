@@ -1,7 +1,7 @@
 import type { Entry } from "../model/entry.js";
 import type { Session } from "../model/session.js";
 import type { Expectation, KeyHead, MaybePromise, WriteChange } from "./driver.js";
-import { cloneSession } from "./session-log.js";
+import { cloneSession, type LogAccess } from "./session-log.js";
 
 /** What an operation reads before it plans (where a driver may answer with a Promise). */
 export interface BatchReads {
@@ -40,6 +40,8 @@ export class BatchState {
   private readonly touched = new Map<string, Session | null>();
   /** Idempotency keys per session: those read in prepare, then those the batch's plans stored. */
   private readonly idempotent = new Map<string, Map<string, Entry>>();
+  /** What `planAppend` looks idempotency keys up in: this batch. */
+  readonly log: LogAccess = { findIdempotent: (session, key) => this.findIdempotent(session.id, key) };
 
   head(key: string): KeyHead {
     const head = this.heads.get(key);

@@ -1,12 +1,13 @@
 import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
 import type { Session, SessionInit } from "../model/session.js";
-import type { Expectation, KeyHead, WriteChange } from "./driver.js";
+import type { Expectation, KeyHead, MaybePromise, WriteChange } from "./driver.js";
 import type { BatchReads, BatchState, Operation, Planned } from "./log-batch.js";
-import { chain } from "./maybe-promise.js";
+import { all, chain } from "./maybe-promise.js";
 import {
   cloneSession,
   currentNotDeletable,
   newSession,
+  type PlannedAppend as PlannedEntries,
   planAppend,
   planArchive,
   planRekey,
@@ -46,6 +47,95 @@ function readHead(key: string) {
     });
 }
 
+/**
+ * An append, the hot path: a class rather than closures, so that an append allocates no function objects,
+ * and no idempotency work when its inputs carry no keys.
+ */
+class AppendOperation implements Operation<AppendResult> {
+  private readonly idempotencyKeys: string[] | undefined;
+
+  constructor(
+    private readonly key: string,
+    private readonly inputs: EntryInput[],
+    private readonly init: SessionInit | undefined,
+    private readonly expectSessionId: string | undefined,
+    private readonly hooks: CommitHooks,
+  ) {
+    let keys: string[] | undefined;
+    for (const input of inputs) {
+      if (input.idempotencyKey === undefined) continue;
+      keys ??= [];
+      keys.push(input.idempotencyKey);
+    }
+    this.idempotencyKeys = keys;
+  }
+
+  prepare(reads: BatchReads, batch: BatchState): MaybePromise<void> {
+    const head = reads.head(this.key);
+    return head instanceof Promise
+      ? head.then((h) => this.prepared(reads, batch, h))
+      : this.prepared(reads, batch, head);
+  }
+
+  private prepared(reads: BatchReads, batch: BatchState, head: KeyHead): MaybePromise<void> {
+    if (!batch.hasHead(this.key)) batch.setHead(this.key, head);
+    const current = batch.head(this.key).current;
+    if (!current || !this.idempotencyKeys) return;
+    return chain(reads.findIdempotent(current, this.idempotencyKeys), (found) =>
+      batch.addIdempotent(current.id, found),
+    );
+  }
+
+  plan(batch: BatchState, now: number): Planned<AppendResult> {
+    const key = this.key;
+    const head = batch.head(key);
+    const session = head.current
+      ? cloneSession(head.current)
+      : newSession(key, requireInit(key, this.init), head.lastGeneration + 1, now);
+    const created = head.current ? undefined : cloneSession(session);
+    const plan = planAppend(session, this.inputs, batch.log, now, this.expectSessionId);
+    const changes: WriteChange[] = [];
+    if (created) changes.push({ kind: "createSession", session: created });
+    if (plan.fresh.length > 0) changes.push({ kind: "appendEntries", session, entries: plan.fresh });
+    batch.setHead(key, {
+      current: session,
+      lastGeneration: Math.max(head.lastGeneration, session.generation),
+    });
+    batch.touch(session);
+    if (this.idempotencyKeys) {
+      batch.addIdempotent(
+        session.id,
+        plan.fresh.flatMap((e) =>
+          e.idempotencyKey === undefined ? [] : [[e.idempotencyKey, e] as [string, Entry]],
+        ),
+      );
+    }
+    return new PlannedAppend(changes, [expectHead(key, head)], key, session, plan, this.hooks);
+  }
+}
+
+/** An append's plan, with `committed` as a method rather than a closure. */
+class PlannedAppend implements Planned<AppendResult> {
+  readonly keys: string[];
+  readonly result: AppendResult;
+
+  constructor(
+    readonly changes: WriteChange[],
+    readonly expects: Expectation[],
+    private readonly key: string,
+    private readonly session: Session,
+    private readonly plan: PlannedEntries,
+    private readonly hooks: CommitHooks,
+  ) {
+    this.keys = [key];
+    this.result = { session: cloneSession(session), entries: plan.entries, created: plan.created };
+  }
+
+  committed(): void {
+    if (this.plan.fresh.length > 0) this.hooks.appended(this.key, this.session, this.plan.fresh);
+  }
+}
+
 export function appendOperation(
   key: string,
   inputs: EntryInput[],
@@ -53,56 +143,7 @@ export function appendOperation(
   expectSessionId: string | undefined,
   hooks: CommitHooks,
 ): Operation<AppendResult> {
-  const idempotencyKeys = inputs.flatMap((i) => (i.idempotencyKey === undefined ? [] : [i.idempotencyKey]));
-  return {
-    prepare: (reads, batch) =>
-      chain(reads.head(key), (head) => {
-        if (!batch.hasHead(key)) batch.setHead(key, head);
-        const current = batch.head(key).current;
-        if (!current || idempotencyKeys.length === 0) return;
-        return chain(reads.findIdempotent(current, idempotencyKeys), (found) =>
-          batch.addIdempotent(current.id, found),
-        );
-      }),
-    plan: (batch, now) => {
-      const head = batch.head(key);
-      const session = head.current
-        ? cloneSession(head.current)
-        : newSession(key, requireInit(key, init), head.lastGeneration + 1, now);
-      const created = head.current ? undefined : cloneSession(session);
-      const plan = planAppend(
-        session,
-        inputs,
-        { findIdempotent: (s, k) => batch.findIdempotent(s.id, k) },
-        now,
-        expectSessionId,
-      );
-      const changes: WriteChange[] = [];
-      if (created) changes.push({ kind: "createSession", session: created });
-      if (plan.fresh.length > 0) changes.push({ kind: "appendEntries", session, entries: plan.fresh });
-      const expects = [expectHead(key, head)];
-      batch.setHead(key, {
-        current: session,
-        lastGeneration: Math.max(head.lastGeneration, session.generation),
-      });
-      batch.touch(session);
-      if (idempotencyKeys.length > 0) {
-        batch.addIdempotent(
-          session.id,
-          plan.fresh.flatMap((e) =>
-            e.idempotencyKey === undefined ? [] : [[e.idempotencyKey, e] as [string, Entry]],
-          ),
-        );
-      }
-      return {
-        changes,
-        expects,
-        keys: [key],
-        result: { session: cloneSession(session), entries: plan.entries, created: plan.created },
-        committed: () => hooks.appended(key, session, plan.fresh),
-      };
-    },
-  };
+  return new AppendOperation(key, inputs, init, expectSessionId, hooks);
 }
 
 export function patchOperation(key: string, patch: SessionPatch): Operation<Session> {
@@ -187,8 +228,7 @@ function readGenerations(...keys: string[]) {
         }),
       ),
     );
-    const waiting = pending.filter((p) => p instanceof Promise);
-    return waiting.length > 0 ? Promise.all(waiting).then(() => undefined) : undefined;
+    return all(pending);
   };
 }
 

@@ -17,7 +17,7 @@ import {
   rekeyOperation,
   resetOperation,
 } from "./log-operations.js";
-import { all, chain } from "./maybe-promise.js";
+import { chain } from "./maybe-promise.js";
 import { RecentMap } from "./recent-map.js";
 import { cloneSession } from "./session-log.js";
 import { encodeCursor, normaliseQuery, normaliseScan } from "./session-query.js";
@@ -258,16 +258,21 @@ export class LogStore implements Store {
     round: number,
   ): MaybePromise<BatchResult[]> {
     const batch = new BatchState();
-    const prepared = all(
-      indexes.map((i) => {
-        try {
-          return ops[i]!.prepare(this.reads, batch);
-        } catch (error) {
-          return Promise.reject(error);
-        }
-      }),
-    );
-    return chain(prepared, () => {
+    // Only the Promises are collected: a synchronous driver's prepares allocate nothing here.
+    let waiting: Array<Promise<void>> | undefined;
+    for (const i of indexes) {
+      let prepared: MaybePromise<void>;
+      try {
+        prepared = ops[i]!.prepare(this.reads, batch);
+      } catch (error) {
+        prepared = Promise.reject(error);
+      }
+      if (prepared instanceof Promise) {
+        waiting ??= [];
+        waiting.push(prepared);
+      }
+    }
+    return chain(waiting && Promise.all(waiting), () => {
       const groups: WriteGroup[] = [];
       const owners: Array<{ index: number; planned: Planned<unknown> }> = [];
       const now = Date.now();

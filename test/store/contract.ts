@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EntryInput } from "../../src/model/entry.js";
 import type { SessionInit } from "../../src/model/session.js";
 import type { Store } from "../../src/store/store.js";
-import { runAndKill } from "./crash-run.js";
+import { canUnshare, missingAcks, PID_1, reopenInChild, runAndKill } from "./crash-run.js";
+import type { FaultyWriter } from "./fault-writer.js";
 
 export interface StoreFactory {
   name: string;
@@ -17,6 +18,19 @@ export interface StoreFactory {
   crashConfig?: (dir: string) => unknown;
   /** Checks the files in `dir` are internally consistent after a crash; throws if not. */
   verifyFiles?: (dir: string) => void;
+  /** The faults this backend can have injected; each case below runs where its capability is given. */
+  faults?: StoreFaults;
+}
+
+/** Optional capabilities of a harness: ways to make the backend's disk fail under a writer. */
+export interface StoreFaults {
+  /** A writer on the store kept in `dir` whose fsyncs can be made to fail with EIO. */
+  eio?: (dir: string) => Promise<FaultyWriter>;
+  /**
+   * Run after a SIGKILL of the writer: leaves the files in `dir` holding only what a power cut would
+   * (what the backend had not fsync'd is gone).
+   */
+  powerCut?: (dir: string) => void;
 }
 
 const init = (createdBy = "u1", agent = "main", channel = "telegram"): SessionInit => ({
@@ -709,6 +723,70 @@ export function runStoreContract(factory: StoreFactory): void {
           // The store takes new appends after the crash.
           const after = await store.append("crash:0", [msg("after the crash")]);
           expect(after.entries[0]!.seq).toBe((await store.getSession("crash:0"))!.entryCount);
+        });
+
+        const powerCut = factory.faults?.powerCut;
+        it.runIf(powerCut)(
+          "keeps every acknowledged append through a SIGKILL mid-stream and a power cut after it",
+          async () => {
+            await store.close();
+            const acked = await runAndKill(crashConfig(dir), 3000);
+            powerCut!(dir);
+            const { found } = await reopenInChild(crashConfig(dir));
+            expect(Object.keys(found)).toHaveLength(20);
+            expect(missingAcks(acked, found)).toEqual([]);
+            store = await factory.open(dir);
+          },
+        );
+
+        // A container's gateway is PID 1 on every start: whatever the backend keys on the writer's PID
+        // must not take the crashed writer's state for its own.
+        it.runIf(canUnshare)(
+          "keeps every acknowledged append when the writer ran as PID 1 and the next one runs as PID 1 too",
+          async () => {
+            await store.close();
+            const acked = await runAndKill(crashConfig(dir), 2000, PID_1);
+            expect(acked.length).toBeGreaterThanOrEqual(2000);
+            factory.faults?.powerCut?.(dir);
+            const { pid, found } = await reopenInChild(crashConfig(dir), PID_1);
+            expect(pid).toBe(1);
+            expect(missingAcks(acked, found)).toEqual([]);
+            store = await factory.open(dir);
+          },
+          300_000,
+        );
+      });
+    }
+
+    const eio = factory.faults?.eio;
+    if (eio) {
+      describe("a failing disk (EIO from fsync)", () => {
+        it("stops the store: the write's outcome is unknown, later writes are refused though fsyncs succeed again, and nothing acknowledged is lost", async () => {
+          await store.close();
+          const writer = await eio(dir);
+          const acknowledged = await writer.append("eio:1", "acknowledged");
+          expect(acknowledged.id).toBeDefined();
+          writer.failFsyncs();
+          // After a failed fsync the kernel may have dropped the dirty pages: the write may or may not stay.
+          expect(await writer.append("eio:1", "unknown")).toEqual({
+            code: "STORE_FAILED",
+            outcome: "unknown",
+          });
+          writer.heal();
+          // A later fsync that succeeds proves nothing: the store refuses every write until it is reopened.
+          expect(await writer.append("eio:2", "refused")).toEqual({
+            code: "STORE_FAILED",
+            outcome: "not-written",
+          });
+          await writer.close();
+          store = await factory.open(dir);
+          const session = (await store.getSession("eio:1"))!;
+          const entries = await store.readEntries(session.id);
+          expect(entries[0]).toMatchObject({ id: acknowledged.id, seq: 1 });
+          expect(entries.map((e) => e.type === "message" && e.content)).not.toContain("refused");
+          expect(await store.getSession("eio:2")).toBeUndefined();
+          // Reopened, the store writes again.
+          expect((await store.append("eio:1", [msg("after")])).entries[0]!.seq).toBe(entries.length + 1);
         });
       });
     }

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 
 export interface Ack {
@@ -56,3 +56,31 @@ function childOf(pid: number): number | undefined {
   const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "latin1").trim().split(" ");
   return children[0] ? Number(children[0]) : undefined;
 }
+
+/** PID 1 of a new PID namespace each time, as a container's gateway is on every start. */
+export const PID_1 = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child=SIGKILL"];
+export const canUnshare = spawnSync("unshare", [...PID_1, "true"]).status === 0;
+
+/** Opens the store of `config` in a child (reopen-child.ts): its PID, and the `<seq> <id>` of every entry by key. */
+export function reopenInChild(
+  config: unknown,
+  prefix: string[] = [],
+): Promise<{ pid: number; found: Record<string, string[]> }> {
+  const [command, args] = nodeCommand("./reopen-child.ts", [JSON.stringify(config)], prefix);
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr.on("data", (c: Buffer) => {
+    err += c.toString();
+  });
+  return new Promise((resolve, reject) =>
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(err)))),
+  );
+}
+
+/** The acknowledged appends that `found` lacks. */
+export const missingAcks = (acks: Ack[], found: Record<string, string[]>): Ack[] =>
+  acks.filter((a) => !(found[a.key] ?? []).includes(`${a.seq} ${a.id}`));

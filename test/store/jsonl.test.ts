@@ -1,7 +1,10 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, truncateSync } from "node:fs";
 import { join } from "node:path";
+import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import { openStore, type StoreConfig } from "../../src/store/open.js";
 import { runStoreContract } from "./contract.js";
+import { FaultFs } from "./fault-fs.js";
+import { answerOf, type FaultyWriter, faultInit } from "./fault-writer.js";
 
 const path = (dir: string) => join(dir, "sessions");
 
@@ -28,4 +31,32 @@ runStoreContract({
   open: (dir) => openStore(config(dir)),
   crashConfig: config,
   verifyFiles,
+  faults: {
+    eio: async (dir) => faultyWriter(path(dir)),
+    // Before its first checkpoint (20 sessions, well under the journal's limit) the store has fsync'd no
+    // session file: a power cut may take all of their bytes; only the journal's are safe.
+    powerCut: (dir) => {
+      for (const name of readdirSync(path(dir)).filter((n) => n.endsWith(".jsonl")))
+        truncateSync(join(path(dir), name), 0);
+    },
+  },
 });
+
+/** A writer in this process over the fault file layer (fault-fs.ts), which passes everything else on. */
+function faultyWriter(dir: string): FaultyWriter {
+  const fault = new FaultFs(dir);
+  const store = new JsonlStore({ path: dir, fs: fault.fs });
+  return {
+    append: (key, content) =>
+      store
+        .append(key, [{ type: "message", role: "user", content }], { init: faultInit, durability: "strict" })
+        .then(({ entries }) => ({ id: entries[0]!.id }), answerOf),
+    failFsyncs: () => {
+      fault.faults = { eioAtFsync: fault.fsyncs + 1 };
+    },
+    heal: () => {
+      fault.faults = {};
+    },
+    close: () => store.close().catch(() => undefined),
+  };
+}

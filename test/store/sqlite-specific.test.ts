@@ -79,6 +79,21 @@ describe("SQLite store", () => {
     expect((await store.getSession("k"))!.entryCount).toBe(3000);
   });
 
+  it("starts the WAL over under continuous load too, while the checkpoint thread copies beside the writer", async () => {
+    const store = open({ durability: "relaxed" });
+    // The checkpoint thread starts again as soon as it is done, as it does when its checkpoints take longer
+    // than its interval (a loaded disk), and eight writers that never pause commit on every tick beside it.
+    (store.sqlite as unknown as { checkpointer: { minIntervalMs: number } }).checkpointer.minIntervalMs = 0;
+    const body = "x".repeat(2_000);
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let i = 0; i < 600; i++) await store.append(`k${w}`, [msg(`${body} ${i}`)], { init });
+      }),
+    );
+    expect(statSync(`${path}-wal`).size).toBeLessThan(12 * 1024 * 1024);
+    expect((await store.getSession("k7"))!.entryCount).toBe(600);
+  });
+
   it("serves repeated context loads from memory, and never a stale one", async () => {
     const a = open();
     const b = open();

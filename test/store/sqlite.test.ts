@@ -1,7 +1,10 @@
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { openStore, type StoreConfig } from "../../src/store/open.js";
+import { fsyncFaultEnv } from "../support/fsync-faults.js";
 import { runStoreContract } from "./contract.js";
+import { childFaultyWriter } from "./fault-writer.js";
 
 const path = (dir: string) => join(dir, "sessiond.db");
 
@@ -32,5 +35,15 @@ for (const [name, extra] of [
     open: (dir) => openStore(config(dir)),
     crashConfig: config,
     verifyFiles,
+    faults: {
+      // SQLite fsyncs inside the library: the writer runs in a child under the LD_PRELOAD fault layer.
+      eio: async (dir) => {
+        const arm = join(dir, "fail-fsyncs");
+        return childFaultyWriter(config(dir), fsyncFaultEnv(`${path(dir)}-wal`, arm), {
+          arm: () => writeFileSync(arm, ""),
+          disarm: () => rmSync(arm, { force: true }),
+        });
+      },
+    },
   });
 }

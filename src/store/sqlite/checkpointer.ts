@@ -17,8 +17,8 @@ parentPort.on("message", (message) => {
     return;
   }
   try {
-    db.pragma("wal_checkpoint(PASSIVE)");
-    parentPort.postMessage("done");
+    const [result] = db.pragma("wal_checkpoint(PASSIVE)");
+    parentPort.postMessage("done:" + (result ? result.log : 0));
   } catch (error) {
     parentPort.postMessage(String(error && error.code).startsWith("SQLITE_IOERR") ? "io:" + error.message : "failed");
   }
@@ -28,9 +28,14 @@ parentPort.on("message", (message) => {
 /**
  * Copies the WAL into the database file on a thread of its own. In WAL mode SQLite checkpoints inside the
  * commit that crosses `wal_autocheckpoint` pages, writing and fsyncing the database file while every
- * request waits; here the bulk of that work runs beside the event loop. The main connection's own
- * autocheckpoint then finishes the remainder, which lets the WAL start over from its beginning when writes
- * never pause long enough for this thread's checkpoint to be complete.
+ * request waits; here the bulk of that work runs beside the event loop.
+ *
+ * The WAL starts over from its beginning only at a write that finds every frame copied, and this thread's
+ * checkpoint copies just the frames committed before it began. So once one here finds the WAL holding
+ * `restartFrames` or more, the writer copies the remainder on its own connection at its next commit
+ * boundary (`remainderDue`, then `finished()`), and no new checkpoint starts here before that: otherwise,
+ * under continuous load, back-to-back checkpoints here keep the main connection's own autocheckpoint
+ * (which a running one turns away as busy) from ever completing, and the WAL grows without bound.
  */
 export class Checkpointer {
   private worker: Worker | undefined;
@@ -41,6 +46,8 @@ export class Checkpointer {
   private timer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private lastAt = Number.NEGATIVE_INFINITY;
+  /** A checkpoint here finished; the writer's own copies what was committed meanwhile. */
+  remainderDue = false;
   /** Checkpoints finished, for tests and metrics. */
   completed = 0;
 
@@ -48,6 +55,8 @@ export class Checkpointer {
     private readonly path: string,
     private readonly onIoError: (error: Error) => void = () => undefined,
     private readonly minIntervalMs = 200,
+    /** WAL frames past which the writer finishes a checkpoint of this thread, and the WAL starts over. */
+    private readonly restartFrames = 1_000,
   ) {}
 
   /** Started on the first request, so that a store that is only read never starts a thread. */
@@ -57,7 +66,10 @@ export class Checkpointer {
     worker.unref();
     worker.on("message", (message: string) => {
       this.running = false;
-      if (message === "done") this.completed++;
+      if (message.startsWith("done:")) {
+        this.completed++;
+        this.remainderDue = Number(message.slice(5)) >= this.restartFrames;
+      }
       // A busy or locked file only means the next checkpoint tries again; an I/O error (a failed fsync
       // of the WAL or the database) means the file can no longer be trusted.
       if (message.startsWith("io:")) {
@@ -66,7 +78,7 @@ export class Checkpointer {
         this.onIoError(new Error(`checkpoint of ${this.path}: ${message.slice(3)}`));
         return;
       }
-      if (this.wanted) {
+      if (this.wanted && !this.remainderDue) {
         this.wanted = false;
         this.request();
       }
@@ -78,10 +90,15 @@ export class Checkpointer {
     return worker;
   }
 
+  /** The writer copied the remainder of the last checkpoint on its own connection. */
+  finished(): void {
+    this.remainderDue = false;
+  }
+
   /** Asks for a checkpoint; requests while one runs, or within `minIntervalMs` of the last, coalesce. */
   request(): void {
     if (this.closing || this.broken || this.failed) return;
-    if (this.running) {
+    if (this.running || this.remainderDue) {
       this.wanted = true;
       return;
     }

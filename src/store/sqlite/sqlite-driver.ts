@@ -64,6 +64,7 @@ const BACKSTOP_CHECKPOINT_PAGES = 2_000;
 
 const NONE: ForeignChanges = { kind: "none" };
 const ALL: ForeignChanges = { kind: "all" };
+const OK: GroupOutcome = { ok: true };
 
 /**
  * One SQLite file in WAL mode. Reads go straight to the file. A batch commits as one IMMEDIATE
@@ -103,7 +104,14 @@ export class SqliteDriver implements StoreDriver {
     if (options.path !== ":memory:" && this.db.pragma("journal_mode", { simple: true }) === "wal") {
       this.walSync = new WalSync(`${options.path}-wal`);
       this.db.pragma("synchronous = NORMAL");
-      this.checkpointer = new Checkpointer(options.path, options.onFailure);
+      // Halfway to the backstop the writer finishes the thread's checkpoint, so the WAL starts over
+      // before it gets there even when the thread's checkpoints run back to back.
+      this.checkpointer = new Checkpointer(
+        options.path,
+        options.onFailure,
+        200,
+        BACKSTOP_CHECKPOINT_PAGES / 2,
+      );
       this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
       const walSync = this.walSync;
       this.durableBarrier = () =>
@@ -133,7 +141,7 @@ export class SqliteDriver implements StoreDriver {
       this.begin(groups);
       const outcomes = groups.map((group): GroupOutcome => {
         try {
-          let outcome: GroupOutcome = { ok: true };
+          let outcome = OK;
           this.savepoint(() => {
             outcome = this.applyGroup(group);
           });
@@ -245,8 +253,22 @@ export class SqliteDriver implements StoreDriver {
       throw isFsyncError(error) ? walSyncFailed(this.path, error) : asStoreError(error);
     } finally {
       this.journal.scheduleIdleFold();
+      this.finishCheckpoint();
       this.checkpointer?.request();
     }
+  }
+
+  /** At a commit boundary: copies what the checkpoint thread left, so the next commit starts the WAL over. */
+  private finishCheckpoint(): void {
+    if (!this.checkpointer?.remainderDue) return;
+    try {
+      this.db.pragma("wal_checkpoint(PASSIVE)");
+    } catch (error) {
+      const cause = (error as { cause?: unknown }).cause ?? error;
+      // Busy only means a later checkpoint does it; a failed fsync stops the store.
+      if (isIoError(cause)) this.options.onFailure(walSyncFailed(this.path, cause));
+    }
+    this.checkpointer.finished();
   }
 
   /** The inline fsync of a small durable batch. */
@@ -294,7 +316,7 @@ export class SqliteDriver implements StoreDriver {
   private applyGroup(group: WriteGroup): GroupOutcome {
     if (this.verifying && !group.expects.every((e) => this.holds(e))) return { ok: false, stale: true };
     for (const change of group.changes) this.apply(change);
-    return { ok: true };
+    return OK;
   }
 
   private holds(expectation: Expectation): boolean {
