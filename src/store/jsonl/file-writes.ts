@@ -12,7 +12,6 @@ import { type Unwritten, UnwrittenBytes } from "./unwritten-bytes.js";
 /** What a batch will write once its groups have been applied. */
 export interface PendingWrites {
   chunks: Map<string, { tracked: Tracked; text: string }>;
-  renames: Array<{ tracked: Tracked; to: string }>;
   sidecars: Map<string, Session>;
   removals: Tracked[];
   /** Sessions whose files this batch created. */
@@ -94,12 +93,12 @@ export class FileWrites {
   }
 
   /**
-   * Writes the batch: sidecars, the journal's frame, then renames and removals. Before the frame is in
+   * Writes the batch: sidecars, the journal's frame, then removals. Before the frame is in
    * the journal a failure leaves nothing of the batch written (the caller rolls memory back); after it,
    * the batch stands and only a failed fsync stops the store.
    */
   write(): void {
-    const { chunks, renames, sidecars, removals } = this.pending;
+    const { chunks, sidecars, removals } = this.pending;
     // Before the journal, a failure fails the batch with nothing of it written: the sidecars, and for a
     // removal the checkpoint that empties the journal (its records must never bring back a file deleted
     // after them).
@@ -117,12 +116,6 @@ export class FileWrites {
       this.unsynced.add(tracked.session.id);
       this.touched.add(tracked);
     });
-    for (const { tracked, to } of renames) {
-      if (tracked.file === to || !this.files.get(tracked.session.id)) continue;
-      this.fs.renameSync(join(this.dir, tracked.file), join(this.dir, to));
-      this.files.renamed(tracked, to);
-      this.pending.dirChanged = true;
-    }
     for (const { file, session } of removals) {
       this.fs.rmSync(join(this.dir, file), { force: true });
       this.sidecars.remove(session.id);
@@ -259,7 +252,6 @@ export class FileWrites {
 function emptyPending(): PendingWrites {
   return {
     chunks: new Map(),
-    renames: [],
     sidecars: new Map(),
     removals: [],
     created: [],

@@ -89,10 +89,12 @@ export class JsonlDriver implements StoreDriver {
       for (const dir of [this.path, this.metaDir, claimsDir, join(this.metaDir, "meta")])
         this.fs.mkdirSync(dir, { recursive: true });
       replayJournals(this.metaDir, this.path, options.report, this.fs);
-      this.titles.recover();
+      this.titles.removeTemps();
       const scan = scanDirectory(this.path, this.metaDir, this.sidecars, options.report, this.fs);
       this.stats = { filesRead: scan.filesRead, filesFromIndex: scan.filesFromIndex };
       this.files.adopt(scan.tracked);
+      this.titles.resume();
+      this.titles.rewriteDue();
     } catch (error) {
       try {
         this.writes.close(false);
