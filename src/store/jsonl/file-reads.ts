@@ -46,11 +46,18 @@ export class FileReads {
    */
   refresh(tracked: Tracked): boolean {
     if (!this.changes.needsCheck(tracked.file)) return false;
-    const fd = this.files.fdFor(tracked);
-    if (hasSize(this.fs, fd, this.writes.writtenSize(tracked))) {
+    // A file this process has not opened (a read of a session not in memory) is not opened for the check.
+    const open = this.files.openFd(tracked.session.id);
+    const expected = this.writes.writtenSize(tracked);
+    if (
+      open === undefined
+        ? this.fs.statSync(join(this.dir, tracked.file)).size === expected
+        : hasSize(this.fs, open, expected)
+    ) {
       this.changes.checked(tracked.file);
       return false;
     }
+    const fd = this.files.fdFor(tracked);
     // If this process still held bytes for the file, the other one wrote while both were writing to the
     // session, which nothing serialises: this process's bytes go after theirs.
     this.writes.writeQueuedOf(tracked.session.id);

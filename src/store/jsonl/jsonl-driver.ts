@@ -10,15 +10,10 @@ import type {
   StoreDriver,
   WriteGroup,
 } from "../driver.js";
+import { keptOf } from "../entry-range.js";
 import { messageOf } from "../group-commit.js";
 import { cloneSession } from "../session-log.js";
-import {
-  compareForPage,
-  compareScan,
-  matchesQuery,
-  matchesScan,
-  type NormalisedQuery,
-} from "../session-query.js";
+import { type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
 import type { Durability, EntryRange, SessionScan } from "../store.js";
 import { ChangeWatch } from "./change-watch.js";
 import { asStoreError } from "./directory-error.js";
@@ -176,28 +171,19 @@ export class JsonlDriver implements StoreDriver {
   loadKept(session: Session): KeptContext {
     const tracked = this.files.get(session.id);
     if (!tracked) return { entries: [] };
-    const { entries } = this.guard(() => this.reads.load(tracked));
-    const kept: KeptContext = {
-      entries: entries.filter((e) => e.seq >= session.contextFromSeq && e.type !== "compaction"),
-    };
-    const summary = entries.find((e) => e.seq === session.lastCompactionSeq);
-    if (summary?.type === "compaction") kept.summary = summary;
-    return kept;
+    return keptOf(session, this.guard(() => this.reads.load(tracked)).entries);
   }
 
   list(query: NormalisedQuery): Session[] {
-    const matching: Session[] = [];
-    for (const t of this.files.all()) if (matchesQuery(query, t.session)) matching.push(t.session);
-    return matching
-      .sort((a, b) => compareForPage(query.sort, a, b))
-      .slice(0, query.limit + 1)
-      .map(cloneSession);
+    return pageOf(query, this.sessions());
   }
 
   scan(scan: SessionScan & { limit: number }): Session[] {
-    const matching: Session[] = [];
-    for (const t of this.files.all()) if (matchesScan(scan, t.session)) matching.push(t.session);
-    return matching.sort(compareScan).slice(0, scan.limit).map(cloneSession);
+    return sweepOf(scan, this.sessions());
+  }
+
+  private *sessions(): Generator<Session> {
+    for (const t of this.files.all()) yield t.session;
   }
 
   /** The keys whose files another process appended to since the last call (read again here). */
