@@ -1,5 +1,7 @@
 import type { Entry } from "../model/entry.js";
 import { SessiondError } from "../model/errors.js";
+import type { Session } from "../model/session.js";
+import type { KeptContext } from "./driver.js";
 import type { EntryRange } from "./store.js";
 
 export function checkRange(range: EntryRange = {}): Required<Pick<EntryRange, "order">> & EntryRange {
@@ -27,4 +29,20 @@ export function readRange(entries: readonly Entry[], range?: EntryRange): Entry[
   if (r.order === "asc")
     return entries.slice(from, r.limit === undefined ? to : Math.min(to, from + r.limit));
   return entries.slice(r.limit === undefined ? from : Math.max(from, to - r.limit), to).reverse();
+}
+
+/** The kept context of `session` among its entries (seq order): from `contextFromSeq`, and the summary. */
+export function keptOf(session: Session, entries: readonly Entry[]): KeptContext {
+  const kept: KeptContext = {
+    entries: entries.filter((e) => e.seq >= session.contextFromSeq && e.type !== "compaction"),
+  };
+  const at = session.lastCompactionSeq;
+  const summary =
+    at === undefined
+      ? undefined
+      : entries[at - 1]?.seq === at
+        ? entries[at - 1]
+        : entries.find((e) => e.seq === at);
+  if (summary?.type === "compaction") kept.summary = summary;
+  return kept;
 }

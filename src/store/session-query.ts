@@ -1,5 +1,6 @@
 import { SessiondError } from "../model/errors.js";
 import type { Session } from "../model/session.js";
+import { cloneSession } from "./session-log.js";
 import type { SessionQuery, SessionScan, SessionSort } from "./store.js";
 
 export const DEFAULT_PAGE = 50;
@@ -117,4 +118,21 @@ export function matchesScan(scan: SessionScan, session: Session): boolean {
 
 export function compareScan(a: Session, b: Session): number {
   return scanTime(a) - scanTime(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** One page of `sessions` for a list, as a driver that holds them in memory answers it (`StoreDriver.list`). */
+export function pageOf(query: NormalisedQuery, sessions: Iterable<Session>): Session[] {
+  const matching: Session[] = [];
+  for (const session of sessions) if (matchesQuery(query, session)) matching.push(session);
+  return matching
+    .sort((a, b) => compareForPage(query.sort, a, b))
+    .slice(0, query.limit + 1)
+    .map(cloneSession);
+}
+
+/** Sessions for a sweep, as a driver that holds them in memory answers it (`StoreDriver.scan`). */
+export function sweepOf(scan: SessionScan & { limit: number }, sessions: Iterable<Session>): Session[] {
+  const matching: Session[] = [];
+  for (const session of sessions) if (matchesScan(scan, session)) matching.push(session);
+  return matching.sort(compareScan).slice(0, scan.limit).map(cloneSession);
 }

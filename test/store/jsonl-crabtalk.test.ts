@@ -140,13 +140,16 @@ describe("JSONL store beside CrabTalk (its loader, test/support/crabtalk-loader.
     }
     // What CrabTalk sees of the compacted session: kept calls with their results, not the result whose call
     // the summary stands for.
-    const compacted = loadContext(
+    const titled = loadContext(
       findLatestConversation(
         dir,
         "main",
         metaOf(files().find((f) => f.includes("lisbon-trip"))!).created_by!,
       )!,
-    ).messages;
+    );
+    // The title where CrabTalk reads it: line 1's metadata (and the name it renames the file to).
+    expect(titled.meta.title).toBe("Lisbon trip");
+    const compacted = titled.messages;
     expect(compacted.map((m) => [m.role, m.tool_call_id || m.content])).toEqual([
       ["user", "User booked the 9:40 flight to Lisbon."],
       ["assistant", "The 9:40 one."],

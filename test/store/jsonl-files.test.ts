@@ -173,11 +173,10 @@ describe("JSONL store files", () => {
   it("replays the journal of a writer that is gone: acknowledged bytes a power cut lost come back", async () => {
     const writer = open();
     const { session } = await writer.append("main:u1", [msg("before")], { init: init() });
-    await writer.sync();
-    const name = jsonlFiles(dir)[0]!;
-    const synced = readFileSync(join(dir, name), "utf8");
-    await writer.append("main:u1", [msg("acknowledged 1"), msg("acknowledged 2")]);
+    // A title drains the journal into the file (fsync'd) before it rewrites line 1 and renames the file.
     await writer.append("main:u1", [{ type: "title", title: "Renamed later" }]);
+    const synced = readFileSync(join(dir, jsonlFiles(dir)[0]!), "utf8");
+    await writer.append("main:u1", [msg("acknowledged 1"), msg("acknowledged 2")]);
     // The power cut: the session file loses what was not fsync'd, the fsync'd journal survives; its
     // writer (this test's process would look alive) is given the pid of a process that has exited.
     const meta = join(dir, ".sessiond");
@@ -190,7 +189,7 @@ describe("JSONL store files", () => {
     const reader = open();
     expect(
       (await reader.readEntries(session.id)).map((e) => (e.type === "message" ? e.content : e.type)),
-    ).toEqual(["before", "acknowledged 1", "acknowledged 2", "title"]);
+    ).toEqual(["before", "title", "acknowledged 1", "acknowledged 2"]);
     expect(readdirSync(meta).filter((n) => n.includes(String(deadPid)))).toEqual([]);
     await reader.close();
     expect(problems).toEqual([]);

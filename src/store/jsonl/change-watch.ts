@@ -14,6 +14,10 @@ const RECHECK_MS = 1000;
  */
 export class ChangeWatch {
   private readonly unchanged = new Set<string>();
+  /** Files named by an event since the last `take`. */
+  private changed = new Set<string>();
+  /** Whether any file may have changed unseen (the recheck timer, an event without a name) since `take`. */
+  private unknown = true;
   private watcher: FSWatcher | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
 
@@ -21,14 +25,16 @@ export class ChangeWatch {
     if (process.platform !== "linux") return;
     try {
       this.watcher = watch(dir, { persistent: false }, (_event, file) => {
-        if (typeof file === "string") this.unchanged.delete(file);
-        else this.unchanged.clear();
+        if (typeof file === "string") {
+          this.unchanged.delete(file);
+          this.changed.add(file);
+        } else this.forgetAll();
       });
       this.watcher.on("error", () => this.stopWatching());
     } catch {
       return;
     }
-    this.timer = setInterval(() => this.unchanged.clear(), RECHECK_MS);
+    this.timer = setInterval(() => this.forgetAll(), RECHECK_MS);
     this.timer.unref();
   }
 
@@ -42,9 +48,29 @@ export class ChangeWatch {
     if (this.watcher) this.unchanged.add(file);
   }
 
+  /**
+   * The files events named since the last call, or `all` when any file may have changed unseen (then each
+   * is compared the next time it is needed: `needsCheck` says so).
+   */
+  take(): "all" | ReadonlySet<string> {
+    if (this.unknown || !this.watcher) {
+      this.unknown = false;
+      this.changed = new Set();
+      return "all";
+    }
+    const changed = this.changed;
+    if (changed.size > 0) this.changed = new Set();
+    return changed;
+  }
+
   close(): void {
     this.stopWatching();
     if (this.timer) clearInterval(this.timer);
+  }
+
+  private forgetAll(): void {
+    this.unchanged.clear();
+    this.unknown = true;
   }
 
   private stopWatching(): void {

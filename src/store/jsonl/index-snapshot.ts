@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Session } from "../../model/session.js";
 import { type FileSystem, realFs, writeFileAtomic } from "./durable-fs.js";
 
@@ -40,4 +41,27 @@ export function saveSnapshot(path: string, files: Iterable<IndexedFile>, fs: Fil
   const records: string[] = [];
   for (const record of files) records.push(JSON.stringify(record));
   writeFileAtomic(path, `{"version":${VERSION},"files":[${records.join(",\n")}]}`, false, fs);
+}
+
+/**
+ * Saves the index of `files` (the directory's sessions) at close; the size and mtime of those written
+ * since open (`touched`) are read again first.
+ */
+export function saveDirectoryIndex(
+  path: string,
+  dir: string,
+  files: Iterable<IndexedFile>,
+  touched: ReadonlySet<IndexedFile>,
+  fs: FileSystem = realFs,
+): void {
+  const records: IndexedFile[] = [];
+  for (const t of files) {
+    if (touched.has(t)) {
+      const stat = fs.statSync(join(dir, t.file));
+      t.size = stat.size;
+      t.mtimeMs = stat.mtimeMs;
+    }
+    records.push({ file: t.file, size: t.size, mtimeMs: t.mtimeMs, foreign: t.foreign, session: t.session });
+  }
+  saveSnapshot(path, records, fs);
 }

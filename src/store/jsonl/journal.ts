@@ -61,6 +61,11 @@ export class Journal {
     return this.position;
   }
 
+  /** Whether frames were written since the last fdatasync. */
+  get needsSync(): boolean {
+    return this.dirty;
+  }
+
   /**
    * Writes the batch's records as one frame; returns each record's bytes (views of what was written),
    * which go to the session files as they are. `sync` or `syncAsync` makes them durable.

@@ -10,16 +10,10 @@ import type {
   WriteChange,
   WriteGroup,
 } from "../driver.js";
-import { readRange } from "../entry-range.js";
+import { keptOf, readRange } from "../entry-range.js";
 import { frozenCopy } from "../frozen.js";
 import { cloneSession } from "../session-log.js";
-import {
-  compareForPage,
-  compareScan,
-  matchesQuery,
-  matchesScan,
-  type NormalisedQuery,
-} from "../session-query.js";
+import { type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
 import type { EntryRange, SessionScan } from "../store.js";
 
 interface Generation {
@@ -75,29 +69,19 @@ export class MemoryDriver implements StoreDriver {
   }
 
   loadKept(session: Session): KeptContext {
-    const entries = (this.byId.get(session.id)?.entries ?? []) as Entry[];
-    const kept: KeptContext = {
-      entries: entries.slice(session.contextFromSeq - 1).filter((e) => e.type !== "compaction"),
-    };
-    const summary =
-      session.lastCompactionSeq === undefined ? undefined : entries[session.lastCompactionSeq - 1];
-    if (summary?.type === "compaction") kept.summary = summary;
-    return kept;
+    return keptOf(session, (this.byId.get(session.id)?.entries ?? []) as Entry[]);
   }
 
   list(query: NormalisedQuery): Session[] {
-    const matching: Session[] = [];
-    for (const g of this.byId.values()) if (matchesQuery(query, g.session)) matching.push(g.session);
-    return matching
-      .sort((a, b) => compareForPage(query.sort, a, b))
-      .slice(0, query.limit + 1)
-      .map(cloneSession);
+    return pageOf(query, this.sessions());
   }
 
   scan(scan: SessionScan & { limit: number }): Session[] {
-    const matching: Session[] = [];
-    for (const g of this.byId.values()) if (matchesScan(scan, g.session)) matching.push(g.session);
-    return matching.sort(compareScan).slice(0, scan.limit).map(cloneSession);
+    return sweepOf(scan, this.sessions());
+  }
+
+  private *sessions(): Generator<Session> {
+    for (const g of this.byId.values()) yield g.session;
   }
 
   foreignChanges(): ForeignChanges {

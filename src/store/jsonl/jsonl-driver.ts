@@ -1,0 +1,329 @@
+import { join } from "node:path";
+import { makeDirSync } from "../../fs/make-dir.js";
+import type { Entry } from "../../model/entry.js";
+import { isSessiondError, SessiondError } from "../../model/errors.js";
+import type { Session } from "../../model/session.js";
+import type {
+  ForeignChanges,
+  GroupOutcome,
+  KeptContext,
+  KeyHead,
+  StoreDriver,
+  WriteGroup,
+} from "../driver.js";
+import { keptOf } from "../entry-range.js";
+import { messageOf } from "../group-commit.js";
+import { cloneSession } from "../session-log.js";
+import { type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
+import type { Durability, EntryRange, SessionScan } from "../store.js";
+import { ChangeWatch } from "./change-watch.js";
+import { asStoreError } from "./directory-error.js";
+import { scanDirectory } from "./directory-scan.js";
+import type { FileSystem } from "./durable-fs.js";
+import { EntryCache } from "./entry-cache.js";
+import { FileReads } from "./file-reads.js";
+import { FileWrites } from "./file-writes.js";
+import { GroupApply } from "./group-apply.js";
+import { saveDirectoryIndex } from "./index-snapshot.js";
+import { replayJournals } from "./journal-replay.js";
+import type { LineProblem } from "./session-file.js";
+import { SessionFiles } from "./session-files.js";
+import { Sidecars } from "./sidecar.js";
+import { TitleRewrite } from "./title-rewrite.js";
+
+/** sessiond's own files in a CrabTalk-format directory (runtime sessions and agents.json live here too). */
+export const META_DIR = ".sessiond";
+
+export interface JsonlDriverOptions {
+  path: string;
+  durability: Durability;
+  fs: FileSystem;
+  cacheSize: number;
+  cacheBytes: number;
+  report: (problem: LineProblem) => void;
+  /** Whether nothing waits to be committed. */
+  idle: () => boolean;
+}
+
+const NONE: ForeignChanges = { kind: "none" };
+const ALL: ForeignChanges = { kind: "all" };
+
+/**
+ * Sessions as a directory of CrabTalk session files (behaviours.md §2), one file per session, under the
+ * log core. A batch's bytes go through a write-ahead journal (file-writes.ts) whose one fsync
+ * acknowledges it; an index of the directory (written at close) makes opening 100,000 sessions a matter
+ * of stat calls. Another process may append to the same files: the directory's change events say which
+ * to compare (change-watch.ts), and a file longer than this process wrote it is read again.
+ */
+export class JsonlDriver implements StoreDriver {
+  readonly backend = "jsonl";
+  readonly path: string;
+  readonly stats: { filesRead: number; filesFromIndex: number };
+  private readonly metaDir: string;
+  private readonly fs: FileSystem;
+  private readonly sidecars: Sidecars;
+  private readonly files: SessionFiles;
+  private readonly writes: FileWrites;
+  private readonly titles: TitleRewrite;
+  private readonly cache: EntryCache;
+  private readonly changes: ChangeWatch;
+  private readonly reads: FileReads;
+  private readonly groups: GroupApply;
+  private closed = false;
+
+  constructor(private readonly options: JsonlDriverOptions) {
+    this.path = options.path;
+    this.fs = options.fs;
+    this.metaDir = join(this.path, META_DIR);
+    const claimsDir = join(this.metaDir, "claims");
+    this.sidecars = new Sidecars(join(this.metaDir, "meta"), this.fs);
+    this.files = new SessionFiles(this.path, claimsDir, this.fs);
+    this.cache = new EntryCache(options.cacheSize, options.cacheBytes);
+    this.writes = new FileWrites(this.path, this.metaDir, this.files, this.sidecars, this.fs, options.idle);
+    this.titles = new TitleRewrite(this.path, this.files, this.writes, this.fs);
+    try {
+      for (const dir of [this.path, this.metaDir, claimsDir, join(this.metaDir, "meta")])
+        makeDirSync(dir, this.fs);
+      replayJournals(this.metaDir, this.path, options.report, this.fs);
+      this.titles.removeTemps();
+      const scan = scanDirectory(this.path, this.metaDir, this.sidecars, options.report, this.fs);
+      this.stats = { filesRead: scan.filesRead, filesFromIndex: scan.filesFromIndex };
+      this.files.adopt(scan.tracked);
+      this.titles.resume();
+      this.titles.rewriteDue();
+    } catch (error) {
+      try {
+        this.writes.close(false);
+      } catch {
+        // Never opened: nothing of it on disk but, at most, an empty file a later open removes.
+      }
+      throw asStoreError(error, this.path);
+    }
+    this.changes = new ChangeWatch(this.path);
+    this.reads = new FileReads(
+      this.path,
+      this.files,
+      this.writes,
+      this.cache,
+      this.sidecars,
+      this.changes,
+      this.fs,
+      options.report,
+    );
+    this.groups = new GroupApply(
+      this.path,
+      this.files,
+      this.writes,
+      this.reads,
+      this.cache,
+      this.titles,
+      this.fs,
+    );
+  }
+
+  cacheStats(): { sessions: number; bytes: number } {
+    return this.cache.stats();
+  }
+
+  // ——— reads ———
+
+  loadKey(key: string): KeyHead {
+    let tracked = this.files.current(key);
+    if (tracked && this.reads.refresh(tracked)) tracked = this.files.current(key);
+    const lastGeneration = this.files.lastGeneration(key);
+    return tracked ? { current: cloneSession(tracked.session), lastGeneration } : { lastGeneration };
+  }
+
+  generations(key: string): Session[] {
+    return this.files
+      .ofKey(key)
+      .map((t) => cloneSession(t.session))
+      .sort((a, b) => b.generation - a.generation);
+  }
+
+  sessionById(id: string): Session | undefined {
+    const tracked = this.files.get(id);
+    return tracked && cloneSession(tracked.session);
+  }
+
+  findIdempotent(session: Session, keys: readonly string[]): Map<string, Entry> {
+    const found = new Map<string, Entry>();
+    const tracked = this.files.get(session.id);
+    if (!tracked) return found;
+    const loaded = this.guard(() => this.reads.load(tracked));
+    for (const key of keys) {
+      const entry = loaded.byIdempotencyKey.get(key);
+      if (entry) found.set(key, entry);
+    }
+    return found;
+  }
+
+  readEntries(session: Session, range: EntryRange & { order: "asc" | "desc" }): Entry[] {
+    const tracked = this.files.get(session.id);
+    if (!tracked) return [];
+    const { entries } = this.guard(() => this.reads.load(tracked));
+    const inRange = entries.filter(
+      (e) => e.seq > (range.afterSeq ?? 0) && (range.beforeSeq === undefined || e.seq < range.beforeSeq),
+    );
+    if (range.order === "desc") inRange.reverse();
+    return range.limit === undefined ? inRange : inRange.slice(0, range.limit);
+  }
+
+  loadKept(session: Session): KeptContext {
+    const tracked = this.files.get(session.id);
+    if (!tracked) return { entries: [] };
+    return keptOf(session, this.guard(() => this.reads.load(tracked)).entries);
+  }
+
+  list(query: NormalisedQuery): Session[] {
+    return pageOf(query, this.sessions());
+  }
+
+  scan(scan: SessionScan & { limit: number }): Session[] {
+    return sweepOf(scan, this.sessions());
+  }
+
+  private *sessions(): Generator<Session> {
+    for (const t of this.files.all()) yield t.session;
+  }
+
+  /** The keys whose files another process appended to since the last call (read again here). */
+  foreignChanges(): ForeignChanges {
+    if (this.closed) return NONE;
+    const changed = this.changes.take();
+    // Unseen changes: each key's file is compared when the core next loads the key (`loadKey`).
+    if (changed === "all") return ALL;
+    if (changed.size === 0) return NONE;
+    const keys: string[] = [];
+    for (const file of changed) {
+      const tracked = this.files.byFileName(file);
+      if (tracked && this.guard(() => this.reads.refresh(tracked))) keys.push(tracked.session.key);
+    }
+    return keys.length > 0 ? { kind: "keys", keys } : NONE;
+  }
+
+  // ——— writes ———
+
+  commit(groups: readonly WriteGroup[], durable: boolean): GroupOutcome[] {
+    this.writes.beginBatch();
+    let failed: SessiondError | undefined;
+    try {
+      const outcomes = groups.map((group) => {
+        const outcome = this.groups.applyGroup(group);
+        if (!outcome.ok && "error" in outcome && isSessiondError(outcome.error, "STORE_FAILED"))
+          failed ??= outcome.error;
+        return outcome;
+      });
+      if (failed) throw failed;
+      this.writes.write();
+      this.titles.rewriteDue();
+      // A batch the core does not make durable (relaxed appends) is done here.
+      if (!durable) this.writes.settleNow(this.options.durability === "strict");
+      return outcomes;
+    } catch (error) {
+      throw this.failedBatch(error);
+    } finally {
+      this.writes.endBatch();
+    }
+  }
+
+  durableBarrier(): Promise<void> {
+    return this.writes.barrier();
+  }
+
+  syncNow(): void {
+    this.writes.settleNow(true);
+  }
+
+  sync(): void {
+    try {
+      this.writes.checkpoint();
+    } catch (error) {
+      throw asStoreError(error, this.path);
+    }
+  }
+
+  /** What the journal holds goes to the session files. */
+  flush(): void {
+    if (!this.closed) this.guard(() => this.writes.writeAll());
+  }
+
+  /**
+   * Checkpoints and releases everything. A store that failed (an fsync did) keeps its journal for the
+   * next open to replay, and writes no index.
+   */
+  close(failed: boolean): void {
+    if (this.closed) return;
+    this.closed = true;
+    let checkpointed = false;
+    try {
+      if (!failed) this.writes.checkpoint();
+      checkpointed = !failed;
+    } catch (error) {
+      throw asStoreError(error, this.path);
+    } finally {
+      this.release(!checkpointed);
+    }
+    if (!checkpointed) return;
+    try {
+      saveDirectoryIndex(
+        join(this.metaDir, "index.json"),
+        this.path,
+        this.files.all(),
+        this.writes.touched,
+        this.fs,
+      );
+    } catch {
+      // The index only saves the next open some reading: without it, that open reads the files.
+    }
+  }
+
+  /**
+   * What a batch that could not be written throws. Before its frame is in the journal, nothing of it is
+   * on disk: memory is put back as the files (and the bytes queued for them) say, sessions the batch
+   * created are forgotten, and the batch fails with nothing written. After, or when an fsync failed, the
+   * outcome is unknown and the store stops (STORE_FAILED).
+   */
+  private failedBatch(error: unknown): SessiondError {
+    if (isSessiondError(error, "STORE_FAILED")) return error;
+    if (this.writes.pending.journaled)
+      return new SessiondError(
+        "STORE_FAILED",
+        `the batch is in the journal but its files could not follow: ${messageOf(error)}`,
+        { cause: error },
+      );
+    try {
+      this.reads.rollBack((tracked) => this.groups.discardCreated(tracked));
+      this.titles.rollBack();
+    } catch (again) {
+      return new SessiondError(
+        "STORE_FAILED",
+        `a batch failed (${messageOf(error)}) and the session files could not be read back: ${messageOf(again)}`,
+        { cause: again },
+      );
+    }
+    return asStoreError(error, this.path);
+  }
+
+  /**
+   * Closes every file. The journal is removed only once the files hold all of it; else (`keepJournal`) it
+   * stays for the next open to replay. A failure to release one thing does not keep the others.
+   */
+  private release(keepJournal: boolean): void {
+    try {
+      this.writes.close(keepJournal);
+    } catch {
+      // Released as far as it goes: a journal left behind is replayed, and replaying twice changes nothing.
+    }
+    this.changes.close();
+    this.files.closeAll();
+  }
+
+  private guard<T>(run: () => T): T {
+    try {
+      return run();
+    } catch (error) {
+      throw asStoreError(error, this.path);
+    }
+  }
+}
