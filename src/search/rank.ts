@@ -38,31 +38,65 @@ export function recencyScore(rank: number, ts: number, now: number): number {
   return (rank * RECENCY_HALF_LIFE_MS) / (RECENCY_HALF_LIFE_MS + Math.max(0, now - ts));
 }
 
-/** What one term matches in a message's folded words: a word, a phrase, a prefix's words or CJK text. */
+/** What one term matches in a message: a word, a phrase, a prefix's words or CJK text. */
 export interface TermMatcher {
   term: SearchTerm;
   /** For the last word typed: the indexed words it is a prefix of (itself included when indexed). */
   expansion?: ReadonlySet<string>;
+  /** The term folded, and (for phrases) its folded words. */
+  folded: string;
+  words: string[];
 }
 
+export function termMatcher(term: SearchTerm, expansion?: ReadonlySet<string>): TermMatcher {
+  const folded = fold(term.text);
+  return { term, folded, words: foldedWords(folded), ...(expansion ? { expansion } : {}) };
+}
+
+/** A message as the matchers read it: its folded text, its words split only when a phrase needs them. */
+export class FoldedText {
+  readonly folded: string;
+  private split: string[] | undefined;
+  constructor(text: string) {
+    this.folded = fold(text);
+  }
+  get words(): string[] {
+    this.split ??= foldedWords(this.folded);
+    return this.split;
+  }
+}
+
+const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u;
+const isWordChar = (c: string): boolean => c !== "" && WORD_CHAR.test(c);
+
 /**
- * How often a term occurs in a message (`words` its folded words, `folded` its folded text): a word as a
- * whole word, a prefix as any of its expansion's words, a phrase as consecutive words, CJK as a substring.
+ * How often a term occurs in a message: a word as a whole word, a prefix as a word among its expansion,
+ * a phrase as consecutive words, CJK text as a substring (the indexes' rules).
  */
-export function occurrences(m: TermMatcher, words: readonly string[], folded: string): number {
-  if (CJK.test(m.term.text)) {
-    const needle = fold(m.term.text);
+export function occurrences(m: TermMatcher, text: FoldedText): number {
+  const hay = text.folded;
+  const needle = m.folded;
+  if (needle === "") return 0;
+  const cjk = CJK.test(needle);
+  if (!cjk && m.words.length > 1) {
+    const words = text.words;
     let n = 0;
-    for (let i = folded.indexOf(needle); i >= 0; i = folded.indexOf(needle, i + needle.length)) n++;
+    for (let i = 0; i + m.words.length <= words.length; i++)
+      if (m.words.every((w, j) => words[i + j] === w)) n++;
     return n;
   }
-  const wanted = foldedWords(m.term.text);
-  if (wanted.length === 0) return 0;
   let n = 0;
-  for (let i = 0; i + wanted.length <= words.length; i++) {
-    if (m.expansion) {
-      if (m.expansion.has(words[i] ?? "")) n++;
-    } else if (wanted.every((w, j) => words[i + j] === w)) n++;
+  for (let i = hay.indexOf(needle); i >= 0; i = hay.indexOf(needle, i + needle.length)) {
+    if (cjk) n++;
+    else if (!isWordChar(hay.charAt(i - 1))) {
+      let end = i + needle.length;
+      if (!m.expansion) {
+        if (!isWordChar(hay.charAt(end))) n++;
+        continue;
+      }
+      while (isWordChar(hay.charAt(end))) end++;
+      if (m.expansion.has(hay.slice(i, end))) n++;
+    }
   }
   return n;
 }

@@ -10,12 +10,14 @@ import {
 } from "../../search/query.js";
 import {
   bm25Part,
+  FoldedText,
   fold,
   foldedWords,
   idf,
   occurrences,
   recencyScore,
   type TermMatcher,
+  termMatcher,
 } from "../../search/rank.js";
 import { makeSnippet } from "../../search/snippet.js";
 import { type EntryRow, entryFromRow } from "./rows.js";
@@ -214,14 +216,14 @@ export class SqliteSearchIndex {
   /** Each term's matcher; the last word typed gets the indexed words it begins. */
   private matchers(q: NormalisedSearch): TermMatcher[] {
     return q.terms.map((term, i): TermMatcher => {
-      if (term.phrase || i < q.terms.length - 1 || CJK.test(term.text)) return { term };
+      if (term.phrase || i < q.terms.length - 1 || CJK.test(term.text)) return termMatcher(term);
       const prefix = fold(term.text);
       const words = this.sql
         .get(INDEX_SQL.prefixTerms)
         .pluck()
         .all(prefix, prefix + MAX_CHAR) as string[];
       words.sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
-      return { term, expansion: new Set([prefix, ...words.slice(0, PREFIX_WORDS)]) };
+      return termMatcher(term, new Set([prefix, ...words.slice(0, PREFIX_WORDS)]));
     });
   }
 
@@ -242,9 +244,8 @@ export class SqliteSearchIndex {
         const rows = sessionDrivenSql(q, top, SESSION_SCAN_ROWS);
         const out: CandidateRow[] = [];
         for (const row of this.sql.get(rows.sql).iterate(rows.params) as Iterable<CandidateRow>) {
-          const words = foldedWords(row.body);
-          const folded = fold(row.body);
-          if (matchers.every((m) => occurrences(m, words, folded) > 0)) out.push(row);
+          const text = new FoldedText(row.body);
+          if (matchers.every((m) => occurrences(m, text) > 0)) out.push(row);
           if (out.length === want) break;
         }
         return out;
@@ -255,7 +256,7 @@ export class SqliteSearchIndex {
   }
 
   /**
-   * Scores a window: BM25 over its messages' words (their average length as the average), each term's
+   * Scores a window: BM25 over its messages (lengths in characters, the window's mean as the average), each term's
    * document frequency estimated below `top` from how densely its newest matches lie; CJK terms count 1
    * per matching message. Everything depends only on rows below `top`, so a page's scores are the same
    * when its cursor is followed later.
@@ -267,11 +268,8 @@ export class SqliteSearchIndex {
     window: readonly CandidateRow[],
     top: number,
   ): Scored[] {
-    const docs = window.map((c) => {
-      const words = foldedWords(c.body);
-      return { c, words, folded: matchers.some((m) => CJK.test(m.term.text)) ? fold(c.body) : "" };
-    });
-    const avg = Math.max(1, docs.reduce((n, d) => n + d.words.length, 0) / Math.max(1, docs.length));
+    const docs = window.map((c) => ({ c, text: new FoldedText(c.body) }));
+    const avg = Math.max(1, docs.reduce((n, d) => n + d.text.folded.length, 0) / Math.max(1, docs.length));
     const rows = Math.max(1, top - 1);
     const idfs = matchers.map((m, i) => {
       if (CJK.test(m.term.text) || matchers.length === 1 || match === "") return 1;
@@ -287,11 +285,11 @@ export class SqliteSearchIndex {
           : (spread.n * rows) / Math.max(1, top - spread.low);
       return idf(rows, df);
     });
-    const scored = docs.map(({ c, words, folded }): Scored => {
+    const scored = docs.map(({ c, text }): Scored => {
       let rank = 0;
       matchers.forEach((m, i) => {
-        const tf = occurrences(m, words, folded);
-        rank -= CJK.test(m.term.text) ? 1 : bm25Part(idfs[i] ?? 1, Math.max(1, tf), words.length, avg);
+        const tf = occurrences(m, text);
+        rank -= CJK.test(m.term.text) ? 1 : bm25Part(idfs[i] ?? 1, Math.max(1, tf), text.folded.length, avg);
       });
       return { candidate: c, score: recencyScore(rank, c.ts, q.now), top };
     });
