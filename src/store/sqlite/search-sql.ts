@@ -23,6 +23,11 @@ export const quoted = (text: string): string => `"${text.replaceAll('"', '""')}"
 const MAX_CHAR = String.fromCodePoint(0x10ffff);
 
 const CANDIDATE_COLUMNS = "r.row, r.sid, r.seq, r.role, r.ts, w.body";
+/**
+ * The text of a row read from the word index's content table: a lookup through the FTS5 table itself costs
+ * a cursor per row (4.4 ms for one session's 100 messages, against 0.3 ms).
+ */
+const TEXT_OF_ROW = "(SELECT id, c0 AS body FROM search_words_content) w ON w.id = r.row";
 
 /** True when the query asks for CJK text, which the trigram index (and LIKE) answers. */
 export const isCjkQuery = (q: NormalisedSearch): boolean => q.terms.some((t) => CJK.test(t.text));
@@ -92,7 +97,7 @@ export function indexDrivenSql(q: NormalisedSearch, match: string, top: number, 
     if (long.length > 0) {
       params.match = long.map((t) => quoted(t.text)).join(" ");
       from =
-        "search_grams g CROSS JOIN search_rows r ON r.row = g.rowid CROSS JOIN search_words w ON w.rowid = r.row";
+        `search_grams g CROSS JOIN search_rows r ON r.row = g.rowid CROSS JOIN ${TEXT_OF_ROW}`;
       where.unshift("search_grams MATCH @match", "g.rowid < @top");
     } else {
       from = "search_words w CROSS JOIN search_rows r ON r.row = w.rowid";
@@ -113,7 +118,7 @@ export function sessionDrivenSql(q: NormalisedSearch, top: number, limit: number
   const params: Record<string, unknown> = { top, limit };
   const where = [...filters(q, params), "r.row < @top"];
   const sql = `SELECT ${CANDIDATE_COLUMNS} FROM sessions s CROSS JOIN search_rows r ON r.sid = s.sid
-CROSS JOIN search_words w ON w.rowid = r.row WHERE ${where.join(" AND ")} ORDER BY r.row DESC LIMIT @limit`;
+CROSS JOIN ${TEXT_OF_ROW} WHERE ${where.join(" AND ")} ORDER BY r.row DESC LIMIT @limit`;
   return { sql, params };
 }
 
