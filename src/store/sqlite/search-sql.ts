@@ -96,8 +96,7 @@ export function indexDrivenSql(q: NormalisedSearch, match: string, top: number, 
       });
     if (long.length > 0) {
       params.match = long.map((t) => quoted(t.text)).join(" ");
-      from =
-        `search_grams g CROSS JOIN search_rows r ON r.row = g.rowid CROSS JOIN ${TEXT_OF_ROW}`;
+      from = `search_grams g CROSS JOIN search_rows r ON r.row = g.rowid CROSS JOIN ${TEXT_OF_ROW}`;
       where.unshift("search_grams MATCH @match", "g.rowid < @top");
     } else {
       from = "search_words w CROSS JOIN search_rows r ON r.row = w.rowid";
