@@ -79,24 +79,32 @@ export function occurrences(m: TermMatcher, text: FoldedText): number {
   if (needle === "") return 0;
   const cjk = CJK.test(needle);
   if (!cjk && m.words.length > 1) {
+    // Most phrases are written with single spaces: counted on the text; otherwise on its words.
+    const spaced = countWhole(hay, m.words.join(" "));
+    if (spaced > 0) return spaced;
     const words = text.words;
     let n = 0;
     for (let i = 0; i + m.words.length <= words.length; i++)
       if (m.words.every((w, j) => words[i + j] === w)) n++;
     return n;
   }
+  if (!cjk && !m.expansion) return countWhole(hay, needle);
   let n = 0;
   for (let i = hay.indexOf(needle); i >= 0; i = hay.indexOf(needle, i + needle.length)) {
     if (cjk) n++;
     else if (!isWordChar(hay.charAt(i - 1))) {
       let end = i + needle.length;
-      if (!m.expansion) {
-        if (!isWordChar(hay.charAt(end))) n++;
-        continue;
-      }
       while (isWordChar(hay.charAt(end))) end++;
-      if (m.expansion.has(hay.slice(i, end))) n++;
+      if (m.expansion?.has(hay.slice(i, end))) n++;
     }
   }
+  return n;
+}
+
+/** How often `needle` occurs in `hay` as whole words (no word character just before or after). */
+function countWhole(hay: string, needle: string): number {
+  let n = 0;
+  for (let i = hay.indexOf(needle); i >= 0; i = hay.indexOf(needle, i + needle.length))
+    if (!isWordChar(hay.charAt(i - 1)) && !isWordChar(hay.charAt(i + needle.length))) n++;
   return n;
 }
