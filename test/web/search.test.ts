@@ -86,6 +86,7 @@ describe("the dashboard search page in Chromium", () => {
       await held;
       await route.continue();
     });
+    await page.goto(`${server.gateway.url}/search`);
     const input = page.getByLabel("Words to find");
     await input.fill("alpha");
     await page.waitForRequest(alpha);
