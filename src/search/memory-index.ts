@@ -4,12 +4,12 @@ import { CJK, indexedText } from "./indexed-text.js";
 import {
   encodeSearchCursor,
   type NormalisedSearch,
-  RECENCY_HALF_LIFE_MS,
   type SearchHit,
   type SearchResult,
   type SearchRole,
 } from "./query.js";
-import { foldText, makeSnippet } from "./snippet.js";
+import { bm25Part, fold, foldedWords, idf, recencyScore } from "./rank.js";
+import { makeSnippet } from "./snippet.js";
 
 interface Doc {
   row: number;
@@ -21,14 +21,6 @@ interface Doc {
   /** The folded words, space-joined with spaces around (for phrases) and how many. */
   words: string;
   length: number;
-}
-
-const K1 = 1.2;
-const B = 0.75;
-
-/** Lowercase words without diacritics, as the SQLite index (unicode61 remove_diacritics 2) splits them. */
-export function foldedWords(text: string): string[] {
-  return foldText(text).folded.match(/[\p{L}\p{N}_]+/gu) ?? [];
 }
 
 /**
@@ -103,7 +95,7 @@ export class MemorySearchIndex {
       const doc = this.docs.get(row)!;
       const session = this.sessionOf(doc.sessionId);
       if (!session || !passes(q, doc, session)) continue;
-      const score = (rank * RECENCY_HALF_LIFE_MS) / (RECENCY_HALF_LIFE_MS + Math.max(0, q.now - doc.ts));
+      const score = recencyScore(rank, doc.ts, q.now);
       const after = q.after;
       if (after && !(score > after.score || (score === after.score && row > after.row))) continue;
       scored.push({ doc, session, score });
@@ -139,9 +131,9 @@ export class MemorySearchIndex {
       const words = foldedWords(term.text);
       const here = new Map<number, number>();
       if (CJK.test(term.text) || term.phrase) {
-        const needle = CJK.test(term.text) ? foldText(term.text).folded : ` ${words.join(" ")} `;
+        const needle = CJK.test(term.text) ? fold(term.text) : ` ${words.join(" ")} `;
         for (const doc of found ? [...found.keys()].map((r) => this.docs.get(r)!) : this.docs.values()) {
-          const hay = CJK.test(term.text) ? foldText(doc.text).folded : doc.words;
+          const hay = CJK.test(term.text) ? fold(doc.text) : doc.words;
           if (hay.includes(needle)) here.set(doc.row, -1);
         }
       } else {
@@ -149,10 +141,9 @@ export class MemorySearchIndex {
         const word = words[0] ?? "";
         for (const [token, posting] of this.postings) {
           if (token !== word && !(prefix && token.startsWith(word))) continue;
-          const idf = Math.log(1 + (n - posting.size + 0.5) / (posting.size + 0.5));
+          const termIdf = idf(n, posting.size);
           for (const [row, tf] of posting) {
-            const length = this.docs.get(row)?.length ?? 0;
-            const part = (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avg));
+            const part = bm25Part(termIdf, tf, this.docs.get(row)?.length ?? 0, avg);
             here.set(row, (here.get(row) ?? 0) - part);
           }
         }

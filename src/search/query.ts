@@ -52,11 +52,15 @@ export interface SearchTerm {
   phrase: boolean;
 }
 
-/** Where the previous page stopped: its ranking's clock, and the last hit's score and row. */
+/**
+ * Where the previous page stopped: its ranking's clock, the last hit's score and row, and (SQLite) the
+ * upper row bound of the window of matches that hit was ranked in.
+ */
 export interface SearchPosition {
   now: number;
   score: number;
   row: number;
+  top?: number;
 }
 
 export interface NormalisedSearch extends Omit<SearchQuery, "cursor" | "limit" | "archived"> {
@@ -121,14 +125,18 @@ export function normaliseSearch(query: SearchQuery, now: number): NormalisedSear
 }
 
 export function encodeSearchCursor(position: SearchPosition): string {
-  return Buffer.from(JSON.stringify([position.now, position.score, position.row])).toString("base64url");
+  const fields = [position.now, position.score, position.row];
+  if (position.top !== undefined) fields.push(position.top);
+  return Buffer.from(JSON.stringify(fields)).toString("base64url");
 }
 
 function decodeSearchCursor(cursor: string): SearchPosition {
   try {
-    const [now, score, row] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
-    if (typeof now === "number" && typeof score === "number" && typeof row === "number")
-      return { now, score, row };
+    const [now, score, row, top] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
+    if (typeof now === "number" && typeof score === "number" && typeof row === "number") {
+      if (typeof top === "number") return { now, score, row, top };
+      if (top === undefined) return { now, score, row };
+    }
   } catch {
     // Reported below.
   }

@@ -1,5 +1,6 @@
 import { redactSecrets } from "../secrets/index.js";
 import type { SearchTerm } from "./query.js";
+import { NON_ASCII } from "./rank.js";
 
 /** How many characters of a message a snippet shows around its first match. */
 export const SNIPPET_CHARS = 200;
@@ -22,6 +23,9 @@ export function foldText(text: string): { folded: string; from: number[] } {
   let folded = "";
   const from: number[] = [];
   let at = 0;
+  // ASCII text (the usual case) folds to its lowercase, char for char.
+  if (!NON_ASCII.test(text))
+    return { folded: text.toLowerCase(), from: Array.from({ length: text.length + 1 }, (_, i) => i) };
   for (const char of text) {
     const plain = char.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
     for (let i = 0; i < plain.length; i++) from.push(at);

@@ -4,6 +4,7 @@ import { StoreBanner } from "./components/store-banner";
 import { live, useLiveStatus } from "./live";
 import { ChatPage } from "./pages/chat";
 import { OverviewPage } from "./pages/overview";
+import { SearchPage } from "./pages/search";
 import { SessionPage } from "./pages/session";
 import { SessionsPage } from "./pages/sessions";
 import { SignInPage } from "./pages/signin";
@@ -13,6 +14,7 @@ import { clearToken, readToken } from "./token";
 
 const NAV = [
   { href: "/sessions", label: "Sessions" },
+  { href: "/search", label: "Search" },
   { href: "/chat", label: "Chat" },
   { href: "/overview", label: "Overview" },
 ];
@@ -92,9 +94,10 @@ function Page({ path, query }: { path: string; query: URLSearchParams }) {
     } catch {
       return <p role="alert">That address names no session.</p>;
     }
-    return <SessionPage key={key} sessionKey={key} />;
+    return <SessionPage key={key} sessionKey={key} entry={query.get("entry") ?? undefined} />;
   }
   if (path === "/sessions") return <SessionsPage query={query} />;
+  if (path === "/search") return <SearchPage query={query} />;
   if (path === "/chat") return <ChatPage query={query} />;
   if (path === "/overview") return <OverviewPage />;
   return (

@@ -38,3 +38,8 @@ export function followLink(event: MouseEvent): void {
 export function sessionHref(key: string): string {
   return `/sessions/${encodeURIComponent(key)}`;
 }
+
+/** A session opened at one entry (a generation's id and a seq), highlighted and scrolled into view. */
+export function entryHref(key: string, sessionId: string, seq: number): string {
+  return `${sessionHref(key)}?${new URLSearchParams({ entry: `${sessionId}:${seq}` })}`;
+}

@@ -147,3 +147,23 @@ export interface SessionChange {
   key: string;
   session?: Session;
 }
+
+export interface SearchHit {
+  key: string;
+  sessionId: string;
+  generation: number;
+  archived: boolean;
+  seq: number;
+  role: "user" | "assistant";
+  ts: number;
+  agent: string;
+  channel: string;
+  /** Escaped HTML whose only tags are `<mark>` (drawn as text runs, see pages/search.tsx). */
+  snippet: string;
+}
+
+export interface SearchResult {
+  hits: SearchHit[];
+  nextCursor?: string;
+  indexing: boolean;
+}

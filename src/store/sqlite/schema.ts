@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** The message of the triggers that refuse an entry stored twice (see SCHEMA_V2). */
 export const DUPLICATE_ENTRY = "sessiond: an entry with this seq or idempotency key is already stored";
@@ -100,6 +100,23 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_grams USING fts5(body, tokenize = 'tri
 CREATE TABLE IF NOT EXISTS search_state (one INTEGER PRIMARY KEY CHECK (one = 1), backfill_after INTEGER);
 `;
 
+/**
+ * v4: `search_terms`, the words of the word index, so that the last word typed (a prefix) is looked up as
+ * the words it begins instead of FTS5 merging every matching word's whole list (150 ms on 1,000,000 messages
+ * for `meet*`). Filled from the word index of a v3 database. The word index merges its segments 16 at a
+ * time instead of 4 (each commit writes one): durable appends with the index 0.76x of those without, from 0.68x.
+ */
+const SCHEMA_V4 = `
+CREATE TABLE IF NOT EXISTS search_terms (term TEXT PRIMARY KEY) WITHOUT ROWID;
+INSERT INTO search_words (search_words, rank) VALUES ('automerge', 16);
+INSERT INTO search_words (search_words, rank) VALUES ('crisismerge', 64);
+`;
+const FILL_TERMS_V4 = `
+CREATE VIRTUAL TABLE temp.search_vocab USING fts5vocab(main, search_words, row);
+INSERT OR IGNORE INTO search_terms (term) SELECT term FROM temp.search_vocab;
+DROP TABLE temp.search_vocab;
+`;
+
 export function migrate(db: Database.Database): void {
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version === SCHEMA_VERSION) return;
@@ -116,6 +133,8 @@ export function migrate(db: Database.Database): void {
     if (now < 1) db.exec(SCHEMA_V1);
     if (now < 2) db.exec(SCHEMA_V2);
     db.exec(SCHEMA_V3);
+    db.exec(SCHEMA_V4);
+    if (now === 3) db.exec(FILL_TERMS_V4);
     // A new database has nothing to index; an upgraded one indexes what it holds from the first sid on.
     db.prepare("INSERT OR IGNORE INTO search_state (one, backfill_after) VALUES (1, ?)").run(
       now < 1 ? null : 0,

@@ -4,20 +4,40 @@ import { CJK, indexedText } from "../../search/indexed-text.js";
 import {
   encodeSearchCursor,
   type NormalisedSearch,
-  RECENCY_HALF_LIFE_MS,
   type SearchHit,
+  type SearchPosition,
   type SearchResult,
-  type SearchRole,
-  type SearchTerm,
 } from "../../search/query.js";
+import {
+  bm25Part,
+  FoldedText,
+  fold,
+  foldedWords,
+  idf,
+  occurrences,
+  recencyScore,
+  type TermMatcher,
+  termMatcher,
+} from "../../search/rank.js";
 import { makeSnippet } from "../../search/snippet.js";
 import { type EntryRow, entryFromRow } from "./rows.js";
+import {
+  type CandidateRow,
+  indexDrivenSql,
+  isCjkQuery,
+  narrowsSessions,
+  quoted,
+  sessionDrivenSql,
+  sessionRowsSql,
+  wordsMatch,
+} from "./search-sql.js";
 import { SQL, type Statements } from "./sqlite-sql.js";
 
 const INDEX_SQL = {
   insertRow: "INSERT INTO search_rows (sid, seq, role, ts) VALUES (?, ?, ?, ?)",
   insertWords: "INSERT INTO search_words (rowid, body) VALUES (?, ?)",
   insertGrams: "INSERT INTO search_grams (rowid, body) VALUES (?, ?)",
+  insertTerm: "INSERT OR IGNORE INTO search_terms (term) VALUES (?)",
   deleteWords: "DELETE FROM search_words WHERE rowid IN (SELECT row FROM search_rows WHERE sid = ?)",
   deleteGrams: "DELETE FROM search_grams WHERE rowid IN (SELECT row FROM search_rows WHERE sid = ?)",
   deleteRows: "DELETE FROM search_rows WHERE sid = ?",
@@ -25,7 +45,30 @@ const INDEX_SQL = {
   setBackfill: "UPDATE search_state SET backfill_after = ? WHERE one = 1",
   nextSids: "SELECT sid FROM sessions WHERE sid > ? ORDER BY sid LIMIT ?",
   maxSid: "SELECT max(sid) FROM sessions",
+  maxRow: "SELECT row FROM search_rows ORDER BY row DESC LIMIT 1",
+  prefixTerms: "SELECT term FROM search_terms WHERE term >= ? AND term < ? LIMIT 1000",
+  termSpread:
+    "SELECT count(*) AS n, min(rowid) AS low FROM (SELECT rowid FROM search_words WHERE search_words MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?)",
 } as const;
+
+/**
+ * How many matches one window ranks: the newest WINDOW matches (after the filters) below the window's top
+ * row are ranked against each other by BM25 and recency; the next window starts below the oldest of them.
+ */
+export const SEARCH_WINDOW = 200;
+/** Filters that select sessions holding at most this many indexed messages read those instead of the index. */
+export const SESSION_SCAN_ROWS = 5_000;
+/** The last word typed matches as a prefix of at most this many indexed words (the shortest). */
+export const PREFIX_WORDS = 50;
+/** Words this process knows `search_terms` holds, so appends skip their insert; forgotten past this many. */
+const KNOWN_WORDS = 100_000;
+
+/** A match of a window, scored. */
+interface Scored {
+  candidate: CandidateRow;
+  score: number;
+  top: number;
+}
 
 /** Where the background build of an upgraded database's index stands. */
 export interface IndexProgress {
@@ -34,24 +77,6 @@ export interface IndexProgress {
   doneSid: number;
   lastSid: number;
 }
-
-interface HitRow {
-  row: number;
-  seq: number;
-  role: SearchRole;
-  ts: number;
-  key: string;
-  id: string;
-  generation: number;
-  state: "active" | "archived";
-  agent: string;
-  channel: string;
-  body: string;
-  score: number;
-}
-
-/** An FTS5 string: double quotes doubled. */
-const quoted = (text: string): string => `"${text.replaceAll('"', '""')}"`;
 
 /**
  * The search index of a SQLite store, written by the driver inside the transaction that appends or deletes
@@ -62,6 +87,7 @@ const quoted = (text: string): string => `"${text.replaceAll('"', '""')}"`;
 export class SqliteSearchIndex {
   /** The sid the background build has indexed up to; undefined when every session is indexed. */
   private backfillAfter: number | undefined;
+  private readonly knownWords = new Set<string>();
 
   constructor(
     private readonly db: Database.Database,
@@ -122,30 +148,152 @@ export class SqliteSearchIndex {
     return { indexing: this.indexing, doneSid: this.backfillAfter ?? lastSid, lastSid };
   }
 
+  /**
+   * Ranks window after window of matches (see SEARCH_WINDOW) until the page is full: the newest window
+   * first, its matches by score (BM25 times recency; lower is better) and row. A cursor holds the window's
+   * top, so the next page ranks the same window again and goes on after the last hit, whatever was appended
+   * since; a deleted session's hits are simply gone.
+   */
   search(q: NormalisedSearch): SearchResult {
-    const { sql, params } = searchSql(q);
-    const rows = this.sql.get(sql).all(params) as HitRow[];
-    const more = rows.length > q.limit;
-    const page = more ? rows.slice(0, q.limit) : rows;
-    const hits = page.map(
-      (r): SearchHit => ({
-        key: r.key,
-        sessionId: r.id,
-        generation: r.generation,
-        archived: r.state === "archived",
-        seq: r.seq,
-        role: r.role,
-        ts: r.ts,
-        agent: r.agent,
-        channel: r.channel,
-        snippet: makeSnippet(r.body, q.terms),
-      }),
-    );
+    const matchers = this.matchers(q);
+    const match = isCjkQuery(q) ? "" : wordsMatch(q.terms, [...(matchers.at(-1)?.expansion ?? [])]);
+    const found: Scored[] = [];
+    let after: SearchPosition | undefined = q.after;
+    let top = q.after?.top ?? (this.maxRow() ?? 0) + 1;
+    for (;;) {
+      const candidates = this.candidates(q, matchers, match, top);
+      const window = candidates.slice(0, SEARCH_WINDOW);
+      const ranked = this.rank(q, matchers, match, window, top);
+      for (const scored of ranked)
+        if (
+          !after ||
+          scored.score > after.score ||
+          (scored.score === after.score && scored.candidate.row > after.row)
+        )
+          found.push(scored);
+      const oldest = window.at(-1);
+      if (found.length > q.limit || candidates.length <= SEARCH_WINDOW || !oldest) break;
+      top = oldest.row;
+      after = undefined;
+    }
+    const page = found.slice(0, q.limit);
+    const hits = page.map(({ candidate: c }): SearchHit => {
+      const session = this.sql.get(SESSION_OF).get(c.sid) as SessionOfRow;
+      return {
+        key: session.key,
+        sessionId: session.id,
+        generation: session.generation,
+        archived: session.state === "archived",
+        seq: c.seq,
+        role: c.role,
+        ts: c.ts,
+        agent: session.agent,
+        channel: session.channel,
+        snippet: makeSnippet(c.body, q.terms),
+      };
+    });
     const last = page.at(-1);
     const result: SearchResult = { hits, indexing: this.indexing };
-    if (more && last)
-      result.nextCursor = encodeSearchCursor({ now: q.now, score: last.score, row: last.row });
+    if (found.length > q.limit && last)
+      result.nextCursor = encodeSearchCursor({
+        now: q.now,
+        score: last.score,
+        row: last.candidate.row,
+        top: last.top,
+      });
     return result;
+  }
+
+  /** Forgets which words `search_terms` holds: after a rolled-back write, some may not be there after all. */
+  forgetWords(): void {
+    this.knownWords.clear();
+  }
+
+  private maxRow(): number | undefined {
+    return this.sql.get(INDEX_SQL.maxRow).pluck().get() as number | undefined;
+  }
+
+  /** Each term's matcher; the last word typed gets the indexed words it begins. */
+  private matchers(q: NormalisedSearch): TermMatcher[] {
+    return q.terms.map((term, i): TermMatcher => {
+      if (term.phrase || i < q.terms.length - 1 || CJK.test(term.text)) return termMatcher(term);
+      const prefix = fold(term.text);
+      const words = this.sql
+        .get(INDEX_SQL.prefixTerms)
+        .pluck()
+        .all(prefix, prefix + MAX_CHAR) as string[];
+      words.sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
+      return termMatcher(term, new Set([prefix, ...words.slice(0, PREFIX_WORDS)]));
+    });
+  }
+
+  /**
+   * The newest SEARCH_WINDOW + 1 matches below `top`: read from the filtered sessions' rows when they hold
+   * few (matched here), else walked from the index with the filters joined.
+   */
+  private candidates(
+    q: NormalisedSearch,
+    matchers: readonly TermMatcher[],
+    match: string,
+    top: number,
+  ): CandidateRow[] {
+    const want = SEARCH_WINDOW + 1;
+    if (narrowsSessions(q)) {
+      const count = sessionRowsSql(q, SESSION_SCAN_ROWS + 1);
+      if ((this.sql.get(count.sql).pluck().get(count.params) as number) <= SESSION_SCAN_ROWS) {
+        const rows = sessionDrivenSql(q, top, SESSION_SCAN_ROWS);
+        const out: CandidateRow[] = [];
+        for (const row of this.sql.get(rows.sql).iterate(rows.params) as Iterable<CandidateRow>) {
+          const text = new FoldedText(row.body);
+          if (matchers.every((m) => occurrences(m, text) > 0)) out.push(row);
+          if (out.length === want) break;
+        }
+        return out;
+      }
+    }
+    const walk = indexDrivenSql(q, match, top, want);
+    return this.sql.get(walk.sql).all(walk.params) as CandidateRow[];
+  }
+
+  /**
+   * Scores a window: BM25 over its messages (lengths in characters, the window's mean as the average), each term's
+   * document frequency estimated below `top` from how densely its newest matches lie; CJK terms count 1
+   * per matching message. Everything depends only on rows below `top`, so a page's scores are the same
+   * when its cursor is followed later.
+   */
+  private rank(
+    q: NormalisedSearch,
+    matchers: readonly TermMatcher[],
+    match: string,
+    window: readonly CandidateRow[],
+    top: number,
+  ): Scored[] {
+    const docs = window.map((c) => ({ c, text: new FoldedText(c.body) }));
+    const avg = Math.max(1, docs.reduce((n, d) => n + d.text.folded.length, 0) / Math.max(1, docs.length));
+    const rows = Math.max(1, top - 1);
+    const idfs = matchers.map((m, i) => {
+      if (CJK.test(m.term.text) || matchers.length === 1 || match === "") return 1;
+      const termMatch =
+        i === matchers.length - 1 ? wordsMatch([m.term], [...(m.expansion ?? [])]) : quoted(m.term.text);
+      const spread = this.sql.get(INDEX_SQL.termSpread).get(termMatch, top, SEARCH_WINDOW) as {
+        n: number;
+        low: number | null;
+      };
+      const df =
+        spread.n < SEARCH_WINDOW || spread.low === null
+          ? spread.n
+          : (spread.n * rows) / Math.max(1, top - spread.low);
+      return idf(rows, df);
+    });
+    const scored = docs.map(({ c, text }): Scored => {
+      let rank = 0;
+      matchers.forEach((m, i) => {
+        const tf = occurrences(m, text);
+        rank -= CJK.test(m.term.text) ? 1 : bm25Part(idfs[i] ?? 1, Math.max(1, tf), text.folded.length, avg);
+      });
+      return { candidate: c, score: recencyScore(rank, c.ts, q.now), top };
+    });
+    return scored.sort((a, b) => a.score - b.score || a.candidate.row - b.candidate.row);
   }
 
   private addOne(sid: number, entry: Entry): void {
@@ -157,84 +305,25 @@ export class SqliteSearchIndex {
     this.sql.get(INDEX_SQL.insertWords).run(row, indexed.text);
     // Only CJK queries read the trigram index, and a CJK term matches only text that has CJK.
     if (CJK.test(indexed.text)) this.sql.get(INDEX_SQL.insertGrams).run(row, indexed.text);
+    for (const word of foldedWords(indexed.text)) {
+      if (this.knownWords.has(word)) continue;
+      if (this.knownWords.size >= KNOWN_WORDS) this.knownWords.clear();
+      this.sql.get(INDEX_SQL.insertTerm).run(word);
+      this.knownWords.add(word);
+    }
   }
 }
 
-/**
- * The query. Words go to the word index (the last one as a prefix, for results as you type), unless the
- * text has CJK (written without spaces) or a term is a phrase of CJK: then terms of 3+ characters go to
- * the trigram index, and shorter CJK terms are matched with LIKE on the rows the rest found.
- */
-export function searchSql(q: NormalisedSearch): { sql: string; params: Record<string, unknown> } {
-  const params: Record<string, unknown> = { now: q.now, h: RECENCY_HALF_LIFE_MS, limit: q.limit + 1 };
-  const cjk = q.terms.some((t) => CJK.test(t.text));
-  const where: string[] = [];
-  let source: string;
-  if (!cjk) {
-    params.match = wordsMatch(q.terms);
-    source =
-      "SELECT rowid AS row, bm25(search_words) AS rank FROM search_words WHERE search_words MATCH @match";
-  } else {
-    const long = q.terms.filter((t) => [...t.text].length >= 3);
-    const short = q.terms.filter((t) => [...t.text].length < 3);
-    short.forEach((t, i) => {
-      params[`like${i}`] = `%${t.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      where.push(`w.body LIKE @like${i} ESCAPE '\\'`);
-    });
-    if (long.length > 0) {
-      params.match = long.map((t) => quoted(t.text)).join(" ");
-      source =
-        "SELECT rowid AS row, bm25(search_grams) AS rank FROM search_grams WHERE search_grams MATCH @match";
-    } else source = "SELECT rowid AS row, -1.0 AS rank FROM search_words";
-  }
-  if (q.role) {
-    params.role = q.role;
-    where.push("r.role = @role");
-  }
-  if (q.since !== undefined) {
-    params.since = q.since;
-    where.push("r.ts >= @since");
-  }
-  if (q.until !== undefined) {
-    params.until = q.until;
-    where.push("r.ts < @until");
-  }
-  if (q.agent) {
-    params.agent = q.agent;
-    where.push("s.agent = @agent");
-  }
-  if (q.channel) {
-    params.channel = q.channel;
-    where.push("s.channel = @channel");
-  }
-  if (q.keyPrefix) {
-    params.prefix = q.keyPrefix;
-    where.push("substr(s.key, 1, length(@prefix)) = @prefix");
-  }
-  if (q.archived !== "include")
-    where.push(q.archived === "only" ? "s.state = 'archived'" : "s.state = 'active'");
-  const score = "m.rank * @h / (@h + max(0, @now - r.ts))";
-  if (q.after) {
-    params.afterScore = q.after.score;
-    params.afterRow = q.after.row;
-    where.push(`(${score} > @afterScore OR (${score} = @afterScore AND r.row > @afterRow))`);
-  }
-  // Ranked on the index rows alone (sessions joined only when a filter needs them); the text and the
-  // session of the page's hits only are read after the cut.
-  const bySession = where.some((w) => w.includes("s.")) || where.some((w) => w.includes("w."));
-  const sql = `WITH m AS (${source}),
-page AS (SELECT r.row, r.sid, r.seq, r.role, r.ts, ${score} AS score FROM m JOIN search_rows r ON r.row = m.row
-${bySession ? "JOIN sessions s ON s.sid = r.sid JOIN search_words w ON w.rowid = r.row" : ""}
-${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-ORDER BY score, r.row LIMIT @limit)
-SELECT p.row, p.seq, p.role, p.ts, s.key, s.id, s.generation, s.state, s.agent, s.channel, w.body, p.score
-FROM page p JOIN sessions s ON s.sid = p.sid JOIN search_words w ON w.rowid = p.row ORDER BY p.score, p.row`;
-  return { sql, params };
-}
+/** The highest code point: `prefix || MAX_CHAR` bounds the words that begin with `prefix` from above. */
+const MAX_CHAR = String.fromCodePoint(0x10ffff);
 
-/** Every term must occur; the last word typed matches as a prefix. */
-function wordsMatch(terms: readonly SearchTerm[]): string {
-  return terms
-    .map((t, i) => (t.phrase || i < terms.length - 1 ? quoted(t.text) : `${quoted(t.text)}*`))
-    .join(" ");
+const SESSION_OF = "SELECT key, id, generation, state, agent, channel FROM sessions WHERE sid = ?";
+
+interface SessionOfRow {
+  key: string;
+  id: string;
+  generation: number;
+  state: "active" | "archived";
+  agent: string;
+  channel: string;
 }

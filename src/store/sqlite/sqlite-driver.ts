@@ -149,6 +149,7 @@ export class SqliteDriver implements StoreDriver {
         } catch (error) {
           this.verifying = true;
           this.sids.clear();
+          this.searchIndex.forgetWords();
           return { ok: false, error: asStoreError(error) };
         }
       });
@@ -242,12 +243,14 @@ export class SqliteDriver implements StoreDriver {
         outcomes = this.fast.immediate(groups);
       } catch {
         this.sids.clear();
+        this.searchIndex.forgetWords();
         outcomes = this.careful.immediate(groups);
       }
       this.walSync?.committed();
       return outcomes;
     } catch (error) {
       this.sids.clear();
+      this.searchIndex.forgetWords();
       // SQLite's own fsync (synchronous=FULL without WalSync, a checkpoint inside COMMIT) failing is a
       // failed fsync as well: the writer stops for STORE_FAILED.
       throw isFsyncError(error) ? walSyncFailed(this.path, error) : asStoreError(error);

@@ -7,7 +7,7 @@ type CompactionEntry = Extract<Entry, { type: "compaction" }>;
  * Entries in order. The entries a compaction summarised fold into it (expandable), so the transcript reads
  * as the model now sees it while nothing is hidden for good.
  */
-export function Transcript({ entries }: { entries: Entry[] }) {
+export function Transcript({ entries, highlight }: { entries: Entry[]; highlight?: string | undefined }) {
   const folded = foldIntoCompactions(entries);
   const top = summariesFirst(entries.filter((entry) => !folded.owner.has(entry.id)));
   if (top.length === 0) return <p class="muted empty">No entries yet.</p>;
@@ -24,7 +24,12 @@ export function Transcript({ entries }: { entries: Entry[] }) {
                 Next generation
               </li>
             )}
-            <EntryView key={entry.id} entry={entry} folded={folded.children.get(entry.id) ?? []} />
+            <EntryView
+              key={entry.id}
+              entry={entry}
+              folded={folded.children.get(entry.id) ?? []}
+              highlight={highlight}
+            />
           </>
         );
       })}
@@ -69,7 +74,19 @@ function foldIntoCompactions(entries: Entry[]): { owner: Set<string>; children: 
   return { owner, children };
 }
 
-function EntryView({ entry, folded }: { entry: Entry; folded: Entry[] }) {
+/** How a search hit names an entry: its generation's id and its seq. */
+const entryName = (entry: Entry): string => `${entry.sessionId}:${entry.seq}`;
+
+function EntryView({
+  entry,
+  folded,
+  highlight,
+}: {
+  entry: Entry;
+  folded: Entry[];
+  highlight?: string | undefined;
+}) {
+  const highlighted = highlight === entryName(entry);
   const time = (
     <time class="muted" dateTime={new Date(entry.ts).toISOString()} title={absoluteTime(entry.ts)}>
       #{entry.seq} · {entryTime(entry.ts)}
@@ -78,7 +95,13 @@ function EntryView({ entry, folded }: { entry: Entry; folded: Entry[] }) {
   switch (entry.type) {
     case "message":
       return (
-        <li class={`entry message role-${entry.role}`} data-type="message" data-role={entry.role}>
+        <li
+          class={`entry message role-${entry.role}${highlighted ? " highlighted" : ""}`}
+          data-type="message"
+          data-role={entry.role}
+          data-entry={entryName(entry)}
+          aria-current={highlighted ? "true" : undefined}
+        >
           <div class="entry-head">
             <span class="role">{entry.role}</span>
             {entry.sender && (
@@ -104,7 +127,8 @@ function EntryView({ entry, folded }: { entry: Entry; folded: Entry[] }) {
             </span>
             {time}
           </div>
-          <details>
+          {/* Opened when it holds the entry a search hit points at. */}
+          <details open={folded.some((child) => entryName(child) === highlight) || undefined}>
             <summary>
               Summary{folded.length > 0 ? ` and the ${folded.length} entries it replaced` : ""}
             </summary>
@@ -112,7 +136,7 @@ function EntryView({ entry, folded }: { entry: Entry; folded: Entry[] }) {
             {folded.length > 0 && (
               <ol class="transcript folded">
                 {folded.map((child) => (
-                  <EntryView key={child.id} entry={child} folded={[]} />
+                  <EntryView key={child.id} entry={child} folded={[]} highlight={highlight} />
                 ))}
               </ol>
             )}

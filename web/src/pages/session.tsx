@@ -23,12 +23,14 @@ interface Loaded {
   more: boolean;
 }
 
-export function SessionPage({ sessionKey }: { sessionKey: string }) {
+/** `entry` (`sessionId:seq`, from a search hit): that entry is highlighted and scrolled into view. */
+export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?: string | undefined }) {
   const [loaded, setLoaded] = useState<Loaded>();
   const [error, setError] = useState("");
   const [message, setMessage] = useState("");
   const [busy, setBusy] = useState(false);
-  const [allGenerations, setAllGenerations] = useState(false);
+  // A hit may be in an archived generation or far back: those are loaded too.
+  const [allGenerations, setAllGenerations] = useState(entry !== undefined);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [format, setFormat] = useState("json");
   const [running, setRunning] = useState(false);
@@ -55,6 +57,15 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
   useEffect(() => {
     void load();
   }, [load]);
+
+  const shown = loaded !== undefined;
+  useEffect(() => {
+    if (!shown || !entry) return;
+    const target = [...document.querySelectorAll<HTMLElement>("[data-entry]")].find(
+      (el) => el.dataset.entry === entry,
+    );
+    target?.scrollIntoView({ block: "center" });
+  }, [shown, entry]);
 
   useEffect(() => {
     const stopOpen = live.onOpen(() => {
@@ -228,7 +239,7 @@ export function SessionPage({ sessionKey }: { sessionKey: string }) {
               Load earlier entries
             </button>
           )}
-          {loaded ? <Transcript entries={loaded.entries} /> : <p class="muted">Loading…</p>}
+          {loaded ? <Transcript entries={loaded.entries} highlight={entry} /> : <p class="muted">Loading…</p>}
         </div>
         {loaded && <Details detail={loaded.detail} onChanged={() => void load()} />}
       </div>
