@@ -8,7 +8,7 @@ export interface TurnDeadline {
   signal: AbortSignal;
   /** Rejects with the `TURN_TIMEOUT` error at the deadline; never resolves. */
   expired: Promise<never>;
-  /** Stops the timer and stops following the turn's signal, once the runtime has answered. */
+  /** Stops the timer once the runtime has answered. */
   clear(): void;
 }
 
@@ -17,12 +17,7 @@ export interface TurnDeadline {
  * stop waiting for a runtime that ignores it: the lane is freed either way.
  */
 export function turnDeadline(key: string, parent: AbortSignal, timeoutMs: number): TurnDeadline {
-  // One controller that follows the parent until cleared: AbortSignal.any costs a few percent of an echo
-  // turn's CPU (its weak-ref bookkeeping), and the run is over once the deadline is cleared.
-  const controller = new AbortController();
-  const follow = () => controller.abort(parent.reason);
-  if (parent.aborted) follow();
-  else parent.addEventListener("abort", follow, { once: true });
+  const timeout = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -31,19 +26,17 @@ export function turnDeadline(key: string, parent: AbortSignal, timeoutMs: number
         `the turn on ${key} took longer than its ${Math.round(timeoutMs / 1000)} s deadline and was aborted`,
         { details: { timeoutMs } },
       );
-      controller.abort(error);
+      timeout.abort(error);
       reject(error);
     }, timeoutMs);
   });
   // Nobody may be listening when the timer is cleared first; the rejection is then only a formality.
   expired.catch(() => undefined);
   return {
-    signal: controller.signal,
+    // Follows the turn's own signal for as long as anyone holds it, with nothing to remove afterwards.
+    signal: AbortSignal.any([parent, timeout.signal]),
     expired,
-    clear: () => {
-      clearTimeout(timer);
-      parent.removeEventListener("abort", follow);
-    },
+    clear: () => clearTimeout(timer),
   };
 }
 

@@ -230,21 +230,28 @@ export class TurnPipeline {
       session: stored.session,
       signal,
     });
-    const assembled = assembleContext({
-      ...(settings.instructions ? { instructions: settings.instructions } : {}),
-      ...(stored.summary ? { summary: stored.summary } : {}),
-      entries: stored.entries,
-      injected,
-      ...(settings.window ? { window: settings.window } : {}),
-    });
+    // Assembled when a runtime first reads it: the echo and the runtimes that keep their own session never do.
+    let assembled: ReturnType<typeof assembleContext> | undefined;
+    const assemble = () =>
+      (assembled ??= assembleContext({
+        ...(settings.instructions ? { instructions: settings.instructions } : {}),
+        ...(stored.summary ? { summary: stored.summary } : {}),
+        entries: stored.entries,
+        injected,
+        ...(settings.window ? { window: settings.window } : {}),
+      }));
     const context: TurnContext = {
       key: route.key,
       agent: route.agent,
       session: stored.session,
       entries: stored.entries,
       input,
-      messages: assembled.messages,
-      tokens: assembled.tokensEstimate,
+      get messages() {
+        return assemble().messages;
+      },
+      get tokens() {
+        return assemble().tokensEstimate;
+      },
       signal,
     };
     if (stored.summary) context.summary = stored.summary;
