@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { ServerMessage } from "./gateway-server.js";
 import { BENCH_TOKEN, prefillWebhookSessions, webhookPeer } from "./gateway-store.js";
 import type { Bench, BenchContext, Row } from "./report.js";
-import { atLeast, below, fixed, int, ratioText } from "./report.js";
+import { atLeast, atMost, below, fixed, int, ratioText } from "./report.js";
 import { nowMs, percentile } from "./support.js";
 import { cpuBetween, cpuOf } from "./thread-cpu.js";
 
@@ -33,6 +33,8 @@ export interface GatewayResult {
   /** The gateway's CPU per turn of the 50-client pass, µs: its main thread, and all its threads (Linux). */
   hotMainCpuUs?: number;
   hotAllCpuUs?: number;
+  /** The bare handler's main-thread CPU per request of its kept pass, µs (Linux). */
+  bareMainCpuUs?: number;
   /** The gateway process's peak RSS over the whole run (start, both passes, close). */
   gatewayMaxRssMb: number;
   gatewayReadyRssMb: number;
@@ -44,12 +46,24 @@ const STORED = 100_000;
 const MIN_RATIO = 0.5;
 const MAX_P99_MS = 5;
 const MAX_RSS_MB = 250;
+/** The gateway's main-thread CPU per echo turn, at most this many times the bare handler's per request. */
+const MAX_CPU_RATIO = 3;
 
 interface Driven {
   rps: number;
   p50Ms: number;
   p99Ms: number;
   errors: number;
+}
+
+/** A pass of `drive` with the server's CPU over it (undefined where /proc is not there to read). */
+async function driveTimed(
+  pid: number,
+  pass: () => Promise<Driven>,
+): Promise<Driven & { cpu: ReturnType<typeof cpuBetween> }> {
+  const before = cpuOf(pid);
+  const driven = await pass();
+  return { ...driven, cpu: cpuBetween(before, cpuOf(pid)) };
 }
 
 /** One POST over a keep-alive socket; resolves with the status once the whole body is read. */
@@ -180,7 +194,7 @@ async function run(ctx: BenchContext): Promise<GatewayResult> {
   // that makes the baseline the harder one to reach.
   const bare = await startServer(["bare"]);
   await drive(bare.url, warmup, (c) => webhookPeer(c));
-  const bareBefore = await drive(bare.url, requests, (c) => webhookPeer(c));
+  const bareBefore = await driveTimed(bare.pid, () => drive(bare.url, requests, (c) => webhookPeer(c)));
   ctx.log(`  bare Hono: ${int(bareBefore.rps)} req/s, p99 ${fixed(bareBefore.p99Ms, 2)} ms`);
   const solo = requests / 10;
   const bareSolo = await drive(bare.url, solo, () => webhookPeer(0), 1);
@@ -205,7 +219,7 @@ async function run(ctx: BenchContext): Promise<GatewayResult> {
   );
   const gatewayEnd = await gateway.stop();
 
-  const bareAfter = await drive(bare.url, requests, (c) => webhookPeer(c));
+  const bareAfter = await driveTimed(bare.pid, () => drive(bare.url, requests, (c) => webhookPeer(c)));
   ctx.log(`  bare Hono again: ${int(bareAfter.rps)} req/s, p99 ${fixed(bareAfter.p99Ms, 2)} ms`);
   const bareEnd = await bare.stop();
   const bareRun = bareAfter.rps > bareBefore.rps ? bareAfter : bareBefore;
@@ -231,6 +245,7 @@ async function run(ctx: BenchContext): Promise<GatewayResult> {
     ...(hotCpu
       ? { hotMainCpuUs: (hotCpu.mainMs * 1000) / requests, hotAllCpuUs: (hotCpu.allMs * 1000) / requests }
       : {}),
+    ...(bareRun.cpu ? { bareMainCpuUs: (bareRun.cpu.mainMs * 1000) / requests } : {}),
     gatewayMaxRssMb: mb(gatewayEnd.maxRssKb),
     gatewayReadyRssMb: mb(gateway.readyRssKb),
     errors: bareBefore.errors + bareAfter.errors + hot.errors + spread.errors,
@@ -269,11 +284,20 @@ function rows(r: GatewayResult): Row[] {
       ? [
           {
             // Steadier than turns/s on a busy machine: what one turn costs the gateway's event loop.
-            figure: "gateway CPU µs per turn of those: main thread (all threads)",
+            figure: "main-thread CPU µs per echo turn of those (all threads); baseline per bare request",
             value: `${fixed(r.hotMainCpuUs, 0)} (${fixed(r.hotAllCpuUs, 0)})`,
-            baseline: "",
-            ratio: "",
-            checks: [],
+            baseline: r.bareMainCpuUs === undefined ? "" : fixed(r.bareMainCpuUs, 0),
+            ratio: r.bareMainCpuUs === undefined ? "" : ratioText(r.hotMainCpuUs / r.bareMainCpuUs),
+            checks:
+              r.bareMainCpuUs === undefined
+                ? []
+                : [
+                    atMost(
+                      r.hotMainCpuUs / r.bareMainCpuUs,
+                      MAX_CPU_RATIO,
+                      `${fixed(MAX_CPU_RATIO, 0)}x baseline`,
+                    ),
+                  ],
           },
         ]
       : []),

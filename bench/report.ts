@@ -40,6 +40,10 @@ export function below(value: number, max: number, label: string): Check {
   return { target: `< ${label}`, pass: value < max };
 }
 
+export function atMost(value: number, max: number, label: string): Check {
+  return { target: `<= ${label}`, pass: value <= max };
+}
+
 export function int(n: number): string {
   return Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "-";
 }

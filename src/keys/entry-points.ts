@@ -1,7 +1,7 @@
 import type { EntryPoint, Envelope } from "../model/envelope.js";
 import { SessiondError } from "../model/errors.js";
 import type { RoutingConfig } from "./types.js";
-import { requireField } from "./validate.js";
+import { requireField, requireKeyPart } from "./validate.js";
 
 export interface EntryPointRoute {
   key: string;
@@ -73,7 +73,11 @@ export function entryPointRoute(
     }
     case "openai_compat": {
       const ip = requireField(entryPoint.clientIp, "entryPoint.clientIp");
-      return { key: `openai-compat:${ip}`, agent, createdBy: ip };
+      const name =
+        entryPoint.session === undefined
+          ? ""
+          : `:${requireKeyPart(entryPoint.session, "entryPoint.session")}`;
+      return { key: `openai-compat:${ip}${name}`, agent, createdBy: ip };
     }
     case "app_api": {
       const user = requireField(entryPoint.user, "entryPoint.user");

@@ -1,6 +1,8 @@
 import { SessiondError } from "../model/errors.js";
 
 export const MAX_KEY_BYTES = 512;
+/** The longest name a caller may give one part of a key (a session name under its client's key). */
+export const MAX_KEY_PART_BYTES = 128;
 
 function invalidKey(reason: string, key: string): never {
   const preview = key.length > 64 ? `${key.slice(0, 64)}…` : key;
@@ -25,26 +27,32 @@ export function validateKey(key: string): string {
     });
   }
   if (key.length === 0) invalidKey("the key is empty", key);
-  // A string of more code units than MAX_KEY_BYTES is always longer in UTF-8; skip the byte count.
-  const bytes = key.length > MAX_KEY_BYTES ? key.length : Buffer.byteLength(key, "utf8");
-  if (bytes > MAX_KEY_BYTES) {
-    invalidKey(`the key is longer than ${MAX_KEY_BYTES} UTF-8 bytes`, key);
-  }
-  for (let i = 0; i < key.length; i++) {
-    const code = key.charCodeAt(i);
+  const problem = textProblem(key, MAX_KEY_BYTES);
+  if (problem)
+    invalidKey(problem === "too long" ? `the key is longer than ${MAX_KEY_BYTES} UTF-8 bytes` : problem, key);
+  return key;
+}
+
+/** Why a key (or part of one) is not usable, or undefined when it is. */
+function textProblem(text: string, maxBytes: number): string | undefined {
+  // A string of more code units than maxBytes is always longer in UTF-8; skip the byte count.
+  const bytes = text.length > maxBytes ? text.length : Buffer.byteLength(text, "utf8");
+  if (bytes > maxBytes) return "too long";
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
     if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) {
-      invalidKey(`control character ${hex(code)} at index ${i}`, key);
+      return `control character ${hex(code)} at index ${i}`;
     }
     if (code >= 0xd800 && code <= 0xdfff) {
-      const next = key.charCodeAt(i + 1);
+      const next = text.charCodeAt(i + 1);
       if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
         i++;
         continue;
       }
-      invalidKey(`lone surrogate ${hex(code)} at index ${i}`, key);
+      return `lone surrogate ${hex(code)} at index ${i}`;
     }
   }
-  return key;
+  return undefined;
 }
 
 /** A key component: a non-empty string, else INVALID_ARGUMENT naming the envelope or config field. */
@@ -55,4 +63,19 @@ export function requireField(value: unknown, field: string): string {
     });
   }
   return value;
+}
+
+/**
+ * A name a caller gives one part of a key: a non-empty string of at most MAX_KEY_PART_BYTES, without
+ * control characters, and nothing path-like (`/`, `\\`, `.` or `..`); INVALID_KEY naming `field` otherwise.
+ */
+export function requireKeyPart(value: unknown, field: string): string {
+  const part = requireField(value, field);
+  let problem = textProblem(part, MAX_KEY_PART_BYTES);
+  if (problem === "too long") problem = `longer than ${MAX_KEY_PART_BYTES} UTF-8 bytes`;
+  else if (!problem && (/[/\\]/.test(part) || part === "." || part === "..")) problem = "a name, not a path";
+  if (!problem) return part;
+  throw new SessiondError("INVALID_KEY", `${field} ${JSON.stringify(part.slice(0, 64))}: ${problem}`, {
+    details: { field, reason: problem },
+  });
 }

@@ -55,7 +55,7 @@ const entryInput = lazySchema((z) => {
     z.object({
       ...header,
       type: z.literal("reset"),
-      cause: z.enum(["trigger", "daily", "idle", "manual", "api", "relink"]),
+      cause: z.enum(["trigger", "daily", "idle", "manual", "api", "relink", "client"]),
       nextSessionId: z.string().optional(),
     }),
     z.object({ ...header, type: z.literal("title"), title: z.string().max(200), by: z.string().optional() }),
@@ -77,20 +77,57 @@ const entryInput = lazySchema((z) => {
   ]);
 });
 
+/** The fields a message the turn pipeline builds may have besides its type, role and content. */
+const PLAIN_EXTRAS: ReadonlySet<string> = new Set(["sender", "replyTo", "idempotencyKey", "ts"]);
+
 /**
- * The most common input, a message of only a type, a role and a content, checked without the schema (whose
- * parse allocates about a kilobyte): the same entry the schema gives it, or undefined for the schema to check.
+ * The most common inputs, checked without the schema (whose parse allocates about a kilobyte): a message of
+ * a type, a role, a content and at most a sender, `replyTo`, `idempotencyKey` and `ts` (what a turn stores),
+ * each of the schema's own kind. Gives the same entry the schema gives, or undefined for the schema to check
+ * (anything else, an unknown or undefined field included).
  */
 function plainMessage(input: unknown): EntryInput | undefined {
   if (typeof input !== "object" || input === null || Object.getPrototypeOf(input) !== Object.prototype)
     return undefined;
-  const { type, role, content } = input as Record<string, unknown>;
+  const fields = input as Record<string, unknown>;
+  const { type, role, content } = fields;
   if (type !== "message" || typeof role !== "string" || !roles.has(role) || typeof content !== "string")
     return undefined;
+  const entry: Record<string, unknown> = { type, role, content };
+  for (const key in fields) {
+    if (key === "type" || key === "role" || key === "content") continue;
+    if (!PLAIN_EXTRAS.has(key)) return undefined;
+    const value = fields[key];
+    if (key === "sender") {
+      const sender = plainSender(value);
+      if (!sender) return undefined;
+      entry.sender = sender;
+      continue;
+    }
+    if (key === "ts" ? !isTimestamp(value) : !isKeyText(value, key === "idempotencyKey")) return undefined;
+    entry[key] = value;
+  }
+  return entry as unknown as EntryInput;
+}
+
+function plainSender(value: unknown): { id: string; name?: string } | undefined {
+  if (typeof value !== "object" || value === null || Object.getPrototypeOf(value) !== Object.prototype)
+    return undefined;
+  const { id, name } = value as Record<string, unknown>;
+  if (typeof id !== "string" || id.length === 0) return undefined;
   let keys = 0;
-  for (const _ in input) keys++;
-  if (keys !== 3) return undefined;
-  return { type, role: role as Role, content };
+  for (const _ in value) keys++;
+  if (name === undefined) return keys === 1 ? { id } : undefined;
+  return typeof name === "string" && keys === 2 ? { id, name } : undefined;
+}
+
+function isTimestamp(value: unknown): boolean {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** `replyTo` is any string; `idempotencyKey` 1 to 512 characters. */
+function isKeyText(value: unknown, bounded: boolean): boolean {
+  return typeof value === "string" && (!bounded || (value.length >= 1 && value.length <= 512));
 }
 
 /** Checks an entry a caller wants to append; throws INVALID_ENTRY naming the field. Unknown fields are dropped. */

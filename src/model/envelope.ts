@@ -35,7 +35,8 @@ export type EntryPoint =
   | { kind: "websocket"; connectionId: string; web: boolean; sessionId?: string }
   /** `/api/webhook`: `gatewayToken` is true when channel `web` came with the gateway token. */
   | { kind: "webhook"; subjectRef?: string; gatewayToken?: boolean }
-  | { kind: "openai_compat"; clientIp: string }
+  /** An OpenAI-compatible request; `session` is the client's own name for it (`user`, `X-Sessiond-Session`). */
+  | { kind: "openai_compat"; clientIp: string; session?: string }
   | { kind: "app_api"; user: string; sessionId?: string }
   /** A chat webhook about an object (merge request, alert); `at` names the event time when no entity. */
   | { kind: "chat_webhook"; type: string; entity?: string; at?: number }
@@ -57,4 +58,15 @@ export interface Envelope {
   platformMessageId?: string;
   entryPoint?: EntryPoint;
   receivedAt?: number;
+  /**
+   * The conversation the client holds before `text` (an OpenAI-compatible request's earlier messages).
+   * When it does not continue the stored one, the turn starts a new generation (reset cause `client`).
+   */
+  clientHistory?: ClientMessage[];
+}
+
+/** One message of a client's own copy of the conversation. */
+export interface ClientMessage {
+  role: "user" | "assistant";
+  content: string;
 }

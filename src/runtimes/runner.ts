@@ -78,10 +78,15 @@ export function runnerFor(runtime: Runtime, options: RunnerOptions = {}): TurnRu
 
 function runOf(context: TurnContext, options: RunnerOptions): RuntimeRun {
   const { session } = context;
+  let messages: RuntimeRun["messages"] | undefined;
   const run: RuntimeRun = {
     key: context.key,
     agent: context.agent,
-    messages: context.messages.map((m) => ({ role: m.role, content: m.content })),
+    // Copied when the runtime first reads them (the echo never does).
+    get messages() {
+      messages ??= context.messages.map((m) => ({ role: m.role, content: m.content }));
+      return messages;
+    },
     input: context.input.content,
     session: { id: session.id, entryCount: session.entryCount, approxTokens: session.approxTokens },
     signal: context.signal,

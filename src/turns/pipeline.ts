@@ -21,6 +21,7 @@ import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../model/session.js";
 import { sessionNotFound } from "../store/session-log.js";
 import type { AppendResult, Durability, Store } from "../store/store.js";
+import { resetUnlessContinued } from "./client-history.js";
 import { DEFAULT_TURN_TIMEOUT_MS, stopped, turnDeadline } from "./deadline.js";
 import { type TurnContext, TurnProgress, type TurnReply, type TurnResult, type TurnRunner } from "./turn.js";
 
@@ -177,8 +178,9 @@ export class TurnPipeline {
   }
 
   /**
-   * Before the input is stored: a reset trigger starts a new session (the text after it is the input);
-   * otherwise a scheduled reset that is due happens now, so the message lands in a fresh session.
+   * Before the input is stored: a reset trigger starts a new session (the text after it is the input); a
+   * client's history that does not continue the stored one does too; otherwise a scheduled reset that is
+   * due happens now, so the message lands in a fresh session.
    */
   private async freshen(
     route: Route,
@@ -198,6 +200,11 @@ export class TurnPipeline {
       if (lifecycle.keepArchive) await store.reset(route.key, "trigger", initOf(route));
       else await store.delete(route.key);
       return { text: match.rest, reset: { cause: "trigger", previousSessionId: current.id } };
+    }
+    if (envelope.clientHistory) {
+      const deps = { store, resetTriggers: lifecycle.resetTriggers, keepArchive: lifecycle.keepArchive };
+      const reset = await resetUnlessContinued(deps, route.key, initOf(route), envelope.clientHistory);
+      if (reset) return { text, reset };
     }
     if (!policyEnabled(lifecycle.policy)) {
       // Off for everyone, but a session may have a reset rule of its own.
@@ -223,21 +230,28 @@ export class TurnPipeline {
       session: stored.session,
       signal,
     });
-    const assembled = assembleContext({
-      ...(settings.instructions ? { instructions: settings.instructions } : {}),
-      ...(stored.summary ? { summary: stored.summary } : {}),
-      entries: stored.entries,
-      injected,
-      ...(settings.window ? { window: settings.window } : {}),
-    });
+    // Assembled when a runtime first reads it: the echo and the runtimes that keep their own session never do.
+    let assembled: ReturnType<typeof assembleContext> | undefined;
+    const assemble = () =>
+      (assembled ??= assembleContext({
+        ...(settings.instructions ? { instructions: settings.instructions } : {}),
+        ...(stored.summary ? { summary: stored.summary } : {}),
+        entries: stored.entries,
+        injected,
+        ...(settings.window ? { window: settings.window } : {}),
+      }));
     const context: TurnContext = {
       key: route.key,
       agent: route.agent,
       session: stored.session,
       entries: stored.entries,
       input,
-      messages: assembled.messages,
-      tokens: assembled.tokensEstimate,
+      get messages() {
+        return assemble().messages;
+      },
+      get tokens() {
+        return assemble().tokensEstimate;
+      },
       signal,
     };
     if (stored.summary) context.summary = stored.summary;

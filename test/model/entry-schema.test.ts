@@ -69,3 +69,57 @@ describe("checking an entry to append", () => {
     expect(parseEntryInput(inherited)).toEqual({ type: "message", role: "user", content: "inherited" });
   });
 });
+
+describe("the fast path for the messages a turn stores", () => {
+  /** The same fields on a class instance: never the fast path, always the schema. */
+  class ViaSchema {
+    constructor(fields: object) {
+      Object.assign(this, fields);
+    }
+  }
+  const outcome = (input: object) => {
+    try {
+      return { parsed: parseEntryInput(input) };
+    } catch (error) {
+      return { error: error instanceof SessiondError ? error.message : String(error) };
+    }
+  };
+  const base = { type: "message", role: "assistant", content: "hello" };
+  const variants: Record<string, unknown>[] = [
+    { sender: { id: "main" }, replyTo: "01J", idempotencyKey: "turn:01J:reply", ts: 1_700_000_000_000 },
+    { sender: { id: "alice", name: "Alice" }, ts: 0 },
+    { sender: { id: "" } },
+    { sender: { id: "a", name: 3 } },
+    { sender: { id: "a", extra: true } },
+    { sender: "alice" },
+    { sender: null },
+    { replyTo: 5 },
+    { replyTo: "" },
+    { idempotencyKey: "" },
+    { idempotencyKey: "k".repeat(512) },
+    { idempotencyKey: "k".repeat(513) },
+    { ts: -1 },
+    { ts: 1.5 },
+    { ts: Number.MAX_SAFE_INTEGER + 1 },
+    { ts: Number.NaN },
+    { ts: "5" },
+    { ts: undefined },
+    { parts: [{ kind: "image", url: "https://x" }] },
+    { autoInjected: false },
+    { unknown: 1, ts: 5 },
+  ];
+
+  it("gives what the schema gives, and refuses what it refuses, with the same message", () => {
+    for (const variant of variants) {
+      const input = { ...base, ...variant };
+      expect(outcome(input), JSON.stringify(variant)).toEqual(outcome(new ViaSchema(input)));
+    }
+  });
+
+  it("copies the sender instead of sharing it", () => {
+    const sender = { id: "alice" };
+    const parsed = parseEntryInput({ ...base, sender });
+    expect(parsed.type === "message" && parsed.sender).toEqual(sender);
+    expect(parsed.type === "message" && parsed.sender).not.toBe(sender);
+  });
+});

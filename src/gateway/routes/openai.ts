@@ -5,14 +5,16 @@ import { ulid } from "ulid";
 import type { Envelope } from "../../model/envelope.js";
 import { readJsonObject } from "../body.js";
 import { badRequest, describeError, HttpError } from "../errors.js";
+import { parseChatCompletion, SESSION_HEADER } from "../openai-request.js";
 import { sseReply } from "../sse.js";
 import { runTurn } from "../turn.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 
 /**
- * The OpenAI-compatible API. Agents are the models. The session is `openai-compat:<client IP>` and its
- * stored history is authoritative: only the request's last user message is used (as the turn's input);
- * earlier messages in the request are ignored, since the gateway already holds the conversation.
+ * The OpenAI-compatible API. Agents are the models. The session is `openai-compat:<client IP>`, or
+ * `openai-compat:<client IP>:<name>` when the request names one (`X-Sessiond-Session`, else `user`). The
+ * stored history is authoritative: the request's last user message is the turn's input, and its earlier
+ * messages only decide whether the turn continues the stored conversation or starts a new generation.
  */
 export function openAiRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
@@ -30,9 +32,12 @@ export function openAiRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   );
 
   app.post("/v1/chat/completions", async (c) => {
-    const body = await readJsonObject(c, deps.bodyLimit);
-    const agent = agentOf(deps, body.model);
-    const text = lastUserText(body.messages);
+    const request = parseChatCompletion(
+      await readJsonObject(c, deps.bodyLimit),
+      c.req.header(SESSION_HEADER),
+    );
+    const agent = agentOf(deps, request.model);
+    const { text, session } = request;
     const clientIp = clientIpOf(c, deps.trustProxyHeader);
     const envelope: Envelope = {
       agent,
@@ -40,12 +45,13 @@ export function openAiRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       chat: { type: "direct", id: clientIp },
       sender: { id: clientIp },
       text,
-      entryPoint: { kind: "openai_compat", clientIp },
+      entryPoint: { kind: "openai_compat", clientIp, ...(session ? { session } : {}) },
+      clientHistory: request.history,
     };
     deps.engine.route(envelope);
     const id = `chatcmpl-${ulid()}`;
     const created = Math.floor(Date.now() / 1000);
-    if (body.stream !== true) {
+    if (!request.stream) {
       const result = await runTurn(deps, envelope);
       const content = result.reply?.content ?? result.notice ?? "";
       const prompt = Math.ceil(text.length / 4);
@@ -105,34 +111,6 @@ function agentOf(deps: RouteDeps, model: unknown): string {
     );
   }
   return model;
-}
-
-function lastUserText(messages: unknown): string {
-  if (!Array.isArray(messages) || messages.length === 0)
-    throw badRequest("messages must be a non-empty array");
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m: unknown = messages[i];
-    if (typeof m !== "object" || m === null) throw badRequest("every message must be an object");
-    const { role, content } = m as { role?: unknown; content?: unknown };
-    if (role !== "user") continue;
-    const text = contentText(content);
-    if (text === "") throw badRequest("the last user message is empty");
-    return text;
-  }
-  throw badRequest("messages has no user message");
-}
-
-function contentText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part: unknown) => {
-        const p = part as { type?: unknown; text?: unknown };
-        return p && p.type === "text" && typeof p.text === "string" ? p.text : "";
-      })
-      .join("");
-  }
-  throw badRequest("message content must be a string or an array of parts");
 }
 
 /** The peer address, or the first hop of the configured proxy header (only when one is configured). */

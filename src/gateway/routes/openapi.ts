@@ -239,11 +239,12 @@ export const OPENAPI_DOCUMENT = {
     "/v1/chat/completions": {
       post: {
         summary:
-          "OpenAI-compatible chat; session openai-compat:<client IP>, its stored history is authoritative and only the last user message is used",
+          "OpenAI-compatible chat; session openai-compat:<client IP>[:<user or X-Sessiond-Session>]; the last user message is the input, and earlier messages that do not continue the stored ones start a new generation (reset cause client)",
         requestBody: messageBody(["messages"], {
           model: { type: "string" },
           messages: { type: "array" },
           stream: { type: "boolean" },
+          user: { type: "string" },
         }),
         responses: turn,
       },

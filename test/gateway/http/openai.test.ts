@@ -48,10 +48,11 @@ describe("OpenAI-compatible API", () => {
     const stream = await client.chat.completions.create({
       model: "main",
       stream: true,
-      // The client's own copy of the conversation is ignored: only the last user message is the input.
+      // The client's copy continues the stored conversation; the model is sent the stored one.
       messages: [
-        { role: "user", content: "something the gateway never stored" },
-        { role: "assistant", content: "made up" },
+        { role: "system", content: "a system message the gateway never stored" },
+        { role: "user", content: "first question" },
+        { role: "assistant", content: "echo: first question" },
         { role: "user", content: "second question" },
       ],
     });
@@ -67,7 +68,7 @@ describe("OpenAI-compatible API", () => {
     const contents = sent?.messages.map((m) => m.content);
     expect(contents).toContain("first question");
     expect(contents).toContain("echo: first question");
-    expect(contents).not.toContain("something the gateway never stored");
+    expect(contents).not.toContain("a system message the gateway never stored");
     expect(contents?.at(-1)).toBe("second question");
   });
 
