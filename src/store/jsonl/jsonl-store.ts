@@ -53,6 +53,7 @@ import { type IndexedFile, saveSnapshot } from "./index-snapshot.js";
 import { Journal } from "./journal.js";
 import { replayJournals } from "./journal-replay.js";
 import { encodeLine } from "./json-line.js";
+import { META_DIR } from "./meta-dir.js";
 import { type LineProblem, parseSessionFile } from "./session-file.js";
 import { applySidecar, Sidecars } from "./sidecar.js";
 import { hasSize } from "./size-probe.js";
@@ -103,8 +104,6 @@ interface PendingWrites {
 
 type BatchResults = ReturnType<CommitBatch>;
 
-/** sessiond's own files in a CrabTalk-format directory (runtime sessions and agents.json live here too). */
-export const META_DIR = ".sessiond";
 /** A checkpoint empties the journal once it holds this much. */
 const JOURNAL_MAX_BYTES = 64 * 1024 * 1024;
 /** …or once this many session files wait for their fsync (each holds a file descriptor). */
