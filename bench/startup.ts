@@ -14,8 +14,13 @@ import { below, int, ratioText } from "./report.js";
 import { nowMs, percentile } from "./support.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CLI = join(ROOT, "dist", "src", "cli", "main.js");
-const INDEX = pathToFileURL(join(ROOT, "dist", "src", "index.js")).href;
+// What users run: the package's bin and root export (the bundle in dist/bundle).
+const MANIFEST = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  bin: { sessiond: string };
+  exports: { ".": { import: string } };
+};
+const CLI = join(ROOT, MANIFEST.bin.sessiond);
+const INDEX = pathToFileURL(join(ROOT, MANIFEST.exports["."].import)).href;
 const SESSIONS = 200;
 
 interface Command {

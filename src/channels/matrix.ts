@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { Hono } from "hono";
+import { LRUCache } from "lru-cache";
 import type { ChatType } from "../model/envelope.js";
 import type { ChannelsConfig } from "./config.js";
 import { secretOf } from "./config.js";
@@ -43,7 +44,7 @@ export function matrixChannel(
   const homeserver = settings.homeserver_url.replace(/\/$/, "");
   const botId = settings.user_id;
   const localpart = botId.slice(1, botId.indexOf(":")).toLowerCase();
-  const roomSizes = new Map<string, number>();
+  const roomSizes = new LRUCache<string, number>({ max: MAX_ROOMS });
   // Ids of the events the bot sent, so a reply to one of them counts as addressing it.
   const sentByBot = new RecentIds(256 * 1024);
   const auth = { authorization: `Bearer ${asToken}` };
@@ -63,7 +64,6 @@ export function matrixChannel(
       // Unknown stays unknown (a group: answered only when mentioned) and is asked again next time.
       if (!answer?.joined) return false;
       size = Object.keys(answer.joined).length;
-      if (roomSizes.size >= MAX_ROOMS) roomSizes.delete(roomSizes.keys().next().value as string);
       roomSizes.set(room, size);
     }
     return size <= 2;

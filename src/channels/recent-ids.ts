@@ -1,24 +1,24 @@
+import { LRUCache } from "lru-cache";
+
 /**
- * The platform message ids seen lately, oldest forgotten first once `maxBytes` is passed. It catches a
- * redelivery while the first copy's turn is still queued; the stored entry's idempotency key catches
- * the rest.
+ * The platform message ids seen lately, oldest forgotten first once `maxBytes` is passed (an id counts its
+ * length). It catches a redelivery while the first copy's turn is still queued; the stored entry's
+ * idempotency key catches the rest. Never read with `get`, so the cache's order is the order ids arrived.
  */
 export class RecentIds {
-  private readonly ids = new Set<string>();
-  private bytes = 0;
+  private readonly ids: LRUCache<string, true>;
 
-  constructor(private readonly maxBytes = 1024 * 1024) {}
+  constructor(maxBytes = 1024 * 1024) {
+    this.ids = new LRUCache<string, true>({
+      maxSize: maxBytes,
+      sizeCalculation: (_, id) => Math.max(1, id.length),
+    });
+  }
 
   /** True when `id` was new (and is now remembered). */
   add(id: string): boolean {
     if (this.ids.has(id)) return false;
-    this.ids.add(id);
-    this.bytes += id.length;
-    for (const oldest of this.ids) {
-      if (this.bytes <= this.maxBytes) break;
-      this.ids.delete(oldest);
-      this.bytes -= oldest.length;
-    }
+    this.ids.set(id, true);
     return true;
   }
 
@@ -27,6 +27,6 @@ export class RecentIds {
   }
 
   delete(id: string): void {
-    if (this.ids.delete(id)) this.bytes -= id.length;
+    this.ids.delete(id);
   }
 }

@@ -128,8 +128,15 @@ export function keyFromPath(c: Context, prefix: string): string {
 export function intQuery(c: Context, name: string, min: number, max: number): number | undefined {
   const value = c.req.query(name);
   if (value === undefined || value === "") return undefined;
-  if (!/^\d+$/.test(value)) throw badRequest(`${name} must be an integer`);
+  const message = intParamError(name, value, min, max);
+  if (message !== undefined) throw badRequest(message);
+  return Number(value);
+}
+
+/** What is wrong with `value` as an integer parameter from `min` to `max`; undefined when nothing is. */
+export function intParamError(name: string, value: string, min: number, max: number): string | undefined {
+  if (!/^\d+$/.test(value)) return `${name} must be an integer`;
   const n = Number(value);
-  if (n < min || n > max) throw badRequest(`${name} must be between ${min} and ${max}`);
-  return n;
+  if (n < min || n > max) return `${name} must be between ${min} and ${max}`;
+  return undefined;
 }

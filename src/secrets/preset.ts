@@ -1,4 +1,8 @@
-import { rules as presetRules } from "@secretlint/secretlint-rule-preset-recommend";
+import { lazyModule } from "../model/load-sync.js";
+
+// 230 kB of rules, loaded when a text first looks like it may hold a secret: most commands never need it.
+const presetModule = lazyModule<{ rules: unknown }>("@secretlint/secretlint-rule-preset-recommend");
+const presetRules = (): readonly RuleCreator[] => presetModule().rules as readonly RuleCreator[];
 
 /** The little of secretlint's rule context that the preset's scanners use. */
 interface RuleContext {
@@ -66,19 +70,25 @@ const context: RuleContext = {
   ignore: () => {},
 };
 
+interface Scanner {
+  words: readonly string[] | undefined;
+  file: (source: RuleSource) => unknown;
+}
+
 // The preset's rules keep their patterns inside their code: each is created once with this synchronous
 // context, and its `file` handler reports the ranges it finds. Without a file path no rule reaches the
 // asynchronous `.p12` check, so every report arrives before `file` returns.
-const scanners = (presetRules as unknown as readonly RuleCreator[])
-  .filter((rule) => !SKIPPED.has(rule.meta.id))
-  .map((rule) => ({
-    words: RULE_WORDS[rule.meta.id.replace(RULE_PREFIX, "")],
-    file: rule.create(context, {}).file,
-  }))
-  .filter(
-    (scanner): scanner is { words: readonly string[] | undefined; file: NonNullable<typeof scanner.file> } =>
-      typeof scanner.file === "function",
-  );
+let scanners: readonly Scanner[] | undefined;
+function presetScanners(): readonly Scanner[] {
+  scanners ??= presetRules()
+    .filter((rule) => !SKIPPED.has(rule.meta.id))
+    .map((rule) => ({
+      words: RULE_WORDS[rule.meta.id.replace(RULE_PREFIX, "")],
+      file: rule.create(context, {}).file,
+    }))
+    .filter((scanner): scanner is Scanner => typeof scanner.file === "function");
+  return scanners;
+}
 
 /**
  * The ranges `[start, end)` of `text` where `@secretlint/secretlint-rule-preset-recommend` finds a secret.
@@ -88,7 +98,7 @@ const scanners = (presetRules as unknown as readonly RuleCreator[])
 export function presetSecretRanges(text: string, lower: string): Array<readonly [number, number]> {
   reported = [];
   const source: RuleSource = { content: text, ext: "", contentType: "text" };
-  for (const { words, file } of scanners) {
+  for (const { words, file } of presetScanners()) {
     if (words === undefined || words.some((word) => lower.includes(word))) file(source);
   }
   const found = reported;
@@ -97,8 +107,13 @@ export function presetSecretRanges(text: string, lower: string): Array<readonly 
 }
 
 /** How many of the preset's scanners run (for the README's and the tests' sake). */
-export const PRESET_SCANNERS = scanners.length;
+export function presetScannerCount(): number {
+  return presetScanners().length;
+}
+
 /** The preset's scanners that run on every candidate text, for want of words to look for first. */
-export const UNGATED_PRESET_RULES = (presetRules as unknown as readonly RuleCreator[])
-  .map((rule) => rule.meta.id)
-  .filter((id) => !SKIPPED.has(id) && RULE_WORDS[id.replace(RULE_PREFIX, "")] === undefined);
+export function ungatedPresetRules(): string[] {
+  return presetRules()
+    .map((rule) => rule.meta.id)
+    .filter((id) => !SKIPPED.has(id) && RULE_WORDS[id.replace(RULE_PREFIX, "")] === undefined);
+}

@@ -6,7 +6,8 @@ import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
 import { createEngine, type Engine, type EngineConfig } from "../../src/index.js";
 
-const CLI = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
+// The bin users run: the bundle (scripts/bundle.mjs).
+const CLI = fileURLToPath(new URL("../../dist/bundle/main.js", import.meta.url));
 
 export interface CliResult {
   code: number | null;

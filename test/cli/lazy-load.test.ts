@@ -1,27 +1,59 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { createEngine } from "../../src/engine.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "sessiond-lazy-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-// A loader hook that prints every ES module the process loads.
+// A loader hook that prints every ES module the process loads, and at exit every file in require's cache:
+// CommonJS packages and the ES modules loaded by `require` (src/model/load-sync.ts), which the hook never sees.
 writeFileSync(
   join(dir, "hooks.mjs"),
   'export async function load(url, context, next) { process._rawDebug("LOAD " + url); return next(url, context); }',
 );
 writeFileSync(
   join(dir, "register.mjs"),
-  `import { register } from "node:module"; register(${JSON.stringify(pathToFileURL(join(dir, "hooks.mjs")).href)});`,
+  [
+    'import { createRequire, register } from "node:module";',
+    'import { pathToFileURL } from "node:url";',
+    `register(${JSON.stringify(pathToFileURL(join(dir, "hooks.mjs")).href)});`,
+    "const cache = createRequire(import.meta.url).cache;",
+    'process.on("exit", () => { for (const file of Object.keys(cache)) process._rawDebug("LOAD " + pathToFileURL(file).href); });',
+  ].join("\n"),
 );
 
-/** The modules of this package and of node_modules that `node <args>` loads, relative to the repo. */
-async function loaded(args: string[]): Promise<string[]> {
+// What users run: the package's bin and root export, the bundle in dist/bundle (scripts/bundle.mjs).
+const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  bin: { sessiond: string };
+  exports: { ".": { import: string } };
+};
+const CLI = join(ROOT, manifest.bin.sessiond);
+const INDEX = pathToFileURL(join(ROOT, manifest.exports["."].import)).href;
+
+/** esbuild's metafile: the dist/src modules each bundle chunk holds. */
+const chunks = (
+  JSON.parse(readFileSync(join(ROOT, "dist/bundle/meta.json"), "utf8")) as {
+    outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+  }
+).outputs;
+
+/** A loaded file as the modules it holds: a bundle chunk's dist/src modules, else the file itself. */
+function modulesOf(file: string): string[] {
+  const chunk = chunks[file];
+  if (chunk === undefined) return [file];
+  return Object.entries(chunk.inputs)
+    .filter(([, input]) => input.bytesInOutput > 0)
+    .map(([input]) => input);
+}
+
+/** The files of this package and of node_modules that `node <args>` loads, relative to the repo. */
+async function loadedFiles(args: string[]): Promise<string[]> {
   const { stderr } = await promisify(execFile)(
     process.execPath,
     ["--import", pathToFileURL(join(dir, "register.mjs")).href, ...args],
@@ -30,19 +62,18 @@ async function loaded(args: string[]): Promise<string[]> {
   return stderr
     .split("\n")
     .filter((line) => line.startsWith("LOAD file://"))
-    .map((line) => fileURLToPath(line.slice(5)).slice(ROOT.length));
+    .map((line) => fileURLToPath(line.slice(5)).slice(ROOT.length))
+    .filter((file, i, files) => files.indexOf(file) === i);
+}
+
+/** The modules (dist/src files inside the chunks, and node_modules files) that `node <args>` loads. */
+async function loaded(args: string[]): Promise<string[]> {
+  return (await loadedFiles(args)).flatMap(modulesOf);
 }
 
 describe("start-up loads what the command needs", () => {
   it("route loads no engine, store backend or gateway", async () => {
-    const modules = await loaded([
-      join(ROOT, "dist/src/cli/main.js"),
-      "route",
-      "--channel",
-      "telegram",
-      "--sender",
-      "1",
-    ]);
+    const modules = await loaded([CLI, "route", "--channel", "telegram", "--sender", "1"]);
     expect(modules).toContain("dist/src/keys/route.js");
     for (const part of [
       "dist/src/engine.js",
@@ -59,8 +90,7 @@ describe("start-up loads what the command needs", () => {
   });
 
   it("sessions list without a config file loads neither zod, Temporal nor hono", async () => {
-    const cli = join(ROOT, "dist/src/cli/main.js");
-    const modules = await loaded([cli, "--data-dir", join(dir, "data"), "sessions", "list"]);
+    const modules = await loaded([CLI, "--data-dir", join(dir, "data"), "sessions", "list"]);
     expect(modules).toContain("dist/src/engine.js");
     for (const part of ["node_modules/zod/", "node_modules/temporal-polyfill/", "node_modules/hono/"]) {
       expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
@@ -68,8 +98,7 @@ describe("start-up loads what the command needs", () => {
   });
 
   it("import of the root loads no optional package, gateway, yaml, zod or Temporal", async () => {
-    const index = pathToFileURL(join(ROOT, "dist/src/index.js")).href;
-    const modules = await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(index)})`]);
+    const modules = await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(INDEX)})`]);
     expect(modules).toContain("dist/src/engine.js");
     for (const part of [
       "node_modules/openai/",
@@ -84,5 +113,56 @@ describe("start-up loads what the command needs", () => {
     ]) {
       expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
     }
+  });
+
+  it("sessions list on a SQLite data dir loads no other backend and not the secret scanner's rules", async () => {
+    const dataDir = join(dir, "sqlite-data");
+    const engine = await createEngine({ dataDir });
+    await engine.turn(
+      { channel: "telegram", chat: { type: "direct", id: "1" }, sender: { id: "1" }, text: "hello" },
+      async () => "hi",
+    );
+    await engine.close();
+    const modules = await loaded([CLI, "--data-dir", dataDir, "sessions", "list"]);
+    expect(modules).toContain("dist/src/store/sqlite/sqlite-store.js");
+    expect(modules).toContain("node_modules/better-sqlite3/lib/index.js");
+    for (const part of [
+      "dist/src/store/jsonl/jsonl-store.js",
+      "dist/src/store/postgres/",
+      "node_modules/@secretlint/",
+      "node_modules/zod/",
+      "dist/src/gateway/app.js",
+    ]) {
+      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
+    }
+  });
+
+  it("the root export loads neither the JSONL backend nor the secret scanner's rules", async () => {
+    const modules = await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(INDEX)})`]);
+    for (const part of ["dist/src/store/jsonl/jsonl-store.js", "node_modules/@secretlint/"]) {
+      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
+    }
+  });
+
+  it("the bin and the root export are bundles: a few dozen files, not one per source module", async () => {
+    const ownFiles = (files: string[]) => files.filter((file) => file.startsWith("dist/"));
+    const route = await loadedFiles([CLI, "route", "--channel", "telegram", "--sender", "1"]);
+    const root = await loadedFiles(["--input-type=module", "-e", `await import(${JSON.stringify(INDEX)})`]);
+    // Unbundled, route read 60 files of dist/src and the root export 148.
+    expect(ownFiles(route).length).toBeLessThan(30);
+    expect(ownFiles(root).length).toBeLessThan(45);
+    expect(
+      (await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(INDEX)})`])).length,
+    ).toBeGreaterThan(ownFiles(root).length);
+  });
+
+  it("the compaction worker's program sits beside every bundle chunk that starts it", () => {
+    // compaction/thread.ts starts `./thread-program.js` beside itself, and runs the work in-thread without it.
+    const starters = Object.keys(chunks).filter((file) =>
+      modulesOf(file).includes("dist/src/compaction/thread.js"),
+    );
+    expect(starters.length).toBeGreaterThan(0);
+    for (const file of starters)
+      expect(existsSync(join(ROOT, dirname(file), "thread-program.js"))).toBe(true);
   });
 });

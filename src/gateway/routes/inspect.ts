@@ -1,18 +1,45 @@
-import { Hono } from "hono";
-import { intQuery } from "../body.js";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import { HttpError } from "../errors.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
+import {
+  createRoute,
+  documentedRoutes,
+  errorResponses,
+  intQueryParam,
+  jsonResponse,
+  textQueryParam,
+  z,
+} from "./openapi-kit.js";
+
+export const inspectOperations = {
+  inspect: createRoute({
+    method: "get",
+    path: "/api/inspect",
+    summary: "Context size, tokens, last compaction, queued turns per session; the queued inputs",
+    request: {
+      query: z.object({
+        limit: intQueryParam("limit", 1, 1000, "sessions per page (default 100)"),
+        cursor: textQueryParam("the next page: the nextCursor of the previous one"),
+      }),
+    },
+    responses: {
+      200: jsonResponse(
+        "{sessions, queuedTotal, queued: [{id, key, agent, preview, mode, admittedAt}], nextCursor?}",
+      ),
+      ...errorResponses,
+    },
+  }),
+};
 
 /**
  * Per active session: context size, tokens, the last compaction and queued turns (behaviours.md §8); the
  * inputs waiting by queue mode, each cancellable.
  */
-export function inspectRoutes(deps: RouteDeps): Hono<GatewayEnv> {
+export function inspectRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
   const { engine } = deps;
-  const app = new Hono<GatewayEnv>();
-  app.get("/api/inspect", async (c) => {
-    const limit = intQuery(c, "limit", 1, 1000) ?? 100;
-    const cursor = c.req.query("cursor");
+  const app = documentedRoutes();
+  app.openapi(inspectOperations.inspect, async (c) => {
+    const { limit = 100, cursor } = c.req.valid("query");
     const page = await engine.sessions.list({ sort: "activity", limit, ...(cursor ? { cursor } : {}) });
     const queued = engine.queued();
     const sessions = await Promise.all(
@@ -52,6 +79,8 @@ export function inspectRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     });
   });
+  // Not yet declared with a schema: the turns routes are being reworked (asynchronous turns); openapi.ts
+  // documents it by hand meanwhile.
   app.delete("/api/turns/:id", (c) => {
     const id = c.req.param("id");
     if (!engine.queue.cancel(id)) {

@@ -1,9 +1,10 @@
-import { Hono } from "hono";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Engine } from "../../engine.js";
 import { isCommitObservable } from "../../store/store.js";
 import type { StoreFallback } from "../store-fallback.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
+import { createRoute, documentedRoutes, z } from "./openapi-kit.js";
 
 export interface GatewayMetrics {
   registry: Registry;
@@ -95,11 +96,25 @@ export function createMetrics(engine: Engine, storeFallback?: StoreFallback): Ga
   };
 }
 
-export function metricsRoutes(_deps: RouteDeps, metrics: GatewayMetrics): Hono<GatewayEnv> {
-  const app = new Hono<GatewayEnv>();
-  app.get("/metrics", async (c) => {
+export const metricsOperations = {
+  metrics: createRoute({
+    method: "get",
+    path: "/metrics",
+    summary: "Prometheus metrics",
+    responses: {
+      200: {
+        description: "text exposition format",
+        content: { "text/plain": { schema: z.string() } },
+      },
+    },
+  }),
+};
+
+export function metricsRoutes(_deps: RouteDeps, metrics: GatewayMetrics): OpenAPIHono<GatewayEnv> {
+  const app = documentedRoutes();
+  app.openapi(metricsOperations.metrics, async (c) => {
     const text = await metrics.registry.metrics();
-    return c.body(text, 200, { "content-type": metrics.registry.contentType });
+    return c.text(text, 200, { "content-type": metrics.registry.contentType });
   });
   return app;
 }

@@ -1,47 +1,123 @@
-import { Hono } from "hono";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { SessionQuery } from "../../store/store.js";
-import { intQuery, keyFromPath } from "../body.js";
-import { badRequest, HttpError } from "../errors.js";
+import { keyFromPath } from "../body.js";
+import { HttpError } from "../errors.js";
 import { searchSessions } from "../session-search.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
+import {
+  createRoute,
+  documentedRoutes,
+  errorResponses,
+  intQueryParam,
+  jsonResponse,
+  keyPathParams,
+  textQueryParam,
+  z,
+} from "./openapi-kit.js";
 
 const PREFIX = "/api/sessions/";
 
-export function sessionRoutes(deps: RouteDeps): Hono<GatewayEnv> {
-  const { engine } = deps;
-  const app = new Hono<GatewayEnv>();
+/** The session routes as the OpenAPI document shows them; their schemas check each request. */
+export const sessionOperations = {
+  list: createRoute({
+    method: "get",
+    path: "/api/sessions",
+    summary: "List sessions",
+    request: {
+      query: z.object({
+        agent: textQueryParam(),
+        channel: textQueryParam(),
+        active: intQueryParam("active", 1, 10_000_000, "only sessions active in the last <active> minutes"),
+        sort: z
+          .enum(["created", "activity", ""], { error: "sort must be created or activity" })
+          .optional()
+          .openapi({ type: "string", enum: ["created", "activity"] }),
+        limit: intQueryParam("limit", 1, 1000),
+        cursor: textQueryParam("the next page: the nextCursor of the previous one"),
+        archived: textQueryParam("true: include archived generations"),
+        q: z
+          .string()
+          .max(200, { error: "q must be at most 200 characters" })
+          .optional()
+          .openapi({ description: "match title, key, agent or channel (at most 200 characters)" }),
+      }),
+    },
+    responses: { 200: jsonResponse("{sessions, nextCursor?}"), ...errorResponses },
+  }),
+  get: createRoute({
+    method: "get",
+    path: "/api/sessions/{key}",
+    summary: "One session",
+    request: { params: keyPathParams },
+    responses: {
+      200: jsonResponse("{session, queued, runtimeSessions, cost, needsAttention}"),
+      ...errorResponses,
+    },
+  }),
+  history: createRoute({
+    method: "get",
+    path: "/api/sessions/{key}/history",
+    summary: "History of a session",
+    request: {
+      params: keyPathParams,
+      query: z.object({
+        limit: intQueryParam("limit", 1, 100_000),
+        before: intQueryParam("before", 1, Number.MAX_SAFE_INTEGER),
+        all: textQueryParam("true, 1 or empty: include archived generations"),
+      }),
+    },
+    responses: { 200: jsonResponse("{key, entries}"), ...errorResponses },
+  }),
+  compact: createRoute({
+    method: "post",
+    path: "/api/sessions/{key}/compact",
+    summary: "Compact now",
+    request: { params: keyPathParams },
+    responses: {
+      200: jsonResponse("{summary, entry}"),
+      ...errorResponses,
+      409: jsonResponse("Nothing to compact"),
+    },
+  }),
+  reset: createRoute({
+    method: "post",
+    path: "/api/sessions/{key}/reset",
+    summary: "Archive and start anew",
+    request: { params: keyPathParams },
+    responses: { 200: jsonResponse("{archived, current}"), ...errorResponses },
+  }),
+  delete: createRoute({
+    method: "delete",
+    path: "/api/sessions/{key}",
+    summary: "Delete every generation of a key",
+    request: { params: keyPathParams },
+    responses: { 200: jsonResponse("{deleted}"), ...errorResponses },
+  }),
+};
 
-  app.get("/api/sessions", async (c) => {
+export function sessionRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
+  const { engine } = deps;
+  const app = documentedRoutes();
+
+  app.openapi(sessionOperations.list, async (c) => {
+    const params = c.req.valid("query");
     const query: SessionQuery = {};
-    const agent = c.req.query("agent");
-    const channel = c.req.query("channel");
-    const sort = c.req.query("sort");
-    const cursor = c.req.query("cursor");
-    if (agent) query.agent = agent;
-    if (channel) query.channel = channel;
-    if (sort !== undefined && sort !== "") {
-      if (sort !== "created" && sort !== "activity") throw badRequest("sort must be created or activity");
-      query.sort = sort;
-    }
-    const active = intQuery(c, "active", 1, 10_000_000);
-    if (active !== undefined) query.activeSince = Date.now() - active * 60_000;
-    const limit = intQuery(c, "limit", 1, 1000);
-    if (limit !== undefined) query.limit = limit;
-    if (cursor) query.cursor = cursor;
-    if (c.req.query("archived") === "true") query.includeArchived = true;
-    const text = c.req.query("q")?.trim();
-    if (text) {
-      if (text.length > 200) throw badRequest("q must be at most 200 characters");
-      const found = await searchSessions(engine, query, text);
-      return c.json(found);
-    }
+    if (params.agent) query.agent = params.agent;
+    if (params.channel) query.channel = params.channel;
+    if (params.sort) query.sort = params.sort;
+    if (params.active !== undefined) query.activeSince = Date.now() - params.active * 60_000;
+    if (params.limit !== undefined) query.limit = params.limit;
+    if (params.cursor) query.cursor = params.cursor;
+    if (params.archived === "true") query.includeArchived = true;
+    const text = params.q?.trim();
+    if (text) return c.json(await searchSessions(engine, query, text));
     const page = await engine.sessions.list(query);
     const attention = await engine.agents.store.attentionKeys();
     const sessions = page.sessions.map((s) => (attention.has(s.key) ? { ...s, needsAttention: true } : s));
     return c.json({ sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
   });
 
-  app.get("/api/sessions/:key", async (c) => {
+  app.openapi(sessionOperations.get, async (c) => {
     const key = keyFromPath(c, PREFIX);
     const session = await engine.sessions.get(key);
     if (!session) throw notFound(key);
@@ -49,11 +125,9 @@ export function sessionRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     return c.json({ session, queued: engine.queued().get(key) ?? 0, ...runtimes });
   });
 
-  app.get("/api/sessions/:key/history", async (c) => {
+  app.openapi(sessionOperations.history, async (c) => {
     const key = keyFromPath(c, PREFIX);
-    const limit = intQuery(c, "limit", 1, 100_000);
-    const before = intQuery(c, "before", 1, Number.MAX_SAFE_INTEGER);
-    const all = c.req.query("all");
+    const { limit, before, all } = c.req.valid("query");
     const entries = await engine.history(key, {
       ...(limit !== undefined ? { limit } : {}),
       ...(before !== undefined ? { before } : {}),
@@ -62,20 +136,20 @@ export function sessionRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     return c.json({ key, entries });
   });
 
-  app.post("/api/sessions/:key/compact", async (c) => {
+  app.openapi(sessionOperations.compact, async (c) => {
     const key = keyFromPath(c, PREFIX);
     const result = await engine.compact(key, { signal: deps.shutdownSignal });
     return c.json({ summary: result.summary, entry: result.entry });
   });
 
-  app.post("/api/sessions/:key/reset", async (c) => {
+  app.openapi(sessionOperations.reset, async (c) => {
     const key = keyFromPath(c, PREFIX);
     if (!(await engine.sessions.get(key))) throw notFound(key);
     const result = await engine.reset(key, "api");
     return c.json({ archived: result.archived, current: result.current });
   });
 
-  app.delete("/api/sessions/:key", async (c) => {
+  app.openapi(sessionOperations.delete, async (c) => {
     const key = keyFromPath(c, PREFIX);
     const result = await engine.delete(key);
     return c.json({ deleted: result });

@@ -26,13 +26,11 @@ import { FileWrites } from "./file-writes.js";
 import { GroupApply } from "./group-apply.js";
 import { saveDirectoryIndex } from "./index-snapshot.js";
 import { replayJournals } from "./journal-replay.js";
+import { META_DIR } from "./meta-dir.js";
 import type { LineProblem } from "./session-file.js";
 import { SessionFiles } from "./session-files.js";
 import { Sidecars } from "./sidecar.js";
 import { TitleRewrite } from "./title-rewrite.js";
-
-/** sessiond's own files in a CrabTalk-format directory (runtime sessions and agents.json live here too). */
-export const META_DIR = ".sessiond";
 
 export interface JsonlDriverOptions {
   path: string;

@@ -5,7 +5,7 @@ import { type FileSystem, realFs } from "./durable-fs.js";
 import { JsonlDriver } from "./jsonl-driver.js";
 import type { LineProblem } from "./session-file.js";
 
-export { META_DIR } from "./jsonl-driver.js";
+export { META_DIR } from "./meta-dir.js";
 
 export interface JsonlStoreOptions {
   /** The directory of session files. */

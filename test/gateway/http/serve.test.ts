@@ -9,7 +9,7 @@ import type { Runtime, RuntimeEvent, RuntimeRun } from "../../../src/runtimes/in
 import { waitFor } from "../../support/child-output.js";
 import { postJson, startTestGateway } from "./helpers.js";
 
-const CLI = resolve("dist/src/cli/main.js");
+const CLI = resolve("dist/bundle/main.js");
 const dirs: string[] = [];
 
 function tempDir(): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OPENAPI_DOCUMENT } from "../../../src/gateway/routes/openapi.js";
+import { openApiDocument } from "../../../src/gateway/routes/openapi.js";
 import { METHOD_NAMES, methodDocs } from "../../../src/gateway/ws/handlers/index.js";
 
 /** Each WebSocket method and the REST operation that means the same; null: REST has no such operation. */
@@ -23,18 +23,12 @@ const REST_TWIN: Record<string, readonly [path: string, method: string] | null> 
  */
 const KEY_NAMES = ["key", "session_id"];
 
-interface Operation {
-  parameters?: ReadonlyArray<{ name: string }>;
-  requestBody?: { content: { "application/json": { schema: { properties: Record<string, unknown> } } } };
-}
-
 function restNames(path: string, method: string): string[] {
-  const paths = OPENAPI_DOCUMENT.paths as unknown as Record<string, Record<string, Operation>>;
-  const operation = paths[path]?.[method];
+  const operation = openApiDocument().paths[path]?.[method];
   if (!operation) throw new Error(`no ${method} ${path} in the OpenAPI document`);
   return [
     ...(operation.parameters ?? []).map((p) => p.name),
-    ...Object.keys(operation.requestBody?.content["application/json"].schema.properties ?? {}),
+    ...Object.keys(operation.requestBody?.content["application/json"]?.schema.properties ?? {}),
   ];
 }
 

@@ -1,0 +1,2 @@
+/** sessiond's own files in a CrabTalk-format directory (runtime sessions and agents.json live here too). */
+export const META_DIR = ".sessiond";
