@@ -64,7 +64,9 @@ function sessionColumns(sessions: Iterable<Session>): unknown[][] {
       s.lastCompactionSeq ?? null,
       JSON.stringify(s.overrides),
       s.archivedAt ?? null,
-    ].forEach((value, i) => columns[i]!.push(value));
+    ].forEach((value, i) => {
+      columns[i]!.push(value);
+    });
   }
   return columns;
 }
@@ -81,7 +83,9 @@ function entryColumns(entries: readonly Entry[]): unknown[][] {
   for (const entry of entries) {
     const row = entryInsertParams(0, entry);
     row[0] = entry.sessionId;
-    row.forEach((value, i) => columns[i]!.push(value));
+    row.forEach((value, i) => {
+      columns[i]!.push(value);
+    });
   }
   return columns;
 }
