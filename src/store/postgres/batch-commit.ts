@@ -6,7 +6,7 @@ import { messageOf } from "../group-commit.js";
 import { batchNotices } from "./append-notify.js";
 import { leaseLost } from "./leases.js";
 import { isConnectionError } from "./pool.js";
-import { applyChanges, sendNotices } from "./sql.js";
+import { applyChanges, sendNotices, writeAlone } from "./sql.js";
 
 /**
  * A batch's groups in the open transaction. Other processes write the same tables, so each group is
@@ -83,6 +83,41 @@ function findFor(client: PoolClient, expects: readonly Expectation[], fences: re
     expects.flatMap((e) => (e.kind === "noSession" ? [e.key] : [])),
     fences,
   );
+}
+
+type StoredChange = Extract<WriteGroup["changes"][number], { kind: "appendEntries" | "updateSession" }>;
+
+/**
+ * The batch as one statement that is its own transaction (`writeAlone`), when it only appends to and
+ * updates sessions already stored, each first expectation being such a session's entry count: the
+ * steady state of a busy gateway, one round trip per batch. Undefined when the batch is not of that kind.
+ * Rejects when anything does not hold (nothing written): the caller goes through `commitFast`.
+ */
+export async function commitAlone(
+  client: PoolClient,
+  groups: readonly WriteGroup[],
+  writer: string,
+): Promise<GroupOutcome[] | undefined> {
+  const changes: StoredChange[] = [];
+  const expected = new Map<string, number>();
+  const seen = new Set<string>();
+  const fences = new Map<string, Fence>();
+  for (const group of groups) {
+    for (const change of group.changes) {
+      if (change.kind !== "appendEntries" && change.kind !== "updateSession") return undefined;
+      changes.push(change);
+    }
+    for (const e of group.expects) {
+      if (seen.has(e.key)) continue;
+      if (e.kind !== "session") return undefined;
+      expected.set(e.sessionId, e.lastSeq);
+    }
+    for (const key of keysOf(group)) seen.add(key);
+    if (group.fence) fences.set(fenceId(group.fence), group.fence);
+  }
+  if (changes.length === 0 || changes.some((c) => !expected.has(c.session.id))) return undefined;
+  await writeAlone(client, changes, expected, [...fences.values()], batchNotices(writer, groups));
+  return groups.map(() => OK);
 }
 
 /**

@@ -14,10 +14,11 @@ import { listSessionsSql, scanSessionsSql } from "../sqlite/list-sql.js";
 import { type EntryRow, entryFromRow, type SessionRow, sessionFromRow } from "../sqlite/rows.js";
 import type { EntryRange, SessionScan } from "../store.js";
 import { CHANGED_CHANNEL } from "./append-notify.js";
-import { commitCareful, commitFast, unavailableWrite } from "./batch-commit.js";
+import { commitAlone, commitCareful, commitFast, unavailableWrite } from "./batch-commit.js";
 import { ForeignKeys } from "./foreign-keys.js";
 import type { PgNotifications } from "./notifications.js";
 import { connect, inTransaction, isConnectionError, query, release, unavailable } from "./pool.js";
+import { ACTIVITY_BUCKET } from "./schema.js";
 import { numbered } from "./sql.js";
 
 const BEGIN_STRICT = "BEGIN";
@@ -122,12 +123,12 @@ export class PostgresDriver implements StoreDriver {
   }
 
   async list(q: NormalisedQuery): Promise<Session[]> {
-    const { sql, params } = listSessionsSql(q);
+    const { sql, params } = listSessionsSql(q, ACTIVITY_BUCKET);
     return (await query<SessionRow>(this.pool, numbered(sql), params)).map(sessionFromRow);
   }
 
   async scan(scan: SessionScan & { limit: number }): Promise<Session[]> {
-    const { sql, params } = scanSessionsSql(scan);
+    const { sql, params } = scanSessionsSql(scan, ACTIVITY_BUCKET);
     return (await query<SessionRow>(this.pool, numbered(sql), params)).map(sessionFromRow);
   }
 
@@ -147,6 +148,17 @@ export class PostgresDriver implements StoreDriver {
     let committing = false;
     let broken: unknown;
     try {
+      if (durable) {
+        committing = true;
+        try {
+          const alone = await commitAlone(client, groups, this.writer);
+          if (alone) return alone;
+        } catch (error) {
+          // Another process changed what the batch was planned on: nothing was written; the careful way.
+          if (isConnectionError(error)) throw error;
+        }
+        committing = false;
+      }
       await client.query(begin);
       let outcomes: GroupOutcome[];
       try {

@@ -42,6 +42,14 @@ FROM unnest(${SESSION_TYPES})
     overrides, archived_at)
 WHERE s.id = u.id RETURNING s.sid`;
 
+/** SESSION_UPDATE only where the session is still current with `$19` entries (as the batch was planned). */
+const SESSION_UPDATE_EXPECTED = SESSION_UPDATE.replace("$18::bigint[])", "$18::bigint[], $19::int[])")
+  .replace("overrides, archived_at)", "overrides, archived_at, expected_count)")
+  .replace(
+    "WHERE s.id = u.id",
+    "WHERE s.id = u.id AND s.key = u.key AND s.state = 'active' AND s.entry_count = u.expected_count",
+  );
+
 function sessionColumns(sessions: Iterable<Session>): unknown[][] {
   const columns: unknown[][] = Array.from({ length: 18 }, () => []);
   for (const s of sessions) {
@@ -114,6 +122,22 @@ class Statement {
         throw new Error(`${name}: ${written} rows written where ${expected} were planned`);
     }
   }
+
+  /**
+   * Runs as a transaction of its own (no BEGIN: one round trip) that the server aborts, with SQLSTATE
+   * 40001, unless every part matched the rows it expected (`sessiond_expect`, migration 2).
+   */
+  async runAlone(client: PoolClient): Promise<void> {
+    const ctes = this.parts.map((p) => `${p.name} AS (${p.sql})`).join(",\n");
+    const checks = this.parts
+      .filter((p) => p.expected !== undefined)
+      .map((p) => `(SELECT count(*) FROM ${p.name}) = ${p.expected}`);
+    const touched = this.parts.map((p) => `(SELECT count(*) FROM ${p.name})`).join(" + ");
+    await client.query(
+      `WITH ${ctes} SELECT sessiond_expect(${checks.join(" AND ") || "true"}), ${touched} AS touched`,
+      this.params,
+    );
+  }
 }
 
 /** Appends, new sessions and session updates in a row of changes, gathered into whole columns. */
@@ -150,15 +174,53 @@ class Segment {
     if (ofFresh.length > 0) fresh.add("f", ENTRY_INSERT("n"), entryColumns(ofFresh), ofFresh.length);
     const last = fresh.empty ? stored : fresh;
     if (notices.length > 0) {
-      last.add("notified", "SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS n(c, p)", [
-        notices.map((n) => n.channel),
-        notices.map((n) => n.payload),
-      ]);
+      last.add("notified", NOTIFY, [notices.map((n) => n.channel), notices.map((n) => n.payload)]);
     }
     if (!stored.empty) await stored.run(client);
     if (!fresh.empty) await fresh.run(client);
   }
 }
+
+/**
+ * The usual batch, appends and updates of stored sessions only, as one statement that is its own
+ * transaction: each session updated only if it still has the entry count the batch was planned on
+ * (`expected`, by session id), each lease fence held FOR SHARE; anything amiss aborts all of it (SQLSTATE
+ * 40001, a unique violation or a deadlock) and nothing is written.
+ */
+export async function writeAlone(
+  client: PoolClient,
+  changes: ReadonlyArray<Extract<WriteChange, { kind: "appendEntries" | "updateSession" }>>,
+  expected: ReadonlyMap<string, number>,
+  fences: ReadonlyArray<{ key: string; epoch: number }>,
+  notices: readonly Notice[],
+): Promise<void> {
+  const sessions = new Map<string, Session>();
+  const entries: Entry[] = [];
+  for (const change of changes) {
+    sessions.set(change.session.id, change.session);
+    if (change.kind === "appendEntries") entries.push(...change.entries);
+  }
+  const statement = new Statement();
+  const columns = sessionColumns(sessions.values());
+  columns.push([...sessions.keys()].map((id) => expected.get(id)));
+  statement.add("u", SESSION_UPDATE_EXPECTED, columns, sessions.size);
+  if (entries.length > 0) statement.add("e", ENTRY_INSERT("sessions"), entryColumns(entries), entries.length);
+  if (fences.length > 0) {
+    statement.add(
+      "l",
+      `SELECT 1 FROM leases l JOIN unnest($1::text[], $2::bigint[]) AS f(key, epoch)
+        ON l.key = f.key AND l.epoch = f.epoch FOR SHARE OF l`,
+      [fences.map((f) => f.key), fences.map((f) => f.epoch)],
+      fences.length,
+    );
+  }
+  if (notices.length > 0) {
+    statement.add("notified", NOTIFY, [notices.map((n) => n.channel), notices.map((n) => n.payload)]);
+  }
+  await statement.runAlone(client);
+}
+
+const NOTIFY = "SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS n(c, p)";
 
 /** Applies `changes` in order, in the open transaction, and queues `notices` (sent on COMMIT). */
 export async function applyChanges(
@@ -200,8 +262,5 @@ async function deleteSession(client: PoolClient, id: string): Promise<void> {
 /** Queues `notices` in the open transaction (sent on COMMIT). */
 export async function sendNotices(client: PoolClient, notices: readonly Notice[]): Promise<void> {
   if (notices.length === 0) return;
-  await client.query("SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS n(c, p)", [
-    notices.map((n) => n.channel),
-    notices.map((n) => n.payload),
-  ]);
+  await client.query(NOTIFY, [notices.map((n) => n.channel), notices.map((n) => n.payload)]);
 }
