@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isSessiondError } from "../../../src/model/errors.js";
 import type { Session } from "../../../src/model/session.js";
 import type { WriteGroup } from "../../../src/store/driver.js";
+import { commitAlone } from "../../../src/store/postgres/batch-commit.js";
 import { PgNotifications } from "../../../src/store/postgres/notifications.js";
 import { openPool } from "../../../src/store/postgres/pool.js";
 import { PostgresDriver } from "../../../src/store/postgres/postgres-driver.js";
@@ -112,5 +113,51 @@ describe("the PostgreSQL driver under the log core", () => {
     expect(k1Entries.map((e) => (e as { content?: string }).content)).toEqual(["0", "1", "2", "3"]);
     await reopened.close();
     await driver.close();
+  });
+
+  it("writes a batch of appends to stored sessions as one statement, or nothing when one no longer holds", async () => {
+    const url = await cluster.createDatabase();
+    const store = await PostgresStore.open({ url });
+    const [k1, k2] = await Promise.all(
+      ["k1", "k2"].map(async (key) => (await store.append(key, [msg("0")], { init })).session),
+    );
+    await store.close();
+    const pool = await openPool(url, 1);
+    const client = await pool.connect();
+    try {
+      const g1 = appendTo(k1!, "1");
+      const g2 = appendTo(g1.next, "2");
+      expect(await commitAlone(client, [g1, g2, appendTo(k2!, "1")], "test")).toEqual([
+        { ok: true },
+        { ok: true },
+        { ok: true },
+      ]);
+      // k2 has moved on to 2 entries: the whole statement is refused, k1's append included.
+      const refused = commitAlone(client, [appendTo(g2.next, "3"), appendTo(k2!, "stale")], "test");
+      await expect(refused).rejects.toMatchObject({ code: "40001" });
+      const fenced = commitAlone(
+        client,
+        [{ ...appendTo(g2.next, "3"), fence: { key: "k1", epoch: 1 } }],
+        "test",
+      );
+      await expect(fenced).rejects.toMatchObject({ code: "40001" });
+      // Not of that kind (a new session): the caller takes the careful way.
+      const fresh: WriteGroup = {
+        changes: [{ kind: "createSession", session: { ...cloneSession(k1!), id: "x", key: "new" } }],
+        expects: [{ kind: "noSession", key: "new", lastGeneration: 0 }],
+      };
+      expect(await commitAlone(client, [fresh], "test")).toBeUndefined();
+      const { rows } = await client.query<{ key: string; entry_count: number; n: string }>(
+        `SELECT s.key, s.entry_count, (SELECT count(*) FROM entries e WHERE e.sid = s.sid) AS n
+         FROM sessions s ORDER BY s.key`,
+      );
+      expect(rows.map((r) => [r.key, r.entry_count, Number(r.n)])).toEqual([
+        ["k1", 3, 3],
+        ["k2", 2, 2],
+      ]);
+    } finally {
+      client.release();
+      await pool.end();
+    }
   });
 });
