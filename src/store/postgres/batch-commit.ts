@@ -85,11 +85,11 @@ function findFor(client: PoolClient, expects: readonly Expectation[], fences: re
   );
 }
 
-type StoredChange = Extract<WriteGroup["changes"][number], { kind: "appendEntries" | "updateSession" }>;
+type AppendChange = Extract<WriteGroup["changes"][number], { kind: "appendEntries" }>;
 
 /**
- * The batch as one statement that is its own transaction (`writeAlone`), when it only appends to and
- * updates sessions already stored, each first expectation being such a session's entry count: the
+ * The batch as one statement that is its own transaction (`writeAlone`), when it only appends to current
+ * sessions already stored, each first expectation being such a session's entry count: the
  * steady state of a busy gateway, one round trip per batch. Undefined when the batch is not of that kind.
  * Rejects when anything does not hold (nothing written): the caller goes through `commitFast`.
  */
@@ -98,13 +98,13 @@ export async function commitAlone(
   groups: readonly WriteGroup[],
   writer: string,
 ): Promise<GroupOutcome[] | undefined> {
-  const changes: StoredChange[] = [];
+  const changes: AppendChange[] = [];
   const expected = new Map<string, number>();
   const seen = new Set<string>();
   const fences = new Map<string, Fence>();
   for (const group of groups) {
     for (const change of group.changes) {
-      if (change.kind !== "appendEntries" && change.kind !== "updateSession") return undefined;
+      if (change.kind !== "appendEntries" || change.session.state !== "active") return undefined;
       changes.push(change);
     }
     for (const e of group.expects) {

@@ -42,13 +42,42 @@ FROM unnest(${SESSION_TYPES})
     overrides, archived_at)
 WHERE s.id = u.id RETURNING s.sid`;
 
-/** SESSION_UPDATE only where the session is still current with `$19` entries (as the batch was planned). */
-const SESSION_UPDATE_EXPECTED = SESSION_UPDATE.replace("$18::bigint[])", "$18::bigint[], $19::int[])")
-  .replace("overrides, archived_at)", "overrides, archived_at, expected_count)")
-  .replace(
-    "WHERE s.id = u.id",
-    "WHERE s.id = u.id AND s.key = u.key AND s.state = 'active' AND s.entry_count = u.expected_count",
-  );
+/**
+ * What an append changes in its session (as `foldEntry` does; SQLite's `updateAfterAppend`), only where
+ * the session is still current with the entry count the batch was planned on.
+ */
+const SESSION_AFTER_APPEND = `UPDATE sessions AS s SET title = u.title, created_at = u.created_at,
+  last_activity_at = u.last_activity_at, entry_count = u.entry_count, message_count = u.message_count,
+  approx_tokens = u.approx_tokens, context_from_seq = u.context_from_seq,
+  last_compaction_seq = u.last_compaction_seq
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::int[], $6::int[], $7::bigint[], $8::int[],
+  $9::int[], $10::int[], $11::text[])
+  AS u(id, title, created_at, last_activity_at, entry_count, message_count, approx_tokens, context_from_seq,
+    last_compaction_seq, expected_count, key)
+WHERE s.id = u.id AND s.key = u.key AND s.state = 'active' AND s.entry_count = u.expected_count
+RETURNING s.sid`;
+
+function afterAppendColumns(sessions: Iterable<Session>, expected: ReadonlyMap<string, number>): unknown[][] {
+  const columns: unknown[][] = Array.from({ length: 11 }, () => []);
+  for (const s of sessions) {
+    [
+      s.id,
+      s.title,
+      s.createdAt,
+      s.lastActivityAt,
+      s.entryCount,
+      s.messageCount,
+      s.approxTokens,
+      s.contextFromSeq,
+      s.lastCompactionSeq ?? null,
+      expected.get(s.id),
+      s.key,
+    ].forEach((value, i) => {
+      columns[i]!.push(value);
+    });
+  }
+  return columns;
+}
 
 function sessionColumns(sessions: Iterable<Session>): unknown[][] {
   const columns: unknown[][] = Array.from({ length: 18 }, () => []);
@@ -182,14 +211,14 @@ class Segment {
 }
 
 /**
- * The usual batch, appends and updates of stored sessions only, as one statement that is its own
+ * The usual batch, appends to stored current sessions only, as one statement that is its own
  * transaction: each session updated only if it still has the entry count the batch was planned on
  * (`expected`, by session id), each lease fence held FOR SHARE; anything amiss aborts all of it (SQLSTATE
  * 40001, a unique violation or a deadlock) and nothing is written.
  */
 export async function writeAlone(
   client: PoolClient,
-  changes: ReadonlyArray<Extract<WriteChange, { kind: "appendEntries" | "updateSession" }>>,
+  changes: ReadonlyArray<Extract<WriteChange, { kind: "appendEntries" }>>,
   expected: ReadonlyMap<string, number>,
   fences: ReadonlyArray<{ key: string; epoch: number }>,
   notices: readonly Notice[],
@@ -198,12 +227,10 @@ export async function writeAlone(
   const entries: Entry[] = [];
   for (const change of changes) {
     sessions.set(change.session.id, change.session);
-    if (change.kind === "appendEntries") entries.push(...change.entries);
+    entries.push(...change.entries);
   }
   const statement = new Statement();
-  const columns = sessionColumns(sessions.values());
-  columns.push([...sessions.keys()].map((id) => expected.get(id)));
-  statement.add("u", SESSION_UPDATE_EXPECTED, columns, sessions.size);
+  statement.add("u", SESSION_AFTER_APPEND, afterAppendColumns(sessions.values(), expected), sessions.size);
   if (entries.length > 0) statement.add("e", ENTRY_INSERT("sessions"), entryColumns(entries), entries.length);
   if (fences.length > 0) {
     statement.add(
