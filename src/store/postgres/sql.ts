@@ -2,7 +2,7 @@ import type { PoolClient } from "pg";
 import type { Entry } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
 import type { WriteChange } from "../driver.js";
-import { entryInsertParams } from "../sqlite/rows.js";
+import { entryInsertParams, sessionAfterAppendParams } from "../sqlite/rows.js";
 import type { Notice } from "./append-notify.js";
 
 /**
@@ -50,29 +50,28 @@ const SESSION_AFTER_APPEND = `UPDATE sessions AS s SET title = u.title, created_
   last_activity_at = u.last_activity_at, entry_count = u.entry_count, message_count = u.message_count,
   approx_tokens = u.approx_tokens, context_from_seq = u.context_from_seq,
   last_compaction_seq = u.last_compaction_seq
-FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::int[], $6::int[], $7::bigint[], $8::int[],
-  $9::int[], $10::int[], $11::text[])
-  AS u(id, title, created_at, last_activity_at, entry_count, message_count, approx_tokens, context_from_seq,
-    last_compaction_seq, expected_count, key)
+FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::int[], $5::int[], $6::bigint[], $7::int[], $8::int[],
+  $9::text[], $10::int[], $11::text[])
+  AS u(title, created_at, last_activity_at, entry_count, message_count, approx_tokens, context_from_seq,
+    last_compaction_seq, id, expected_count, key)
 WHERE s.id = u.id AND s.key = u.key AND s.state = 'active' AND s.entry_count = u.expected_count
 RETURNING s.sid`;
 
 function afterAppendColumns(sessions: Iterable<Session>, expected: ReadonlyMap<string, number>): unknown[][] {
-  const columns: unknown[][] = Array.from({ length: 11 }, () => []);
-  for (const s of sessions) {
-    [
-      s.id,
-      s.title,
-      s.createdAt,
-      s.lastActivityAt,
-      s.entryCount,
-      s.messageCount,
-      s.approxTokens,
-      s.contextFromSeq,
-      s.lastCompactionSeq ?? null,
-      expected.get(s.id),
-      s.key,
-    ].forEach((value, i) => {
+  const rows = [...sessions].map((s) => {
+    const row = sessionAfterAppendParams(0, s);
+    row[row.length - 1] = s.id;
+    row.push(expected.get(s.id), s.key);
+    return row;
+  });
+  return columnsOf(rows, 11);
+}
+
+/** Rows as the columns `unnest` takes. */
+function columnsOf(rows: Iterable<unknown[]>, width: number): unknown[][] {
+  const columns: unknown[][] = Array.from({ length: width }, () => []);
+  for (const row of rows) {
+    row.forEach((value, i) => {
       columns[i]!.push(value);
     });
   }
@@ -80,32 +79,27 @@ function afterAppendColumns(sessions: Iterable<Session>, expected: ReadonlyMap<s
 }
 
 function sessionColumns(sessions: Iterable<Session>): unknown[][] {
-  const columns: unknown[][] = Array.from({ length: 18 }, () => []);
-  for (const s of sessions) {
-    [
-      s.id,
-      s.key,
-      s.generation,
-      s.state,
-      s.agent,
-      s.channel,
-      s.chatType ?? null,
-      s.createdBy,
-      s.title,
-      s.createdAt,
-      s.lastActivityAt,
-      s.entryCount,
-      s.messageCount,
-      s.approxTokens,
-      s.contextFromSeq,
-      s.lastCompactionSeq ?? null,
-      JSON.stringify(s.overrides),
-      s.archivedAt ?? null,
-    ].forEach((value, i) => {
-      columns[i]!.push(value);
-    });
-  }
-  return columns;
+  const rows = [...sessions].map((s) => [
+    s.id,
+    s.key,
+    s.generation,
+    s.state,
+    s.agent,
+    s.channel,
+    s.chatType ?? null,
+    s.createdBy,
+    s.title,
+    s.createdAt,
+    s.lastActivityAt,
+    s.entryCount,
+    s.messageCount,
+    s.approxTokens,
+    s.contextFromSeq,
+    s.lastCompactionSeq ?? null,
+    JSON.stringify(s.overrides),
+    s.archivedAt ?? null,
+  ]);
+  return columnsOf(rows, 18);
 }
 
 /** Entries as columns, each row naming its session by id (`$1`); `sessions` gives the sid for that id. */
@@ -116,15 +110,12 @@ FROM unnest($1::text[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::tex
 JOIN ${sessions} s ON s.id = u.session_id RETURNING 1`;
 
 function entryColumns(entries: readonly Entry[]): unknown[][] {
-  const columns: unknown[][] = Array.from({ length: 7 }, () => []);
-  for (const entry of entries) {
+  const rows = entries.map((entry) => {
     const row = entryInsertParams(0, entry);
     row[0] = entry.sessionId;
-    row.forEach((value, i) => {
-      columns[i]!.push(value);
-    });
-  }
-  return columns;
+    return row;
+  });
+  return columnsOf(rows, 7);
 }
 
 /** One statement of data-modifying CTEs, each counted, so a row that matched nothing is noticed. */
