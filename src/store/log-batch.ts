@@ -20,6 +20,8 @@ export interface Planned<T> {
   keys: string[];
   /** Runs once the group has committed (caches follow). */
   committed?: () => void;
+  /** The lease fence the operation was submitted under (see fence.ts), checked by drivers with leases. */
+  fence?: { key: string; epoch: number };
 }
 
 /**

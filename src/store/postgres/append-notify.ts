@@ -1,7 +1,17 @@
 import type { Entry } from "../../model/entry.js";
+import type { WriteGroup } from "../driver.js";
 import type { PgNotifications } from "./notifications.js";
 
+/** Entries appended to a key's current session (for live views: foreign-events.ts). */
 export const APPENDED_CHANNEL = "sessiond_appended";
+/** Every key a commit changed (for the other processes' caches: foreign-keys.ts). */
+export const CHANGED_CHANNEL = "sessiond_changed";
+
+/** One NOTIFY, sent when the transaction that queued it commits. */
+export interface Notice {
+  channel: string;
+  payload: string;
+}
 
 /** Entries of another process committed to `key`: seqs `fromSeq..toSeq` of its current session. */
 export interface ForeignAppend {
@@ -40,6 +50,41 @@ export function appendedNotices(
   }
   payloads.push(payload);
   return payloads;
+}
+
+/**
+ * The NOTIFYs of a batch's committed groups: on CHANGED_CHANNEL the writer's id, then every key changed
+ * (JSON, one a line); on APPENDED_CHANNEL the appends to current sessions (`appendedNotices`).
+ */
+export function batchNotices(writer: string, groups: readonly WriteGroup[]): Notice[] {
+  const changed = new Set<string>();
+  const fresh: Array<{ key: string; entry: Entry }> = [];
+  for (const { changes } of groups) {
+    for (const change of changes) {
+      if (change.kind === "moveSessions") {
+        changed.add(change.from);
+        for (const s of change.sessions) changed.add(s.key);
+        continue;
+      }
+      changed.add(change.session.key);
+      if (change.kind === "appendEntries" && change.session.state === "active")
+        for (const entry of change.entries) fresh.push({ key: change.session.key, entry });
+    }
+  }
+  if (changed.size === 0) return [];
+  const notices: Notice[] = [];
+  let payload = writer;
+  for (const key of changed) {
+    const line = `\n${JSON.stringify(key)}`;
+    if (Buffer.byteLength(payload) + Buffer.byteLength(line) > MAX_PAYLOAD) {
+      notices.push({ channel: CHANGED_CHANNEL, payload });
+      payload = writer;
+    }
+    payload += line;
+  }
+  notices.push({ channel: CHANGED_CHANNEL, payload });
+  for (const p of appendedNotices(writer, fresh)) notices.push({ channel: APPENDED_CHANNEL, payload: p });
+  return notices;
 }
 
 /** Calls `listener` for each batch another store (process) commits; its own are skipped. */

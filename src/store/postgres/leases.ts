@@ -24,7 +24,7 @@ interface Waiter {
  * NOTIFY (frees and renewals commit without waiting for the WAL: one lost in a server crash only lets the
  * lease lapse; takes wait for it, so an epoch is never handed out twice). A process that wants a held key waits for that NOTIFY or for the holder's expiry, whichever
  * comes first (never polling faster). The epoch is the turn's fence: its appends commit only while the
- * lease still has it (see append-batch.ts), so a holder paused past its lease writes nothing.
+ * lease still has it (see batch-commit.ts), so a holder paused past its lease writes nothing.
  */
 export class PgLeases {
   readonly holder = `${hostname()}:${process.pid}:${newId(Date.now()).slice(-10)}`;
@@ -179,4 +179,12 @@ export class PgLeases {
     for (const [key, epoch] of held)
       if (!renewed.has(key) && this.held.get(key) === epoch) this.held.delete(key);
   }
+}
+
+export function leaseLost(fence: Fence): SessiondError {
+  return new SessiondError(
+    "LEASE_LOST",
+    `the turn's lease on ${JSON.stringify(fence.key)} (epoch ${fence.epoch}) was taken over by another process; nothing of this write was stored`,
+    { details: { key: fence.key, epoch: fence.epoch, outcome: "not-written" } },
+  );
 }

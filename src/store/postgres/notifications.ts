@@ -42,6 +42,11 @@ export class PgNotifications {
     return stop;
   }
 
+  /** Whether the LISTEN connection is up (notifications can be missed while it is not). */
+  get connected(): boolean {
+    return this.client !== undefined;
+  }
+
   /** Calls `listener` after each reconnect (notifications may have been missed). */
   onReconnect(listener: () => void): () => void {
     this.reconnected.add(listener);

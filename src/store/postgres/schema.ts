@@ -93,6 +93,28 @@ CREATE TABLE runtime_attention (
 );
 CREATE TABLE runtime_agents (agent text PRIMARY KEY, cwd text);
 `,
+  // 2: a batch of appends commits as one statement, aborted by this unless it wrote what it planned; an
+  // entry without an idempotency key (most of them) no longer takes an entry in a unique index; and the
+  // activity index holds the minute of the last activity (ACTIVITY_BUCKET), not the time, so that an
+  // append's update of its session touches no index (HOT, with room left on the page for it).
+  `
+CREATE FUNCTION sessiond_expect(ok boolean) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT ok THEN
+    RAISE EXCEPTION 'the batch no longer matches the database' USING ERRCODE = '40001';
+  END IF;
+  RETURN true;
+END $$;
+ALTER TABLE entries DROP CONSTRAINT entries_sid_idem_key_key;
+CREATE UNIQUE INDEX entries_idempotent ON entries (sid, idem_key) WHERE idem_key IS NOT NULL;
+ALTER TABLE sessions SET (fillfactor = 70);
+ALTER TABLE sessions ADD COLUMN activity_bucket bigint GENERATED ALWAYS AS (last_activity_at / 60000) STORED;
+DROP INDEX sessions_activity;
+CREATE INDEX sessions_activity ON sessions (activity_bucket) WHERE state = 'active';
+`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The width of `sessions.activity_bucket` (migration 2), for the list and scan queries. */
+export const ACTIVITY_BUCKET = { ms: 60_000 };

@@ -1,12 +1,14 @@
 import type { PoolClient } from "pg";
 import type { Entry } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
-import { entryFromRow, entryInsertParams, type SessionRow, sessionFromRow } from "../sqlite/rows.js";
-import { APPENDED_CHANNEL } from "./append-notify.js";
+import type { WriteChange } from "../driver.js";
+import { entryInsertParams, sessionAfterAppendParams } from "../sqlite/rows.js";
+import type { Notice } from "./append-notify.js";
 
 /**
- * The statements the PostgreSQL store shares between its writer and its maintenance operations. Rows
- * are the SQLite store's (`../sqlite/rows.ts`): the pool returns jsonb as text and int8 as numbers.
+ * The statements that write a batch's changes. Rows are the SQLite store's (`../sqlite/rows.ts`): the pool
+ * returns jsonb as text and int8 as numbers. Every statement takes whole columns (`unnest`), so a batch of
+ * a hundred appends costs the same few round trips as one.
  */
 
 /** Rewrites `?` placeholders (the SQLite store's list and scan SQL) as `$1, $2, …`. */
@@ -15,161 +17,268 @@ export function numbered(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
-export interface LockedSession {
-  sid: number;
-  session: Session;
+/** `sql` with its placeholders `$n` moved up by `by`, to be one part of a larger statement. */
+function shifted(sql: string, by: number): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + by}`);
 }
 
-/** The current sessions of `keys`, locked until the transaction ends (in key order: no deadlocks). */
-export async function lockCurrent(client: PoolClient, keys: string[]): Promise<Map<string, LockedSession>> {
-  const { rows } = await client.query<SessionRow>(
-    "SELECT * FROM sessions WHERE key = ANY($1::text[]) AND state = 'active' ORDER BY key FOR UPDATE",
-    [keys],
-  );
-  return new Map(rows.map((row) => [row.key, { sid: row.sid, session: sessionFromRow(row) }]));
-}
-
-/** The highest generation of each key (0 for a key never seen). */
-export async function lastGenerations(client: PoolClient, keys: string[]): Promise<Map<string, number>> {
-  if (keys.length === 0) return new Map();
-  const { rows } = await client.query<{ key: string; generation: number }>(
-    "SELECT key, max(generation) AS generation FROM sessions WHERE key = ANY($1::text[]) GROUP BY key",
-    [keys],
-  );
-  return new Map(rows.map((r) => [r.key, r.generation]));
-}
+const SESSION_TYPES = `$1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[],
+  $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::int[], $13::int[], $14::bigint[], $15::int[],
+  $16::int[], $17::jsonb[], $18::bigint[]`;
 
 const SESSION_INSERT = `INSERT INTO sessions (id, key, generation, state, agent, channel, chat_type, created_by,
   title, created_at, last_activity_at, entry_count, message_count, approx_tokens, context_from_seq,
   last_compaction_seq, overrides, archived_at)
-SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[],
-  $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::int[], $13::int[], $14::bigint[], $15::int[],
-  $16::int[], $17::jsonb[], $18::bigint[])
-RETURNING id, sid`;
-
-/** Inserts sessions as they are (every column); their sids by session id. */
-export async function insertSessions(client: PoolClient, sessions: Session[]): Promise<Map<string, number>> {
-  if (sessions.length === 0) return new Map();
-  const columns = sessionColumns(sessions);
-  const { rows } = await client.query<{ id: string; sid: number }>(SESSION_INSERT, columns);
-  return new Map(rows.map((r) => [r.id, r.sid]));
-}
+SELECT * FROM unnest(${SESSION_TYPES}) RETURNING id, sid`;
 
 const SESSION_UPDATE = `UPDATE sessions AS s SET key = u.key, generation = u.generation, state = u.state,
   title = u.title, created_at = u.created_at, last_activity_at = u.last_activity_at,
   entry_count = u.entry_count, message_count = u.message_count, approx_tokens = u.approx_tokens,
   context_from_seq = u.context_from_seq, last_compaction_seq = u.last_compaction_seq,
   overrides = u.overrides, archived_at = u.archived_at
-FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-  $9::text[], $10::bigint[], $11::bigint[], $12::int[], $13::int[], $14::bigint[], $15::int[], $16::int[],
-  $17::jsonb[], $18::bigint[])
+FROM unnest(${SESSION_TYPES})
   AS u(id, key, generation, state, agent, channel, chat_type, created_by, title, created_at,
     last_activity_at, entry_count, message_count, approx_tokens, context_from_seq, last_compaction_seq,
     overrides, archived_at)
-WHERE s.id = u.id`;
+WHERE s.id = u.id RETURNING s.sid`;
 
-/** Writes every mutable column of these sessions (matched by id). */
-export async function updateSessions(client: PoolClient, sessions: Session[]): Promise<void> {
-  if (sessions.length === 0) return;
-  await client.query(SESSION_UPDATE, sessionColumns(sessions));
+/**
+ * What an append changes in its session (as `foldEntry` does; SQLite's `updateAfterAppend`), only where
+ * the session is still current with the entry count the batch was planned on.
+ */
+const SESSION_AFTER_APPEND = `UPDATE sessions AS s SET title = u.title, created_at = u.created_at,
+  last_activity_at = u.last_activity_at, entry_count = u.entry_count, message_count = u.message_count,
+  approx_tokens = u.approx_tokens, context_from_seq = u.context_from_seq,
+  last_compaction_seq = u.last_compaction_seq
+FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::int[], $5::int[], $6::bigint[], $7::int[], $8::int[],
+  $9::text[], $10::int[], $11::text[])
+  AS u(title, created_at, last_activity_at, entry_count, message_count, approx_tokens, context_from_seq,
+    last_compaction_seq, id, expected_count, key)
+WHERE s.id = u.id AND s.key = u.key AND s.state = 'active' AND s.entry_count = u.expected_count
+RETURNING s.sid`;
+
+function afterAppendColumns(sessions: Iterable<Session>, expected: ReadonlyMap<string, number>): unknown[][] {
+  const rows = [...sessions].map((s) => {
+    const row = sessionAfterAppendParams(0, s);
+    row[row.length - 1] = s.id;
+    row.push(expected.get(s.id), s.key);
+    return row;
+  });
+  return columnsOf(rows, 11);
 }
 
-function sessionColumns(sessions: Session[]): unknown[][] {
-  const pick = <T>(f: (s: Session) => T) => sessions.map(f);
-  return [
-    pick((s) => s.id),
-    pick((s) => s.key),
-    pick((s) => s.generation),
-    pick((s) => s.state),
-    pick((s) => s.agent),
-    pick((s) => s.channel),
-    pick((s) => s.chatType ?? null),
-    pick((s) => s.createdBy),
-    pick((s) => s.title),
-    pick((s) => s.createdAt),
-    pick((s) => s.lastActivityAt),
-    pick((s) => s.entryCount),
-    pick((s) => s.messageCount),
-    pick((s) => s.approxTokens),
-    pick((s) => s.contextFromSeq),
-    pick((s) => s.lastCompactionSeq ?? null),
-    pick((s) => JSON.stringify(s.overrides)),
-    pick((s) => s.archivedAt ?? null),
-  ];
-}
-
-const ENTRY_INSERT = `INSERT INTO entries (sid, seq, id, ts, type, idem_key, data)
-SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[])`;
-
-/** Inserts entries, each with its session's sid, in one statement. */
-export async function insertEntries(
-  client: PoolClient,
-  rows: Array<{ sid: number; entry: Entry }>,
-): Promise<void> {
-  if (rows.length === 0) return;
-  await client.query(ENTRY_INSERT, entryColumns(rows));
-}
-
-function entryColumns(rows: Array<{ sid: number; entry: Entry }>): unknown[][] {
-  const columns: unknown[][] = [[], [], [], [], [], [], []];
-  for (const { sid, entry } of rows) {
-    entryInsertParams(sid, entry).forEach((value, i) => {
+/** Rows as the columns `unnest` takes. */
+function columnsOf(rows: Iterable<unknown[]>, width: number): unknown[][] {
+  const columns: unknown[][] = Array.from({ length: width }, () => []);
+  for (const row of rows) {
+    row.forEach((value, i) => {
       columns[i]!.push(value);
     });
   }
   return columns;
 }
 
-/** `sql` with its placeholders `$n` moved up by `by`, to be one part of a larger statement. */
-function shifted(sql: string, by: number): string {
-  return sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + by}`);
+function sessionColumns(sessions: Iterable<Session>): unknown[][] {
+  const rows = [...sessions].map((s) => [
+    s.id,
+    s.key,
+    s.generation,
+    s.state,
+    s.agent,
+    s.channel,
+    s.chatType ?? null,
+    s.createdBy,
+    s.title,
+    s.createdAt,
+    s.lastActivityAt,
+    s.entryCount,
+    s.messageCount,
+    s.approxTokens,
+    s.contextFromSeq,
+    s.lastCompactionSeq ?? null,
+    JSON.stringify(s.overrides),
+    s.archivedAt ?? null,
+  ]);
+  return columnsOf(rows, 18);
+}
+
+/** Entries as columns, each row naming its session by id (`$1`); `sessions` gives the sid for that id. */
+const ENTRY_INSERT = (sessions: string) => `INSERT INTO entries (sid, seq, id, ts, type, idem_key, data)
+SELECT s.sid, u.seq, u.id, u.ts, u.type, u.idem_key, u.data
+FROM unnest($1::text[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[])
+  AS u(session_id, seq, id, ts, type, idem_key, data)
+JOIN ${sessions} s ON s.id = u.session_id RETURNING 1`;
+
+function entryColumns(entries: readonly Entry[]): unknown[][] {
+  const rows = entries.map((entry) => {
+    const row = entryInsertParams(0, entry);
+    row[0] = entry.sessionId;
+    return row;
+  });
+  return columnsOf(rows, 7);
+}
+
+/** One statement of data-modifying CTEs, each counted, so a row that matched nothing is noticed. */
+class Statement {
+  private readonly parts: Array<{ name: string; sql: string; expected: number | undefined }> = [];
+  private readonly params: unknown[] = [];
+
+  add(name: string, sql: string, params: unknown[], expected?: number): void {
+    this.parts.push({ name, sql: shifted(sql, this.params.length), expected });
+    this.params.push(...params);
+  }
+
+  get empty(): boolean {
+    return this.parts.length === 0;
+  }
+
+  async run(client: PoolClient): Promise<void> {
+    const ctes = this.parts.map((p) => `${p.name} AS (${p.sql})`).join(",\n");
+    const counts = this.parts.map((p) => `(SELECT count(*) FROM ${p.name}) AS ${p.name}`).join(", ");
+    const { rows } = await client.query<Record<string, number>>(`WITH ${ctes} SELECT ${counts}`, this.params);
+    for (const { name, expected } of this.parts) {
+      const written = rows[0]?.[name];
+      if (expected !== undefined && written !== expected)
+        throw new Error(`${name}: ${written} rows written where ${expected} were planned`);
+    }
+  }
+
+  /**
+   * Runs as a transaction of its own (no BEGIN: one round trip) that the server aborts, with SQLSTATE
+   * 40001, unless every part matched the rows it expected (`sessiond_expect`, migration 2).
+   */
+  async runAlone(client: PoolClient): Promise<void> {
+    const ctes = this.parts.map((p) => `${p.name} AS (${p.sql})`).join(",\n");
+    const checks = this.parts
+      .filter((p) => p.expected !== undefined)
+      .map((p) => `(SELECT count(*) FROM ${p.name}) = ${p.expected}`);
+    const touched = this.parts.map((p) => `(SELECT count(*) FROM ${p.name})`).join(" + ");
+    await client.query(
+      `WITH ${ctes} SELECT sessiond_expect(${checks.join(" AND ") || "true"}), ${touched} AS touched`,
+      this.params,
+    );
+  }
+}
+
+/** Appends, new sessions and session updates in a row of changes, gathered into whole columns. */
+class Segment {
+  readonly created = new Map<string, Session>();
+  readonly updated = new Map<string, Session>();
+  readonly entries: Entry[] = [];
+
+  add(change: Exclude<WriteChange, { kind: "moveSessions" } | { kind: "deleteSession" }>): void {
+    const { session } = change;
+    // A session created in this segment is inserted once, as the segment's last change leaves it.
+    (this.created.has(session.id) || change.kind === "createSession" ? this.created : this.updated).set(
+      session.id,
+      session,
+    );
+    if (change.kind === "appendEntries") this.entries.push(...change.entries);
+  }
+
+  /**
+   * Two statements at most: the updates of stored sessions with their entries (first, so a session
+   * archived here frees its key before a new current one is inserted), then the new sessions with theirs.
+   */
+  async write(client: PoolClient, notices: readonly Notice[]): Promise<void> {
+    const stored = new Statement();
+    const fresh = new Statement();
+    if (this.updated.size > 0)
+      stored.add("u", SESSION_UPDATE, sessionColumns(this.updated.values()), this.updated.size);
+    const ofStored = this.entries.filter((e) => !this.created.has(e.sessionId));
+    const ofFresh = this.entries.filter((e) => this.created.has(e.sessionId));
+    if (ofStored.length > 0)
+      stored.add("e", ENTRY_INSERT("sessions"), entryColumns(ofStored), ofStored.length);
+    if (this.created.size > 0)
+      fresh.add("n", SESSION_INSERT, sessionColumns(this.created.values()), this.created.size);
+    if (ofFresh.length > 0) fresh.add("f", ENTRY_INSERT("n"), entryColumns(ofFresh), ofFresh.length);
+    const last = fresh.empty ? stored : fresh;
+    if (notices.length > 0) {
+      last.add("notified", NOTIFY, [notices.map((n) => n.channel), notices.map((n) => n.payload)]);
+    }
+    if (!stored.empty) await stored.run(client);
+    if (!fresh.empty) await fresh.run(client);
+  }
 }
 
 /**
- * An append batch's writes in one statement (one round trip): the entries, the sessions they leave, and
- * the NOTIFY payloads (sent on commit), as data-modifying CTEs.
+ * The usual batch, appends to stored current sessions only, as one statement that is its own
+ * transaction: each session updated only if it still has the entry count the batch was planned on
+ * (`expected`, by session id), each lease fence held FOR SHARE; anything amiss aborts all of it (SQLSTATE
+ * 40001, a unique violation or a deadlock) and nothing is written.
  */
-export async function writeAppends(
+export async function writeAlone(
   client: PoolClient,
-  rows: Array<{ sid: number; entry: Entry }>,
-  sessions: Session[],
-  notices: string[],
+  changes: ReadonlyArray<Extract<WriteChange, { kind: "appendEntries" }>>,
+  expected: ReadonlyMap<string, number>,
+  fences: ReadonlyArray<{ key: string; epoch: number }>,
+  notices: readonly Notice[],
 ): Promise<void> {
-  const parts: string[] = [];
-  const params: unknown[] = [];
-  if (rows.length > 0) {
-    parts.push(`e AS (${shifted(ENTRY_INSERT, params.length)})`);
-    params.push(...entryColumns(rows));
+  const sessions = new Map<string, Session>();
+  const entries: Entry[] = [];
+  for (const change of changes) {
+    sessions.set(change.session.id, change.session);
+    entries.push(...change.entries);
   }
-  if (sessions.length > 0) {
-    parts.push(`s AS (${shifted(SESSION_UPDATE, params.length)})`);
-    params.push(...sessionColumns(sessions));
+  const statement = new Statement();
+  statement.add("u", SESSION_AFTER_APPEND, afterAppendColumns(sessions.values(), expected), sessions.size);
+  if (entries.length > 0) statement.add("e", ENTRY_INSERT("sessions"), entryColumns(entries), entries.length);
+  if (fences.length > 0) {
+    statement.add(
+      "l",
+      `SELECT 1 FROM leases l JOIN unnest($1::text[], $2::bigint[]) AS f(key, epoch)
+        ON l.key = f.key AND l.epoch = f.epoch FOR SHARE OF l`,
+      [fences.map((f) => f.key), fences.map((f) => f.epoch)],
+      fences.length,
+    );
   }
-  const notify = `SELECT pg_notify('${APPENDED_CHANNEL}', p) FROM unnest($${params.length + 1}::text[]) AS p`;
-  params.push(notices);
-  await client.query(parts.length > 0 ? `WITH ${parts.join(", ")} ${notify}` : notify, params);
+  if (notices.length > 0) {
+    statement.add("notified", NOTIFY, [notices.map((n) => n.channel), notices.map((n) => n.payload)]);
+  }
+  await statement.runAlone(client);
 }
 
-export interface EntryRowWithSid {
-  sid: number;
-  seq: number;
-  id: string;
-  ts: number;
-  idem_key: string | null;
-  data: string;
-}
+const NOTIFY = "SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS n(c, p)";
 
-/** The stored entries with these (sid, idempotency key) pairs, by `${sid} ${key}`. */
-export async function findIdempotent(
+/** Applies `changes` in order, in the open transaction, and queues `notices` (sent on COMMIT). */
+export async function applyChanges(
   client: PoolClient,
-  sessions: Map<number, string>,
-  pairs: Array<{ sid: number; key: string }>,
-): Promise<Map<string, Entry>> {
-  if (pairs.length === 0) return new Map();
-  const { rows } = await client.query<EntryRowWithSid>(
-    `SELECT e.sid, e.seq, e.id, e.ts, e.idem_key, e.data FROM entries e
-     JOIN unnest($1::bigint[], $2::text[]) AS k(sid, idem) ON e.sid = k.sid AND e.idem_key = k.idem`,
-    [pairs.map((p) => p.sid), pairs.map((p) => p.key)],
+  changes: readonly WriteChange[],
+  notices: readonly Notice[],
+): Promise<void> {
+  let segment = new Segment();
+  for (const change of changes) {
+    if (change.kind === "moveSessions" || change.kind === "deleteSession") {
+      await segment.write(client, []);
+      segment = new Segment();
+      if (change.kind === "moveSessions") await moveSessions(client, change.sessions);
+      else await deleteSession(client, change.session.id);
+    } else segment.add(change);
+  }
+  await segment.write(client, notices);
+}
+
+/** Sessions renumbered onto their new key: out of the way of the unique indexes first, then into place. */
+async function moveSessions(client: PoolClient, sessions: readonly Session[]): Promise<void> {
+  await client.query(
+    "UPDATE sessions SET generation = -generation, state = 'archived' WHERE id = ANY($1::text[])",
+    [sessions.map((s) => s.id)],
   );
-  return new Map(rows.map((r) => [`${r.sid} ${r.idem_key}`, entryFromRow(sessions.get(r.sid)!, r)]));
+  for (const state of ["archived", "active"] as const) {
+    const some = sessions.filter((s) => s.state === state);
+    if (some.length > 0) await client.query(SESSION_UPDATE, sessionColumns(some));
+  }
+}
+
+async function deleteSession(client: PoolClient, id: string): Promise<void> {
+  await client.query(
+    "WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING sid) DELETE FROM entries WHERE sid IN (SELECT sid FROM d)",
+    [id],
+  );
+}
+
+/** Queues `notices` in the open transaction (sent on COMMIT). */
+export async function sendNotices(client: PoolClient, notices: readonly Notice[]): Promise<void> {
+  if (notices.length === 0) return;
+  await client.query(NOTIFY, [notices.map((n) => n.channel), notices.map((n) => n.payload)]);
 }
