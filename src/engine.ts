@@ -42,6 +42,8 @@ import { DEFAULT_RESET_TRIGGERS, validateResetTriggers } from "./lifecycle/trigg
 import type { CompactionEntry, Entry, EntryInput, ResetCause } from "./model/entry.js";
 import type { Envelope } from "./model/envelope.js";
 import { SessiondError } from "./model/errors.js";
+import { newId } from "./model/ids.js";
+import type { Inbox } from "./model/inbox.js";
 import { DEFAULT_QUEUE, parseQueueCommand, QUEUE_MODES, type QueueSettings } from "./model/queue.js";
 import type { Runtime } from "./model/runtime.js";
 import type { OverrideValue, Session, SessionInit, StoredContext } from "./model/session.js";
@@ -68,13 +70,17 @@ import type {
   SessionQuery,
   Store,
 } from "./store/store.js";
+import { Admission } from "./turns/admission.js";
+import { AdmittedTurns, type RecoveryReport } from "./turns/admitted-turns.js";
 import { observedStore, SessionEvents } from "./turns/events.js";
 import { relayForeignAppends } from "./turns/foreign-events.js";
 import type { Lanes } from "./turns/lanes.js";
 import { lanesFor } from "./turns/lease-lanes.js";
+import { openInbox } from "./turns/open-inbox.js";
 import { type AgentTurnSettings, type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
 import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
 import { type Batch, type QueuedInput, summaryOf, TurnQueue } from "./turns/turn-queue.js";
+import { type EvictedTurn, type TurnStatus, TurnStatuses } from "./turns/turn-status.js";
 
 export interface HistoryOptions {
   /** At most this many entries: the newest ones. Default: all. */
@@ -155,6 +161,25 @@ export interface Engine {
    */
   turn(envelope: Envelope, options?: AgentTurnOptions): Promise<TurnResult>;
   /**
+   * The agent turn above, answered as soon as its input is admitted (stored in the inbox): `id` names
+   * the turn, `result` settles when it ends.
+   */
+  start(envelope: Envelope, options?: AgentTurnOptions): Promise<StartedTurn>;
+  /**
+   * Settles the inputs the inbox still has from before a crash or restart: those whose reply was stored
+   * are marked done, those cut off or older than `turns.recoverMaxAgeMs` are marked interrupted (with a
+   * note), the rest run again in admission order. `sessiond serve` calls it once at start-up.
+   */
+  recover(): Promise<RecoveryReport>;
+  /**
+   * A turn's state by id (from `start`, or any turn's `id` in `GET /api/inspect`): queued, running, or how
+   * it ended with its reply; `{ state: "evicted" }` once its result left the bounded memory for finished
+   * turns; after a restart, what the inbox recorded (without the reply's text). Undefined when unknown.
+   */
+  turnStatus(id: string): Promise<TurnStatus | EvictedTurn | undefined>;
+  /** Where agent turns' inputs are admitted; undefined when `turns.inbox` is false. */
+  readonly inbox: Inbox | undefined;
+  /**
    * The runtime that answers for an agent (`model`: a session's own model override, in place of the
    * agent's): as its settings say (agents.json over the config), else the offline echo.
    */
@@ -199,6 +224,13 @@ export interface Engine {
   close(): Promise<void>;
 }
 
+/** An admitted agent turn (`engine.start`). */
+export interface StartedTurn {
+  id: string;
+  key: string;
+  result: Promise<TurnResult>;
+}
+
 /** Library-only settings that have no place in a YAML file. */
 export interface EngineHooks {
   /** Supply fresh context (memory recall, environment…) before every turn; never stored. */
@@ -232,6 +264,11 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
     ? config.store
     : await openStore(config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
   const clock = config.lifecycle?.clock ?? systemClock;
+  const inbox = await openInbox(
+    config.turns?.inbox,
+    store,
+    config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") },
+  );
   const agents = opened.build(async (key, text) => {
     if (!(await store.getSession(key))) return;
     const note = { type: "note", level: "info", code: "RUNTIME_SESSIONS_CLEARED", text } as const;
@@ -243,6 +280,7 @@ export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks 
     agentNotices,
     store,
     ownsStore,
+    ...(inbox ? { inbox } : {}),
     routing,
     dataDir,
     summarizer,
@@ -297,6 +335,8 @@ function summarizerOf(
   return name === undefined ? thread.offline : modelSummarizer(modelNamed(name, models, "compaction.model"));
 }
 
+const DEFAULT_RECOVER_MAX_AGE_MS = 10 * 60_000;
+
 function withoutMessageId(envelope: Envelope): Envelope {
   const { platformMessageId: _id, ...rest } = envelope;
   return rest;
@@ -310,6 +350,8 @@ interface EngineParts {
   store: Store;
   /** False when the caller passed the store in: closing the engine leaves it open. */
   ownsStore: boolean;
+  /** The inbox the engine opened for durable admission (closed with it). */
+  inbox?: Inbox;
   routing: RoutingConfig;
   dataDir: string;
   summarizer: Summarizer;
@@ -344,6 +386,8 @@ class SessionEngine implements Engine {
   private readonly pipeline: TurnPipeline;
   private readonly resolveRuntime: (agent: string, session?: ModelChoice) => Runtime;
   private readonly turns: TurnQueue;
+  private readonly admitted: AdmittedTurns;
+  readonly inbox: Inbox | undefined;
   readonly queue: Engine["queue"];
   private readonly echo = echoRuntime();
   private closing?: Promise<void>;
@@ -422,6 +466,21 @@ class SessionEngine implements Engine {
       },
     });
     this.queue = { list: () => this.turns.list(), cancel: (id) => this.turns.cancel(id) };
+    this.inbox = parts.inbox;
+    const now = () => this.lifecycle.clock.now();
+    this.admitted = new AdmittedTurns({
+      admission: parts.inbox && new Admission(parts.inbox, now),
+      queue: this.turns,
+      statuses: new TurnStatuses(now, parts.config.turns?.resultsMaxBytes),
+      store: this.store,
+      now,
+      recoverMaxAgeMs: parts.config.turns?.recoverMaxAgeMs ?? DEFAULT_RECOVER_MAX_AGE_MS,
+      route: (envelope) => this.route(envelope),
+      runnerFor: (envelope) => this.agentRunner(envelope, {}),
+      note: async (key, entry) => {
+        await this.lanes.run(key, () => this.append(key, [{ ...entry, ts: now() }]));
+      },
+    });
     const interval = parts.config.lifecycle?.sweepIntervalMs ?? 60_000;
     if (interval > 0) this.sweeper.start(interval);
     this.overrides = {
@@ -551,8 +610,43 @@ class SessionEngine implements Engine {
     const options = (typeof runOrOptions === "function" ? given : runOrOptions) ?? {};
     const command = parseQueueCommand(envelope.text);
     if (command) return this.queueCommand(route, command);
-    const run = typeof runOrOptions === "function" ? runOrOptions : this.agentRunner(envelope, options);
-    return this.turns.submit(route, envelope, run, options.signal);
+    // A runner of the caller's cannot run again after a restart: only agent turns are admitted.
+    if (typeof runOrOptions === "function") {
+      return this.admitted.submit(route, envelope, runOrOptions, options.signal, false).result;
+    }
+    return this.admitted.submit(route, envelope, this.agentRunner(envelope, options), options.signal, true)
+      .result;
+  }
+
+  async start(envelope: Envelope, options: AgentTurnOptions = {}): Promise<StartedTurn> {
+    const route = this.route(envelope);
+    const command = parseQueueCommand(envelope.text);
+    if (command) {
+      return {
+        id: newId(this.lifecycle.clock.now()),
+        key: route.key,
+        result: this.queueCommand(route, command),
+      };
+    }
+    const turn = this.admitted.submit(
+      route,
+      envelope,
+      this.agentRunner(envelope, options),
+      options.signal,
+      true,
+    );
+    // The caller that stops waiting here still gets the rejection through `result`.
+    turn.result.catch(() => {});
+    await turn.stored;
+    return { id: turn.id, key: turn.key, result: turn.result };
+  }
+
+  recover(): Promise<RecoveryReport> {
+    return this.admitted.recover();
+  }
+
+  turnStatus(id: string): Promise<TurnStatus | EvictedTurn | undefined> {
+    return this.admitted.status(id);
   }
 
   /** One batch of the queue as one turn, in the key's lane: coalesced inputs stored first. */
@@ -562,6 +656,7 @@ class SessionEngine implements Engine {
     return this.lanes.run(key, async () => {
       this.events.emit({ type: "turn.started", key, agent });
       try {
+        await this.admitted.ready(batch.ids);
         if (batch.summary !== undefined) {
           await this.pipeline.record(route, { ...withoutMessageId(batch.input), text: batch.summary });
         }
@@ -684,6 +779,7 @@ class SessionEngine implements Engine {
       await this.turns.drain();
       await this.lanes.drain();
       await this.titles?.drain();
+      await this.parts.inbox?.close();
       // Flushed either way; closed only when the engine opened it.
       if (this.parts.ownsStore) await this.store.close();
       else await this.store.sync();
