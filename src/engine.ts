@@ -80,7 +80,13 @@ import { openInbox } from "./turns/open-inbox.js";
 import { type AgentTurnSettings, type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
 import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
 import { type Batch, type QueuedInput, summaryOf, TurnQueue } from "./turns/turn-queue.js";
-import { type EvictedTurn, type TurnStatus, TurnStatuses } from "./turns/turn-status.js";
+import {
+  DEFAULT_STUCK_AFTER_MS,
+  type EvictedTurn,
+  type RunningTurn,
+  type TurnStatus,
+  TurnStatuses,
+} from "./turns/turn-status.js";
 
 export interface HistoryOptions {
   /** At most this many entries: the newest ones. Default: all. */
@@ -177,6 +183,16 @@ export interface Engine {
    * turns; after a restart, what the inbox recorded (without the reply's text). Undefined when unknown.
    */
   turnStatus(id: string): Promise<TurnStatus | EvictedTurn | undefined>;
+  /**
+   * The turns running now, each `stuck` once its runtime sent no event for `turns.stuckAfterMs` (default
+   * 2 minutes; `GET /api/inspect`, the `sessiond_turns_stuck` metric, the dashboard).
+   */
+  running(): RunningTurn[];
+  /**
+   * Stops a turn by id: a waiting one is cancelled, a running one aborted with what it streamed stored
+   * as its reply and a `TURN_INTERRUPTED` note (as queue mode `interrupt`). Undefined when none has it.
+   */
+  abort(id: string): "cancelled" | "aborted" | undefined;
   /** Where agent turns' inputs are admitted; undefined when `turns.inbox` is false. */
   readonly inbox: Inbox | undefined;
   /**
@@ -387,6 +403,7 @@ class SessionEngine implements Engine {
   private readonly resolveRuntime: (agent: string, session?: ModelChoice) => Runtime;
   private readonly turns: TurnQueue;
   private readonly admitted: AdmittedTurns;
+  private readonly statuses: TurnStatuses;
   readonly inbox: Inbox | undefined;
   readonly queue: Engine["queue"];
   private readonly echo = echoRuntime();
@@ -435,6 +452,7 @@ class SessionEngine implements Engine {
       durabilityOf: (agent) => parts.config.agentOptions?.[agent]?.durability ?? "strict",
       injectors: parts.injectors,
       afterTurn: (key, session) => this.titles?.afterTurn(key, session),
+      onProgress: (key, progress) => this.admitted.watch(key, progress),
       lifecycle: this.lifecycle,
     });
     this.sweeper = new Sweeper({
@@ -468,10 +486,11 @@ class SessionEngine implements Engine {
     this.queue = { list: () => this.turns.list(), cancel: (id) => this.turns.cancel(id) };
     this.inbox = parts.inbox;
     const now = () => this.lifecycle.clock.now();
+    this.statuses = new TurnStatuses(now, parts.config.turns?.resultsMaxBytes);
     this.admitted = new AdmittedTurns({
       admission: parts.inbox && new Admission(parts.inbox, now),
       queue: this.turns,
-      statuses: new TurnStatuses(now, parts.config.turns?.resultsMaxBytes),
+      statuses: this.statuses,
       store: this.store,
       now,
       recoverMaxAgeMs: parts.config.turns?.recoverMaxAgeMs ?? DEFAULT_RECOVER_MAX_AGE_MS,
@@ -649,6 +668,14 @@ class SessionEngine implements Engine {
     return this.admitted.status(id);
   }
 
+  running(): RunningTurn[] {
+    return this.statuses.runningTurns(this.parts.config.turns?.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS);
+  }
+
+  abort(id: string): "cancelled" | "aborted" | undefined {
+    return this.admitted.abort(id);
+  }
+
   /** One batch of the queue as one turn, in the key's lane: coalesced inputs stored first. */
   private execute(batch: Batch): Promise<TurnResult> {
     const { route } = batch;
@@ -656,7 +683,7 @@ class SessionEngine implements Engine {
     return this.lanes.run(key, async () => {
       this.events.emit({ type: "turn.started", key, agent });
       try {
-        await this.admitted.ready(batch.ids);
+        await this.admitted.ready(key, batch.ids);
         if (batch.summary !== undefined) {
           await this.pipeline.record(route, { ...withoutMessageId(batch.input), text: batch.summary });
         }

@@ -7,7 +7,7 @@ import { redactSecrets } from "../secrets/redact.js";
 import type { Store } from "../store/store.js";
 import { type Admission, admittedMessageId } from "./admission.js";
 import { planRecovery } from "./recovery.js";
-import type { TurnResult, TurnRunner } from "./turn.js";
+import type { TurnProgress, TurnResult, TurnRunner } from "./turn.js";
 import type { TurnQueue } from "./turn-queue.js";
 import { type EvictedTurn, statusOfItem, type TurnStatus, type TurnStatuses } from "./turn-status.js";
 
@@ -56,6 +56,8 @@ const PREVIEW_CHARS = 80;
 export class AdmittedTurns {
   /** Admission writes of turns still in the queue: a batch waits for its inputs' before it runs. */
   private readonly writes = new Map<string, Promise<boolean>>();
+  /** The id of the turn each busy key is running (the last input of its batch). */
+  private readonly runningOn = new Map<string, string>();
 
   constructor(private readonly deps: AdmittedTurnsDeps) {}
 
@@ -94,9 +96,30 @@ export class AdmittedTurns {
    * Called when a batch starts: resolves once its inputs are stored in the inbox (rejects when one could
    * not be), and marks them running.
    */
-  async ready(ids: readonly string[]): Promise<void> {
+  async ready(key: string, ids: readonly string[]): Promise<void> {
     for (const id of ids) await this.writes.get(id);
     for (const id of ids) this.deps.statuses.running(id);
+    const last = ids.at(-1);
+    if (last !== undefined) this.runningOn.set(key, last);
+  }
+
+  /** The progress of the turn now running on `key` (the pipeline reports it as the runtime starts). */
+  watch(key: string, progress: TurnProgress): void {
+    const id = this.runningOn.get(key);
+    if (id !== undefined) this.deps.statuses.watch(id, progress);
+  }
+
+  /**
+   * Stops a turn: a waiting one is cancelled (TURN_CANCELLED); a running one is aborted, its partial reply
+   * stored with a `TURN_INTERRUPTED` note (TURN_INTERRUPTED to its caller). What it was, or undefined when
+   * no turn with that id is waiting or running.
+   */
+  abort(id: string): "cancelled" | "aborted" | undefined {
+    if (this.deps.queue.cancel(id)) return "cancelled";
+    const reason = new SessiondError("TURN_INTERRUPTED", `turn ${id} was aborted by an operator`, {
+      details: { by: "operator" },
+    });
+    return this.deps.queue.abort(id, reason) ? "aborted" : undefined;
   }
 
   /** A turn's state, its result, or that its result was evicted; after a restart, what the inbox says. */
@@ -112,6 +135,7 @@ export class AdmittedTurns {
     const admission = this.deps.admission;
     const settle = async (outcome: { result: TurnResult } | { error: unknown }) => {
       this.writes.delete(id);
+      for (const [key, running] of this.runningOn) if (running === id) this.runningOn.delete(key);
       this.deps.statuses.settle(id, outcome);
       if (await stored.catch(() => false)) admission?.finish(id, outcome);
     };

@@ -57,7 +57,7 @@ interface Item {
 }
 
 interface KeyQueue {
-  running: { controller: AbortController } | undefined;
+  running: { controller: AbortController; ids: string[] } | undefined;
   waiting: Item[];
   /** Texts dropped by `summarize`, folded into one entry before the next turn. */
   summarized: string[];
@@ -149,6 +149,16 @@ export class TurnQueue {
       item?.release();
       item?.reject(cancelled(key));
       this.forgetIfIdle(key, queue);
+      return true;
+    }
+    return false;
+  }
+
+  /** Aborts the running turn that has this input, with `reason`; false when none is running it. */
+  abort(id: string, reason: Error): boolean {
+    for (const queue of this.keys.values()) {
+      if (!queue.running?.ids.includes(id)) continue;
+      queue.running.controller.abort(reason);
       return true;
     }
     return false;
@@ -267,7 +277,7 @@ export class TurnQueue {
     queue.lastArrivalAt = Math.max(queue.lastArrivalAt, last.admittedAt);
     for (const item of batch) item.release();
     const controller = new AbortController();
-    queue.running = { controller };
+    queue.running = { controller, ids: batch.map((item) => item.id) };
     const signal = last.signal ? AbortSignal.any([controller.signal, last.signal]) : controller.signal;
     const summarized = queue.summarized.splice(0);
     const batchRun: Batch = {

@@ -2,7 +2,7 @@ import { LRUCache } from "lru-cache";
 import { isSessiondError } from "../model/errors.js";
 import type { InboxItem, InboxState } from "../model/inbox.js";
 import { stateOfError } from "./admission.js";
-import type { TurnResult } from "./turn.js";
+import type { TurnProgress, TurnResult } from "./turn.js";
 
 export const TURN_STATES = ["queued", "running", "done", "failed", "interrupted", "cancelled"] as const;
 export type TurnState = (typeof TURN_STATES)[number];
@@ -26,6 +26,20 @@ export interface TurnStatus {
   error?: { code: string; message: string };
 }
 
+/** A running turn as `GET /api/inspect` reports it: stuck when its runtime has been quiet too long. */
+export interface RunningTurn {
+  id: string;
+  key: string;
+  startedAt: number;
+  /** The runtime's last event (the start when it sent none yet). */
+  lastEventAt: number;
+  /** Runtime events so far. */
+  events: number;
+  stuck: boolean;
+}
+
+export const DEFAULT_STUCK_AFTER_MS = 120_000;
+
 /** A finished turn's result was dropped from memory to keep within `turns.resultsMaxBytes`. */
 export interface EvictedTurn {
   id: string;
@@ -42,6 +56,8 @@ export const DEFAULT_RESULTS_MAX_BYTES = 8 * 1024 * 1024;
  */
 export class TurnStatuses {
   private readonly live = new Map<string, TurnStatus>();
+  /** The progress of each running turn's runtime, by turn id. */
+  private readonly progress = new Map<string, TurnProgress>();
   private readonly finished: LRUCache<string, TurnStatus>;
   private readonly evicted = new LRUCache<string, true>({ max: EVICTED_IDS });
 
@@ -67,19 +83,41 @@ export class TurnStatuses {
     if (status) Object.assign(status, { state: "running", startedAt: this.now() });
   }
 
+  /** The runtime of running turn `id` reports its events here. */
+  watch(id: string, progress: TurnProgress): void {
+    if (this.live.has(id)) this.progress.set(id, progress);
+  }
+
   settle(id: string, outcome: { result: TurnResult } | { error: unknown }): void {
     const status = this.live.get(id);
     if (!status) return;
     this.live.delete(id);
+    this.progress.delete(id);
     const ended: TurnStatus = { ...status, finishedAt: this.now(), ...endOf(outcome) };
     this.finished.set(id, ended);
     // One result bigger than the whole budget is never kept.
     if (!this.finished.has(id)) this.evicted.set(id, true);
   }
 
-  /** The turns queued or running now, oldest first. */
-  current(): TurnStatus[] {
-    return [...this.live.values()].map((status) => ({ ...status }));
+  /** The turns running now, oldest first; stuck when their runtime sent no event for `stuckAfterMs`. */
+  runningTurns(stuckAfterMs: number): RunningTurn[] {
+    const now = this.now();
+    const running: RunningTurn[] = [];
+    for (const status of this.live.values()) {
+      if (status.state !== "running") continue;
+      const startedAt = status.startedAt ?? status.admittedAt;
+      const progress = this.progress.get(status.id);
+      const lastEventAt = progress ? Math.max(progress.lastEventAt, startedAt) : startedAt;
+      running.push({
+        id: status.id,
+        key: status.key,
+        startedAt,
+        lastEventAt,
+        events: progress?.events ?? 0,
+        stuck: now - lastEventAt >= stuckAfterMs,
+      });
+    }
+    return running;
   }
 
   get(id: string): TurnStatus | EvictedTurn | undefined {

@@ -49,6 +49,8 @@ export function inspectRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       queuedTotal,
       // Inputs waiting for their session's turn, by id: `DELETE /api/turns/{id}` cancels one.
       queued: engine.queue.list(),
+      // Turns running, `stuck` past turns.stuck_after without a runtime event: `POST /api/turns/{id}/abort`.
+      running: engine.running(),
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     });
   });

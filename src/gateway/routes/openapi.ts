@@ -183,7 +183,9 @@ export const OPENAPI_DOCUMENT = {
       get: {
         summary: "Context size, tokens, last compaction, queued turns per session; the queued inputs",
         responses: {
-          "200": ok("{sessions, queuedTotal, queued: [{id, key, agent, preview, mode, admittedAt}]}"),
+          "200": ok(
+            "{sessions, queuedTotal, queued: [{id, key, agent, preview, mode, admittedAt}], running: [{id, key, startedAt, lastEventAt, events, stuck}]}",
+          ),
         },
       },
     },
@@ -203,6 +205,13 @@ export const OPENAPI_DOCUMENT = {
         summary: "Cancel a queued input before it runs",
         parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
         responses: { "200": ok("{id, cancelled}"), ...errors },
+      },
+    },
+    "/api/turns/{id}/abort": {
+      post: {
+        summary: "Stop a turn: cancel it while queued, abort it while running (its partial reply kept)",
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+        responses: { "200": ok("{id, cancelled} or {id, aborted}"), ...errors },
       },
     },
     "/api/chat": {

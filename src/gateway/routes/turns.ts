@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { HttpError } from "../errors.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 
-/** A turn's state and result by id (an asynchronous turn's 202 names it). */
+/** A turn's state and result by id (an asynchronous turn's 202 names it), and stopping one. */
 export function turnRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   app.get("/api/turns/:id", async (c) => {
@@ -17,6 +17,12 @@ export function turnRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       );
     }
     return c.json(status);
+  });
+  app.post("/api/turns/:id/abort", (c) => {
+    const id = c.req.param("id");
+    const done = deps.engine.abort(id);
+    if (!done) throw new HttpError(404, "NOT_FOUND", `no queued or running turn ${JSON.stringify(id)}`);
+    return c.json({ id, [done]: true });
   });
   return app;
 }
