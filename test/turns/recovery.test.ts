@@ -4,12 +4,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { ManualClock } from "../../src/lifecycle/clock.js";
-import type { Envelope } from "../../src/model/envelope.js";
 import { openStore } from "../../src/store/open.js";
 import { SqliteInbox } from "../../src/store/sqlite/inbox.js";
-import { Admission } from "../../src/turns/admission.js";
+import { crashedState, dm, recoversEveryStage, START } from "./recovery-scenario.js";
 
-const START = 10_000_000;
 let dataDir = "";
 let engine: Engine | undefined;
 
@@ -18,73 +16,6 @@ afterEach(async () => {
   engine = undefined;
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-function dm(id: string, text: string, platformMessageId?: string): Envelope {
-  return {
-    channel: "telegram",
-    chat: { type: "direct", id },
-    sender: { id },
-    text,
-    ...(platformMessageId ? { platformMessageId } : {}),
-  };
-}
-
-const init = { agent: "main", channel: "telegram", chatType: "direct", createdBy: "test" } as const;
-
-/** What a process killed mid-work leaves behind: inbox items in every stage, with or without entries. */
-async function crashedState(path: string): Promise<Record<string, string>> {
-  const store = await openStore({ backend: "sqlite", path });
-  const inbox = new SqliteInbox({ path });
-  let now = START - 11 * 60_000;
-  const admission = new Admission(inbox, () => now);
-  const ids: Record<string, string> = {};
-  const admit = async (name: string, key: string, envelope: Envelope) => {
-    const admitted = admission.admit(key, envelope);
-    expect(await admitted.stored).toBe(true);
-    ids[name] = admitted.id;
-    return admitted;
-  };
-  // Admitted 11 minutes ago, never stored in its session: past the 10-minute default.
-  await admit("stale", "telegram:3", dm("3", "an old question"));
-  now = START - 1000;
-  // Its turn stored the input and the reply; the crash came before the inbox heard.
-  const answered = await admit("answered", "telegram:1", dm("1", "answered before the crash"));
-  await store.append(
-    "telegram:1",
-    [
-      {
-        type: "message",
-        role: "user",
-        content: "answered before the crash",
-        idempotencyKey: answered.envelope.platformMessageId as string,
-        ts: now,
-      },
-      { type: "message", role: "assistant", content: "the reply", ts: now },
-    ],
-    { init },
-  );
-  // Its turn stored the input and was running when the process died.
-  const cut = await admit("cut", "telegram:2", dm("2", "cut off mid-turn", "tg-7"));
-  await store.append(
-    "telegram:2",
-    [
-      {
-        type: "message",
-        role: "user",
-        content: "cut off mid-turn",
-        idempotencyKey: cut.envelope.platformMessageId as string,
-        ts: now,
-      },
-    ],
-    { init },
-  );
-  // Waiting in the queue: never stored in the session.
-  await admit("first", "telegram:4", dm("4", "first waiting", "tg-8"));
-  await admit("second", "telegram:4", dm("4", "second waiting"));
-  await inbox.close();
-  await store.close();
-  return ids;
-}
 
 async function open(): Promise<Engine> {
   const clock = new ManualClock(START);
@@ -100,51 +31,15 @@ async function open(): Promise<Engine> {
 describe("engine.recover after a crash", () => {
   it("marks answered inputs done, reports cut-off and stale ones, runs the rest in order, and never twice", async () => {
     dataDir = mkdtempSync(join(tmpdir(), "sessiond-recover-"));
-    const ids = await crashedState(join(dataDir, "sessiond.db"));
-    const engine = await open();
-    expect(await engine.recover()).toEqual({ requeued: 2, answered: 1, interrupted: 2 });
-    // FIFO on the key: once this one is answered, the two recovered ones were.
-    await engine.turn(dm("4", "third, new"));
-    const users = (await engine.history("telegram:4")).filter((e) => e.type === "message");
-    expect(users.map((e) => (e.type === "message" ? `${e.role}:${e.content}` : ""))).toEqual([
-      "user:first waiting",
-      expect.stringMatching(/^assistant:/),
-      "user:second waiting",
-      expect.stringMatching(/^assistant:/),
-      "user:third, new",
-      expect.stringMatching(/^assistant:/),
-    ]);
-    const cut = await engine.history("telegram:2");
-    expect(cut.map((e) => e.type)).toEqual(["message", "note"]);
-    expect(cut[1]).toMatchObject({
-      code: "TURN_INTERRUPTED",
-      text: expect.stringContaining("cut off by a restart"),
-    });
-    const stale = await engine.history("telegram:3");
-    expect(stale).toHaveLength(1);
-    expect(stale[0]).toMatchObject({
-      code: "TURN_INTERRUPTED",
-      text: 'Not run after a restart: "an old question" waited 660 s, longer than turns.recover_max_age.',
-    });
-    expect((await engine.history("telegram:1")).map((e) => e.type)).toEqual(["message", "message"]);
-
-    const state = async (name: string) => (await engine.turnStatus(ids[name] as string))?.state;
-    expect(await state("answered")).toBe("done");
-    expect(await state("cut")).toBe("interrupted");
-    expect(await state("stale")).toBe("interrupted");
-    expect(await state("first")).toBe("done");
-    expect(await engine.turnStatus(ids.first as string)).toMatchObject({ reply: expect.any(String) });
-
-    // A second start finds nothing left to do: nothing is replayed.
-    expect(await engine.recover()).toEqual({ requeued: 0, answered: 0, interrupted: 0 });
-    await engine.close();
-    const again = await open();
-    expect(await again.recover()).toEqual({ requeued: 0, answered: 0, interrupted: 0 });
-    expect(await again.turnStatus(ids.second as string)).toMatchObject({
-      state: "done",
-      replyId: expect.any(String),
-    });
-    expect((await again.history("telegram:4")).filter((e) => e.type === "message")).toHaveLength(6);
+    const path = join(dataDir, "sessiond.db");
+    await recoversEveryStage(async () => {
+      const store = await openStore({ backend: "sqlite", path });
+      const inbox = new SqliteInbox({ path });
+      const ids = await crashedState(store, inbox);
+      await inbox.close();
+      await store.close();
+      return ids;
+    }, open);
   });
 
   it("stores an agent turn's input in the inbox before the turn is acknowledged", async () => {
