@@ -2,6 +2,7 @@ import type { Envelope } from "../model/envelope.js";
 import { isSessiondError } from "../model/errors.js";
 import { newId } from "../model/ids.js";
 import type { Inbox, InboxOutcome, InboxState } from "../model/inbox.js";
+import { redactEnvelope } from "../secrets/index.js";
 import type { TurnResult } from "./turn.js";
 
 /** The idempotency key of an admitted input's user entry when its platform gave it no message id. */
@@ -49,7 +50,8 @@ export class Admission {
         this.inbox.admit({
           id,
           key,
-          envelope,
+          // Scrubbed as its user entry will be: no secret reaches the inbox's file either.
+          envelope: redactEnvelope(envelope),
           ...(messageId ? { dedupeKey: `${key}\n${messageId}` } : {}),
           at,
         }),
