@@ -79,4 +79,21 @@ describe("engine.recover after a crash", () => {
     expect(engine.inbox).toBeUndefined();
     expect((await (await engine.start(dm("6", "not stored"))).result).reply).toBeDefined();
   });
+
+  it("prunes items finished more than a day before recovery", async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "sessiond-recover-"));
+    const first = await open();
+    const started = await first.start(dm("7", "old news"));
+    await started.result;
+    expect(await first.inbox?.get(started.id)).toMatchObject({ state: "done" });
+    await first.close();
+    const clock = new ManualClock(START + 24 * 3600_000 + 1);
+    engine = await createEngine({
+      dataDir,
+      titles: { enabled: false },
+      lifecycle: { sweepIntervalMs: 0, clock },
+    });
+    await engine.recover();
+    expect(await engine.inbox?.get(started.id)).toBeUndefined();
+  });
 });
