@@ -42,6 +42,8 @@ import { DEFAULT_RESET_TRIGGERS, validateResetTriggers } from "./lifecycle/trigg
 import type { CompactionEntry, Entry, EntryInput, ResetCause } from "./model/entry.js";
 import type { Envelope } from "./model/envelope.js";
 import { SessiondError } from "./model/errors.js";
+import { newId } from "./model/ids.js";
+import type { Inbox } from "./model/inbox.js";
 import { DEFAULT_QUEUE, parseQueueCommand, QUEUE_MODES, type QueueSettings } from "./model/queue.js";
 import type { Runtime } from "./model/runtime.js";
 import type { OverrideValue, Session, SessionInit, StoredContext } from "./model/session.js";
@@ -68,13 +70,23 @@ import type {
   SessionQuery,
   Store,
 } from "./store/store.js";
+import { Admission } from "./turns/admission.js";
+import { AdmittedTurns, type RecoveryReport } from "./turns/admitted-turns.js";
 import { observedStore, SessionEvents } from "./turns/events.js";
 import { relayForeignAppends } from "./turns/foreign-events.js";
 import type { Lanes } from "./turns/lanes.js";
 import { lanesFor } from "./turns/lease-lanes.js";
+import { openInbox } from "./turns/open-inbox.js";
 import { type AgentTurnSettings, type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
 import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
 import { type Batch, type QueuedInput, summaryOf, TurnQueue } from "./turns/turn-queue.js";
+import {
+  DEFAULT_STUCK_AFTER_MS,
+  type EvictedTurn,
+  type RunningTurn,
+  type TurnStatus,
+  TurnStatuses,
+} from "./turns/turn-status.js";
 
 export interface HistoryOptions {
   /** At most this many entries: the newest ones. Default: all. */
@@ -155,6 +167,35 @@ export interface Engine {
    */
   turn(envelope: Envelope, options?: AgentTurnOptions): Promise<TurnResult>;
   /**
+   * The agent turn above, answered as soon as its input is admitted (stored in the inbox): `id` names
+   * the turn, `result` settles when it ends.
+   */
+  start(envelope: Envelope, options?: AgentTurnOptions): Promise<StartedTurn>;
+  /**
+   * Settles the inputs the inbox still has from before a crash or restart: those whose reply was stored
+   * are marked done, those cut off or older than `turns.recoverMaxAgeMs` are marked interrupted (with a
+   * note), the rest run again in admission order. `sessiond serve` calls it once at start-up.
+   */
+  recover(): Promise<RecoveryReport>;
+  /**
+   * A turn's state by id (from `start`, or any turn's `id` in `GET /api/inspect`): queued, running, or how
+   * it ended with its reply; `{ state: "evicted" }` once its result left the bounded memory for finished
+   * turns; after a restart, what the inbox recorded (without the reply's text). Undefined when unknown.
+   */
+  turnStatus(id: string): Promise<TurnStatus | EvictedTurn | undefined>;
+  /**
+   * The turns running now, each `stuck` once its runtime sent no event for `turns.stuckAfterMs` (default
+   * 2 minutes; `GET /api/inspect`, the `sessiond_turns_stuck` metric, the dashboard).
+   */
+  running(): RunningTurn[];
+  /**
+   * Stops a turn by id: a waiting one is cancelled, a running one aborted with what it streamed stored
+   * as its reply and a `TURN_INTERRUPTED` note (as queue mode `interrupt`). Undefined when none has it.
+   */
+  abort(id: string): "cancelled" | "aborted" | undefined;
+  /** Where agent turns' inputs are admitted; undefined when `turns.inbox` is false. */
+  readonly inbox: Inbox | undefined;
+  /**
    * The runtime that answers for an agent (`model`: a session's own model override, in place of the
    * agent's): as its settings say (agents.json over the config), else the offline echo.
    */
@@ -199,6 +240,13 @@ export interface Engine {
   close(): Promise<void>;
 }
 
+/** An admitted agent turn (`engine.start`). */
+export interface StartedTurn {
+  id: string;
+  key: string;
+  result: Promise<TurnResult>;
+}
+
 /** Library-only settings that have no place in a YAML file. */
 export interface EngineHooks {
   /** Supply fresh context (memory recall, environment…) before every turn; never stored. */
@@ -209,21 +257,24 @@ export interface EngineHooks {
 
 /** The library's front door: wires the store, routing, compaction, titles and lanes from one config. */
 export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks = {}): Promise<Engine> {
-  const owned: { store?: Store } = {};
+  const owned: Owned = {};
   try {
     return await wireEngine(given, hooks, owned);
   } catch (error) {
     // What fails once the store is open (a corrupt runtime-sessions file, say) must not leave it open.
+    await owned.inbox?.close().catch(() => undefined);
     await owned.store?.close().catch(() => undefined);
     throw error;
   }
 }
 
-async function wireEngine(
-  given: EngineConfig,
-  hooks: EngineHooks,
-  owned: { store?: Store },
-): Promise<Engine> {
+/** What `createEngine` opened so far, closed again when a later step fails. */
+interface Owned {
+  store?: Store;
+  inbox?: Inbox;
+}
+
+async function wireEngine(given: EngineConfig, hooks: EngineHooks, owned: Owned): Promise<Engine> {
   const dataDir = resolve(given.dataDir ?? ".sessiond");
   const opened = openAgentRuntimes(given);
   // Agents added with `sessiond agents duplicate` (agents.json) route like the config's own.
@@ -248,6 +299,12 @@ async function wireEngine(
     : await openStore(config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
   if (ownsStore) owned.store = store;
   const clock = config.lifecycle?.clock ?? systemClock;
+  const inbox = await openInbox(
+    config.turns?.inbox,
+    store,
+    config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") },
+  );
+  if (inbox) owned.inbox = inbox;
   const agents = opened.build(async (key, text) => {
     if (!(await store.getSession(key))) return;
     const note = { type: "note", level: "info", code: "RUNTIME_SESSIONS_CLEARED", text } as const;
@@ -259,6 +316,7 @@ async function wireEngine(
     agentNotices,
     store,
     ownsStore,
+    ...(inbox ? { inbox } : {}),
     routing,
     dataDir,
     summarizer,
@@ -313,6 +371,8 @@ function summarizerOf(
   return name === undefined ? thread.offline : modelSummarizer(modelNamed(name, models, "compaction.model"));
 }
 
+const DEFAULT_RECOVER_MAX_AGE_MS = 10 * 60_000;
+
 function withoutMessageId(envelope: Envelope): Envelope {
   const { platformMessageId: _id, ...rest } = envelope;
   return rest;
@@ -326,6 +386,8 @@ interface EngineParts {
   store: Store;
   /** False when the caller passed the store in: closing the engine leaves it open. */
   ownsStore: boolean;
+  /** The inbox the engine opened for durable admission (closed with it). */
+  inbox?: Inbox;
   routing: RoutingConfig;
   dataDir: string;
   summarizer: Summarizer;
@@ -360,6 +422,9 @@ class SessionEngine implements Engine {
   private readonly pipeline: TurnPipeline;
   private readonly resolveRuntime: (agent: string, session?: ModelChoice) => Runtime;
   private readonly turns: TurnQueue;
+  private readonly admitted: AdmittedTurns;
+  private readonly statuses: TurnStatuses;
+  readonly inbox: Inbox | undefined;
   readonly queue: Engine["queue"];
   private readonly echo = echoRuntime();
   private closing?: Promise<void>;
@@ -407,6 +472,7 @@ class SessionEngine implements Engine {
       durabilityOf: (agent) => parts.config.agentOptions?.[agent]?.durability ?? "strict",
       injectors: parts.injectors,
       afterTurn: (key, session) => this.titles?.afterTurn(key, session),
+      onProgress: (key, progress) => this.admitted.watch(key, progress),
       lifecycle: this.lifecycle,
     });
     this.sweeper = new Sweeper({
@@ -438,6 +504,22 @@ class SessionEngine implements Engine {
       },
     });
     this.queue = { list: () => this.turns.list(), cancel: (id) => this.turns.cancel(id) };
+    this.inbox = parts.inbox;
+    const now = () => this.lifecycle.clock.now();
+    this.statuses = new TurnStatuses(now, parts.config.turns?.resultsMaxBytes);
+    this.admitted = new AdmittedTurns({
+      admission: parts.inbox && new Admission(parts.inbox, now),
+      queue: this.turns,
+      statuses: this.statuses,
+      store: this.store,
+      now,
+      recoverMaxAgeMs: parts.config.turns?.recoverMaxAgeMs ?? DEFAULT_RECOVER_MAX_AGE_MS,
+      route: (envelope) => this.route(envelope),
+      runnerFor: (envelope) => this.agentRunner(envelope, {}),
+      note: async (key, entry) => {
+        await this.lanes.run(key, () => this.append(key, [{ ...entry, ts: now() }]));
+      },
+    });
     const interval = parts.config.lifecycle?.sweepIntervalMs ?? 60_000;
     if (interval > 0) this.sweeper.start(interval);
     this.overrides = {
@@ -567,8 +649,51 @@ class SessionEngine implements Engine {
     const options = (typeof runOrOptions === "function" ? given : runOrOptions) ?? {};
     const command = parseQueueCommand(envelope.text);
     if (command) return this.queueCommand(route, command);
-    const run = typeof runOrOptions === "function" ? runOrOptions : this.agentRunner(envelope, options);
-    return this.turns.submit(route, envelope, run, options.signal);
+    // A runner of the caller's cannot run again after a restart: only agent turns are admitted.
+    if (typeof runOrOptions === "function") {
+      return this.admitted.submit(route, envelope, runOrOptions, options.signal, false).result;
+    }
+    return this.admitted.submit(route, envelope, this.agentRunner(envelope, options), options.signal, true)
+      .result;
+  }
+
+  async start(envelope: Envelope, options: AgentTurnOptions = {}): Promise<StartedTurn> {
+    const route = this.route(envelope);
+    const command = parseQueueCommand(envelope.text);
+    if (command) {
+      return {
+        id: newId(this.lifecycle.clock.now()),
+        key: route.key,
+        result: this.queueCommand(route, command),
+      };
+    }
+    const turn = this.admitted.submit(
+      route,
+      envelope,
+      this.agentRunner(envelope, options),
+      options.signal,
+      true,
+    );
+    // The caller that stops waiting here still gets the rejection through `result`.
+    turn.result.catch(() => {});
+    await turn.stored;
+    return { id: turn.id, key: turn.key, result: turn.result };
+  }
+
+  recover(): Promise<RecoveryReport> {
+    return this.admitted.recover();
+  }
+
+  turnStatus(id: string): Promise<TurnStatus | EvictedTurn | undefined> {
+    return this.admitted.status(id);
+  }
+
+  running(): RunningTurn[] {
+    return this.statuses.runningTurns(this.parts.config.turns?.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS);
+  }
+
+  abort(id: string): "cancelled" | "aborted" | undefined {
+    return this.admitted.abort(id);
   }
 
   /** One batch of the queue as one turn, in the key's lane: coalesced inputs stored first. */
@@ -578,6 +703,7 @@ class SessionEngine implements Engine {
     return this.lanes.run(key, async () => {
       this.events.emit({ type: "turn.started", key, agent });
       try {
+        await this.admitted.ready(key, batch.ids);
         if (batch.summary !== undefined) {
           await this.pipeline.record(route, { ...withoutMessageId(batch.input), text: batch.summary });
         }
@@ -700,6 +826,7 @@ class SessionEngine implements Engine {
       await this.turns.drain();
       await this.lanes.drain();
       await this.titles?.drain();
+      await this.parts.inbox?.close();
       // Flushed either way; closed only when the engine opened it.
       if (this.parts.ownsStore) await this.store.close();
       else await this.store.sync();

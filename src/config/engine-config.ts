@@ -4,6 +4,7 @@ import type { RoutingConfig } from "../keys/index.js";
 import type { Clock, OneShotTimer } from "../lifecycle/clock.js";
 import type { ResetPolicy } from "../lifecycle/reset-policy.js";
 import type { RetentionPolicy } from "../lifecycle/retention.js";
+import type { Inbox } from "../model/inbox.js";
 import type { QueueSettings } from "../model/queue.js";
 import type { Summarizer } from "../model/summarizer.js";
 import type { ModelEndpoint, TextModel } from "../model/text-model.js";
@@ -42,6 +43,23 @@ export interface EngineConfig {
   channels?: ChannelsConfig;
   /** Where runtime sessions, cost and needs-attention marks live; default beside the store (SQLite file or memory). */
   runtimeSessions?: RuntimeSessionStore;
+  /** Durable admission, recovery at start-up, results of asynchronous turns, stuck turns. */
+  turns?: TurnsConfig;
+}
+
+export interface TurnsConfig {
+  /**
+   * Where an agent turn's input is stored before it is acknowledged: default the store's own (a table of
+   * the SQLite file, `inbox.jsonl` of a JSONL store, the PostgreSQL table; in memory for a memory store or
+   * a store passed in); an inbox of your own; or false for none.
+   */
+  inbox?: Inbox | false;
+  /** `engine.recover()` marks inputs pending longer than this `interrupted` instead of running them; default 10 minutes. */
+  recoverMaxAgeMs?: number;
+  /** A running turn with no runtime event for this long is reported stuck; default 2 minutes. */
+  stuckAfterMs?: number;
+  /** Bytes of finished turns' results kept for `engine.turnStatus`; default 8 MiB. */
+  resultsMaxBytes?: number;
 }
 
 export interface LifecycleConfig {

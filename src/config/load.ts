@@ -313,6 +313,15 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
       ...(file.titles.model ? { model: file.titles.model } : {}),
     };
   }
+  if (file.turns) {
+    const t = file.turns;
+    config.turns = {
+      ...(t.inbox === false ? { inbox: false as const } : {}),
+      ...(t.recover_max_age !== undefined ? { recoverMaxAgeMs: t.recover_max_age * 1000 } : {}),
+      ...(t.stuck_after !== undefined ? { stuckAfterMs: t.stuck_after * 1000 } : {}),
+      ...(t.results_max_bytes !== undefined ? { resultsMaxBytes: t.results_max_bytes } : {}),
+    };
+  }
   if (file.default_agent) config.defaultAgent = file.default_agent;
   const s = file.session ?? {};
   config.routing = {

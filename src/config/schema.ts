@@ -272,6 +272,34 @@ function buildSchemas(z: typeof Zod.z) {
           .describe("A name from `models`; without it, titles are picked offline from the first message."),
       })
       .optional(),
+    turns: z
+      .strictObject({
+        inbox: z
+          .boolean()
+          .optional()
+          .describe("false: inputs are not stored before they run (default true: durable admission)."),
+        recover_max_age: z
+          .number()
+          .min(0)
+          .optional()
+          .describe(
+            "Seconds: an input left pending longer than this at start-up is marked interrupted, not run (default 600).",
+          ),
+        stuck_after: z
+          .number()
+          .positive()
+          .optional()
+          .describe(
+            "Seconds without a runtime event after which a running turn is reported stuck (default 120).",
+          ),
+        results_max_bytes: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe("Memory for finished turns' results (`GET /api/turns/{id}`), in bytes (default 8 MiB)."),
+      })
+      .optional(),
     session: z
       .strictObject({
         scope: z

@@ -16,6 +16,7 @@ import { openAiRoutes } from "./routes/openai.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { searchRoutes } from "./routes/search.js";
 import { sessionRoutes } from "./routes/sessions.js";
+import { turnRoutes } from "./routes/turns.js";
 import { workSessionRoutes } from "./routes/work-sessions.js";
 import type { GatewayEnv, GatewayOptions, RouteDeps } from "./types.js";
 import { defaultWebDir } from "./web/dir.js";
@@ -65,6 +66,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   app.route("/", searchRoutes(routeDeps));
   app.route("/", agentRoutes(routeDeps));
   app.route("/", inspectRoutes(routeDeps));
+  app.route("/", turnRoutes(routeDeps));
   app.route("/", chatRoutes(routeDeps));
   app.route("/", openAiRoutes(routeDeps));
   app.route("/", metricsRoutes(routeDeps, metrics));

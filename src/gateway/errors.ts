@@ -12,6 +12,7 @@ export type GatewayErrorCode =
   | "INVALID_ARGUMENT"
   | "UNSUPPORTED_MEDIA_TYPE"
   | "SHUTTING_DOWN"
+  | "RESULT_EVICTED"
   | "INTERNAL";
 
 /** An error with its HTTP status, thrown by routes and turned into the one error shape. */

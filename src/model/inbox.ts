@@ -51,6 +51,8 @@ export interface InboxItem {
 }
 
 export interface AdmitInput {
+  /** The item's id when the caller chose it (a ULID from `newId(at)`); default: a new one. */
+  id?: string;
   key: string;
   envelope: Envelope;
   dedupeKey?: string;

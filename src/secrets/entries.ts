@@ -1,5 +1,5 @@
 import type { EntryInput, ToolCall } from "../model/entry.js";
-import type { Part } from "../model/envelope.js";
+import type { Envelope, Part } from "../model/envelope.js";
 import { isCredentialKey } from "./credential-keys.js";
 import { redactSecrets } from "./redact.js";
 
@@ -25,6 +25,18 @@ function redactPart(part: Part): void {
   if (part.text !== undefined) part.text = redactSecrets(part.text);
   if (part.url !== undefined) part.url = redactSecrets(part.url);
   if (part.name !== undefined) part.name = redactSecrets(part.name);
+}
+
+/**
+ * A copy of an inbound message with its free text scrubbed as its user entry will be (text, sender name,
+ * parts): what the inbox keeps. Ids and the entry point stay as they are, so it routes the same.
+ */
+export function redactEnvelope(envelope: Envelope): Envelope {
+  const copy = structuredClone(envelope);
+  copy.text = redactSecrets(copy.text);
+  if (copy.sender.name !== undefined) copy.sender.name = redactSecrets(copy.sender.name);
+  if (copy.parts) for (const part of copy.parts) redactPart(part);
+  return copy;
 }
 
 function redactToolCall(call: ToolCall): void {

@@ -122,7 +122,7 @@ export class TurnPipeline {
     } catch (error) {
       deadline.clear();
       if (interrupted(signal)) {
-        await this.recordInterrupted(route, input, progress.text);
+        await this.recordInterrupted(route, input, progress.text, byOperator(signal));
         throw signal.reason;
       }
       await this.recordFailure(key, input, error);
@@ -265,7 +265,13 @@ export class TurnPipeline {
   }
 
   /** The partial reply of an interrupted turn, stored as it was with a note saying it was cut off. */
-  private async recordInterrupted(route: Route, input: MessageEntry, partial: string): Promise<void> {
+  private async recordInterrupted(
+    route: Route,
+    input: MessageEntry,
+    partial: string,
+    operator: boolean,
+  ): Promise<void> {
+    const by = operator ? "an operator aborted the turn" : "a newer message interrupted the turn";
     const ts = this.deps.lifecycle.clock.now();
     const entries: EntryInput[] = [];
     if (partial !== "") {
@@ -284,8 +290,8 @@ export class TurnPipeline {
       code: "TURN_INTERRUPTED",
       text:
         partial === ""
-          ? "The turn was interrupted by a newer message before it replied."
-          : "The reply above was cut off: a newer message interrupted the turn.",
+          ? `The turn was stopped before it replied: ${by}.`
+          : `The reply above was cut off: ${by}.`,
       idempotencyKey: `${input.id}:interrupted`,
       ts,
     });
@@ -380,7 +386,13 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Whether the turn's signal was aborted by a newer message (queue mode `interrupt`). */
+/** Whether the interruption was an operator's abort (`engine.abort`) rather than a newer message. */
+function byOperator(signal: AbortSignal): boolean {
+  const reason: unknown = signal.reason;
+  return isSessiondError(reason) && (reason.details as { by?: string } | undefined)?.by === "operator";
+}
+
+/** Whether the turn's signal was aborted by a newer message (queue mode `interrupt`), or an operator. */
 function interrupted(signal: AbortSignal): boolean {
   return signal.aborted && isSessiondError(signal.reason, "TURN_INTERRUPTED");
 }

@@ -25,6 +25,8 @@ export interface Batch {
   /** One line standing for inputs dropped by `summarize` since the last turn, stored before them. */
   summary?: string;
   input: Envelope;
+  /** The ids of the batch's inputs, `context` first and `input` last. */
+  ids: string[];
   run: TurnRunner;
   signal: AbortSignal;
 }
@@ -55,7 +57,7 @@ interface Item {
 }
 
 interface KeyQueue {
-  running: { controller: AbortController } | undefined;
+  running: { controller: AbortController; ids: string[] } | undefined;
   waiting: Item[];
   /** Texts dropped by `summarize`, folded into one entry before the next turn. */
   summarized: string[];
@@ -80,12 +82,19 @@ export class TurnQueue {
 
   constructor(private readonly deps: TurnQueueDeps) {}
 
-  submit(route: Route, envelope: Envelope, run: TurnRunner, signal?: AbortSignal): Promise<TurnResult> {
+  /** Queues one input; `id` names it (its admission id) instead of a new one. */
+  submit(
+    route: Route,
+    envelope: Envelope,
+    run: TurnRunner,
+    signal?: AbortSignal,
+    id?: string,
+  ): Promise<TurnResult> {
     const queue = this.queueOf(route.key);
     if (this.idleQueue(queue)) {
       // An idle key starts at once, in the caller's tick: it takes the lane before any later lane work.
       return new Promise<TurnResult>((resolve, reject) => {
-        const item = this.itemOf(route, envelope, run, signal, DEFAULT_QUEUE, resolve, reject);
+        const item = this.itemOf(route, envelope, run, signal, DEFAULT_QUEUE, resolve, reject, id);
         if (signal?.aborted) reject(cancelled(route.key));
         else this.start(queue, [item]);
         if (signal?.aborted) this.forgetIfIdle(route.key, queue);
@@ -105,7 +114,7 @@ export class TurnQueue {
           return;
         }
         queue.arriving--;
-        const item = this.itemOf(route, envelope, run, signal, settings, resolve, reject);
+        const item = this.itemOf(route, envelope, run, signal, settings, resolve, reject, id);
         this.arrive(queue, item);
       });
     });
@@ -145,6 +154,16 @@ export class TurnQueue {
     return false;
   }
 
+  /** Aborts the running turn that has this input, with `reason`; false when none is running it. */
+  abort(id: string, reason: Error): boolean {
+    for (const queue of this.keys.values()) {
+      if (!queue.running?.ids.includes(id)) continue;
+      queue.running.controller.abort(reason);
+      return true;
+    }
+    return false;
+  }
+
   private idleQueue(queue: KeyQueue): boolean {
     return !queue.running && queue.arriving === 0 && queue.waiting.length === 0 && queue.timer === undefined;
   }
@@ -157,10 +176,11 @@ export class TurnQueue {
     settings: QueueSettings,
     resolve: (result: TurnResult) => void,
     reject: (error: unknown) => void,
+    id: string | undefined,
   ): Item {
     const admittedAt = this.deps.now();
     return {
-      id: newId(admittedAt),
+      id: id ?? newId(admittedAt),
       route,
       envelope,
       run,
@@ -257,7 +277,7 @@ export class TurnQueue {
     queue.lastArrivalAt = Math.max(queue.lastArrivalAt, last.admittedAt);
     for (const item of batch) item.release();
     const controller = new AbortController();
-    queue.running = { controller };
+    queue.running = { controller, ids: batch.map((item) => item.id) };
     const signal = last.signal ? AbortSignal.any([controller.signal, last.signal]) : controller.signal;
     const summarized = queue.summarized.splice(0);
     const batchRun: Batch = {
@@ -265,6 +285,7 @@ export class TurnQueue {
       context: batch.slice(0, -1).map((item) => item.envelope),
       ...(summarized.length > 0 ? { summary: summaryOf(summarized) } : {}),
       input: last.envelope,
+      ids: batch.map((item) => item.id),
       run: last.run,
       signal,
     };

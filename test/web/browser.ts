@@ -2,9 +2,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
+import type { EngineConfig } from "../../src/config/engine-config.js";
 import { createEngine } from "../../src/engine.js";
 import { type RunningGateway, startGateway } from "../../src/gateway/server.js";
 import { defaultWebDir } from "../../src/gateway/web/dir.js";
+import type { Runtime } from "../../src/model/runtime.js";
 import { memoryLogger, TOKEN } from "../gateway/http/helpers.js";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -51,10 +53,18 @@ export interface DashboardGateway {
 }
 
 /** A real gateway on an ephemeral port over a temp SQLite store; agents without a model answer with echo. */
-export async function startDashboardGateway(webDir: string): Promise<DashboardGateway> {
+export async function startDashboardGateway(
+  webDir: string,
+  options: { config?: EngineConfig; runtimes?: Map<string, Runtime> } = {},
+): Promise<DashboardGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), "sessiond-web-"));
-  const config = { dataDir, titles: { enabled: false }, lifecycle: { sweepIntervalMs: 0 } };
-  const engine = await createEngine(config);
+  const config = {
+    dataDir,
+    titles: { enabled: false },
+    lifecycle: { sweepIntervalMs: 0 },
+    ...options.config,
+  };
+  const engine = await createEngine(config, options.runtimes ? { runtimes: options.runtimes } : {});
   const gateway = await startGateway({
     engine,
     token: TOKEN,

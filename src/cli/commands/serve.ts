@@ -89,6 +89,13 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       if (fallback) io.stderr(`warning: ${fallbackWarning(fallback)}\n`);
       let gateway: Awaited<ReturnType<typeof startGateway>>;
       try {
+        // Before anything new is admitted, so a key's recovered inputs run ahead of its new ones.
+        const recovered = await engine.recover();
+        if (recovered.requeued + recovered.answered + recovered.interrupted > 0) {
+          io.stdout(
+            `recovered inputs: ${recovered.requeued} queued again, ${recovered.answered} already answered, ${recovered.interrupted} interrupted\n`,
+          );
+        }
         const envPort = io.env.SESSIOND_PORT ? intIn(0, 65535)(io.env.SESSIOND_PORT) : undefined;
         const trustProxyHeader = options.trustProxy ?? io.env.SESSIOND_TRUST_PROXY;
         gateway = await startGateway({

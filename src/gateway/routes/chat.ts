@@ -103,6 +103,13 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
 async function answer(c: Context<GatewayEnv>, deps: RouteDeps, envelope: Envelope): Promise<Response> {
   // Routing first, so a bad key or agent is a plain 400 before any stream starts.
   deps.engine.route(envelope);
+  if (wantsAsync(c)) {
+    // Answered once the input is admitted (in the inbox); the turn runs on, GET /api/turns/{id} tells.
+    const started = await deps.engine.start(envelope, { signal: deps.shutdownSignal });
+    c.header("Location", `/api/turns/${started.id}`);
+    if (c.req.query("async") === undefined) c.header("Preference-Applied", "respond-async");
+    return c.json({ id: started.id, key: started.key, session_id: started.key, state: "queued" }, 202);
+  }
   if (!(c.req.header("accept") ?? "").includes("text/event-stream")) {
     return c.json(await turnReply(deps, await runTurn(deps, envelope)));
   }
@@ -116,6 +123,15 @@ async function answer(c: Context<GatewayEnv>, deps: RouteDeps, envelope: Envelop
       await stream.writeSSE({ event: "error", data: JSON.stringify(describeError(error).body) });
     }
   });
+}
+
+/** `Prefer: respond-async` (RFC 7240) or `?async=1`: answer 202 with the turn's id instead of waiting. */
+function wantsAsync(c: Context<GatewayEnv>): boolean {
+  const flag = c.req.query("async");
+  if (flag !== undefined) return flag === "1" || flag === "true";
+  return (c.req.header("prefer") ?? "")
+    .split(",")
+    .some((token) => token.trim().toLowerCase() === "respond-async");
 }
 
 /** Path segments after `prefix`, each percent-decoded exactly once (they become key parts, never paths). */

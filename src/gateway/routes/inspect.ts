@@ -24,7 +24,7 @@ export const inspectOperations = {
     },
     responses: {
       200: jsonResponse(
-        "{sessions, queuedTotal, queued: [{id, key, agent, preview, mode, admittedAt}], nextCursor?}",
+        "{sessions, queuedTotal, queued: [{id, key, agent, preview, mode, admittedAt}], running: [{id, key, startedAt, lastEventAt, events, stuck}], nextCursor?}",
       ),
       ...errorResponses,
     },
@@ -76,6 +76,8 @@ export function inspectRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
       queuedTotal,
       // Inputs waiting for their session's turn, by id: `DELETE /api/turns/{id}` cancels one.
       queued: engine.queue.list(),
+      // Turns running, `stuck` past turns.stuck_after without a runtime event: `POST /api/turns/{id}/abort`.
+      running: engine.running(),
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     });
   });

@@ -45,6 +45,14 @@ export function createMetrics(engine: Engine, storeFallback?: StoreFallback): Ga
       this.set(total);
     },
   });
+  new Gauge({
+    name: "sessiond_turns_stuck",
+    help: "Running turns whose runtime sent no event for turns.stuck_after",
+    registers: [registry],
+    collect() {
+      this.set(engine.running().filter((turn) => turn.stuck).length);
+    },
+  });
   const compactions = new Counter({
     name: "sessiond_compactions_total",
     help: "Compactions stored",

@@ -44,6 +44,9 @@ const messageBody = (required: string[], properties: Record<string, unknown>) =>
 });
 const turn = {
   "200": ok("The turn's reply (JSON), or SSE events delta/done/error with Accept: text/event-stream"),
+  "202": ok(
+    "With Prefer: respond-async or ?async=1: {id, key, session_id, state: queued} once the input is admitted; GET /api/turns/{id} gives the result",
+  ),
   ...errors,
   "429": ok("Too many turns queued on the session"),
 };
@@ -71,10 +74,26 @@ const HAND_WRITTEN_PATHS = {
     },
   },
   "/api/turns/{id}": {
+    get: {
+      summary: "A turn's state (queued, running, done, failed, interrupted, cancelled) and reply",
+      parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+      responses: {
+        "200": ok("{id, key, state, admittedAt, startedAt?, finishedAt?, reply?, replyId?, notice?, error?}"),
+        ...errors,
+        "410": ok("The finished turn's result was evicted (turns.results_max_bytes)"),
+      },
+    },
     delete: {
       summary: "Cancel a queued input before it runs",
       parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
       responses: { "200": ok("{id, cancelled}"), ...errors },
+    },
+  },
+  "/api/turns/{id}/abort": {
+    post: {
+      summary: "Stop a turn: cancel it while queued, abort it while running (its partial reply kept)",
+      parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+      responses: { "200": ok("{id, cancelled} or {id, aborted}"), ...errors },
     },
   },
   "/api/chat": {

@@ -62,7 +62,7 @@ export class MemoryInbox implements Inbox {
     return {
       admitted: true,
       item: {
-        id: newId(input.at),
+        id: input.id ?? newId(input.at),
         key: input.key,
         envelope,
         ...(input.dedupeKey !== undefined ? { dedupeKey: input.dedupeKey } : {}),

@@ -58,7 +58,7 @@ export class PgInbox implements Inbox {
       this.pool,
       `INSERT INTO inbox (id, key, envelope, dedupe_key, state, admitted_at, updated_at)
        VALUES ($1, $2, $3::json, $4, 'pending', $5, $5) ON CONFLICT (dedupe_key) DO NOTHING RETURNING ${COLUMNS}`,
-      [newId(input.at), input.key, envelope, input.dedupeKey ?? null, input.at],
+      [input.id ?? newId(input.at), input.key, envelope, input.dedupeKey ?? null, input.at],
     );
     if (inserted[0]) return { item: itemOf(inserted[0]), admitted: true };
     const existing = await query<InboxRow>(this.pool, `SELECT ${COLUMNS} FROM inbox WHERE dedupe_key = $1`, [

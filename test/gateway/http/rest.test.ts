@@ -344,7 +344,8 @@ describe("operations", () => {
       "x-websocket"
     ];
     expect(Object.keys(ws.methods["chat.send"]!.params)).toEqual(["message", "session", "agent"]);
-    expect(Object.keys(ws.methods)).toHaveLength(11);
+    expect(Object.keys(ws.methods)).toHaveLength(12);
+    expect(ws.methods["turns.get"]).toBeDefined();
     expect(ws.methods["sessions.search"]).toBeDefined();
   });
 

@@ -15,6 +15,7 @@ const REST_TWIN: Record<string, readonly [path: string, method: string] | null> 
   "conversations.list": null,
   "sessions.watch": null,
   "sessions.unwatch": null,
+  "turns.get": ["/api/turns/{id}", "get"],
 };
 
 /**

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { getJson } from "../api";
 import { BarChart } from "../components/bar-chart";
+import { RunningTurns } from "../components/running-turns";
 import { count } from "../format";
 import { useNow } from "../hooks";
 import type { HourBucket, Overview } from "../types";
@@ -68,6 +69,7 @@ export function OverviewPage() {
           Busy window: the figures cover the most recently active sessions only (lower bounds).
         </p>
       )}
+      <RunningTurns />
       <div class="charts">
         {CHARTS.map((chart) => (
           <BarChart

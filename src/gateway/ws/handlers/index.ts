@@ -4,6 +4,7 @@ import * as chat from "./chat.js";
 import * as conversations from "./conversations.js";
 import * as search from "./search.js";
 import * as sessions from "./sessions.js";
+import * as turns from "./turns.js";
 import * as watch from "./watch.js";
 
 /** A method, the parameters it takes (name → what it is) and what it answers; unknown parameters are refused. */
@@ -83,6 +84,11 @@ const METHODS: Readonly<Record<string, MethodSpec>> = {
     result: "{watching: true}; then sessions.changed events for every session",
   },
   "sessions.unwatch": { handler: watch.unwatch, params: {}, result: "{watching: false}" },
+  "turns.get": {
+    handler: turns.get,
+    params: { id: "the turn's id (an async POST's 202, or GET /api/inspect)" },
+    result: "{id, key, state, admittedAt, reply?, …} as GET /api/turns/{id}",
+  },
 };
 
 /** The handler of a method, refusing parameters it does not take; undefined for an unknown method. */

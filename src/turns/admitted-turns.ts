@@ -1,0 +1,215 @@
+import type { Route } from "../keys/index.js";
+import type { EntryInput } from "../model/entry.js";
+import type { Envelope } from "../model/envelope.js";
+import { SessiondError } from "../model/errors.js";
+import { newId } from "../model/ids.js";
+import { redactSecrets } from "../secrets/redact.js";
+import type { Store } from "../store/store.js";
+import { type Admission, admittedMessageId } from "./admission.js";
+import { planRecovery } from "./recovery.js";
+import type { TurnProgress, TurnResult, TurnRunner } from "./turn.js";
+import type { TurnQueue } from "./turn-queue.js";
+import { type EvictedTurn, statusOfItem, type TurnStatus, type TurnStatuses } from "./turn-status.js";
+
+/** A turn handed to its queue: `id` names it, `stored` resolves once its input is in the inbox. */
+export interface SubmittedTurn {
+  id: string;
+  key: string;
+  stored: Promise<void>;
+  result: Promise<TurnResult>;
+}
+
+/** What `engine.recover()` did with the inputs the inbox still had unfinished. */
+export interface RecoveryReport {
+  /** Queued again, in admission order. */
+  requeued: number;
+  /** Their reply was stored before the crash: only marked done. */
+  answered: number;
+  /** Not run again (cut off by the crash, or older than `turns.recover_max_age`): a note says so. */
+  interrupted: number;
+}
+
+export interface AdmittedTurnsDeps {
+  admission: Admission | undefined;
+  queue: TurnQueue;
+  statuses: TurnStatuses;
+  store: Store;
+  now(): number;
+  /** Pending inputs older than this at recovery are not run. */
+  recoverMaxAgeMs: number;
+  route(envelope: Envelope): Route;
+  /** The agent's runtime as a runner: what a recovered input runs on. */
+  runnerFor(envelope: Envelope): TurnRunner;
+  /** Appends a note to the key's session, in its lane. */
+  note(key: string, entry: EntryInput): Promise<void>;
+}
+
+/** Finished items stay in the inbox this long after they ended (recovery prunes older ones). */
+const KEEP_FINISHED_MS = 24 * 3600_000;
+const PREVIEW_CHARS = 80;
+
+/**
+ * Agent turns with durable admission: each input is written to the inbox while it takes its place in the
+ * queue (so the order of arrival is kept), its turn stores nothing before that write is durable, and a
+ * caller hears of the turn only after it. After a crash, `recover` settles or re-queues what was left.
+ */
+export class AdmittedTurns {
+  /** Admission writes of turns still in the queue: a batch waits for its inputs' before it runs. */
+  private readonly writes = new Map<string, Promise<boolean>>();
+  /** The id of the turn each busy key is running (the last input of its batch). */
+  private readonly runningOn = new Map<string, string>();
+
+  constructor(private readonly deps: AdmittedTurnsDeps) {}
+
+  /**
+   * Queues a turn; `durable` (an agent turn, with an inbox) stores its input in the inbox first. A
+   * runner of the caller's cannot run again after a restart, so its turns are only tracked.
+   */
+  submit(
+    route: Route,
+    envelope: Envelope,
+    run: TurnRunner,
+    signal: AbortSignal | undefined,
+    durable: boolean,
+  ): SubmittedTurn {
+    const { queue, statuses } = this.deps;
+    const admission = durable ? this.deps.admission : undefined;
+    if (!admission) {
+      const id = newId(this.deps.now());
+      statuses.queued(id, route.key);
+      const result = queue.submit(route, envelope, run, signal, id);
+      this.settleWith(id, result, Promise.resolve(false));
+      return { id, key: route.key, stored: Promise.resolve(), result };
+    }
+    const admitted = admission.admit(route.key, envelope);
+    const { id } = admitted;
+    statuses.queued(id, route.key);
+    this.writes.set(id, admitted.stored);
+    const queued = queue.submit(route, admitted.envelope, run, signal, id);
+    admitted.stored.catch(() => queue.cancel(id));
+    this.settleWith(id, queued, admitted.stored);
+    const stored = admitted.stored.then(() => {});
+    return { id, key: route.key, stored, result: Promise.all([stored, queued]).then(([, r]) => r) };
+  }
+
+  /**
+   * Called when a batch starts: resolves once its inputs are stored in the inbox (rejects when one could
+   * not be), and marks them running.
+   */
+  async ready(key: string, ids: readonly string[]): Promise<void> {
+    for (const id of ids) await this.writes.get(id);
+    for (const id of ids) this.deps.statuses.running(id);
+    const last = ids.at(-1);
+    if (last !== undefined) this.runningOn.set(key, last);
+  }
+
+  /** The progress of the turn now running on `key` (the pipeline reports it as the runtime starts). */
+  watch(key: string, progress: TurnProgress): void {
+    const id = this.runningOn.get(key);
+    if (id !== undefined) this.deps.statuses.watch(id, progress);
+  }
+
+  /**
+   * Stops a turn: a waiting one is cancelled (TURN_CANCELLED); a running one is aborted, its partial reply
+   * stored with a `TURN_INTERRUPTED` note (TURN_INTERRUPTED to its caller). What it was, or undefined when
+   * no turn with that id is waiting or running.
+   */
+  abort(id: string): "cancelled" | "aborted" | undefined {
+    if (this.deps.queue.cancel(id)) return "cancelled";
+    const reason = new SessiondError("TURN_INTERRUPTED", `turn ${id} was aborted by an operator`, {
+      details: { by: "operator" },
+    });
+    return this.deps.queue.abort(id, reason) ? "aborted" : undefined;
+  }
+
+  /** A turn's state, its result, or that its result was evicted; after a restart, what the inbox says. */
+  async status(id: string): Promise<TurnStatus | EvictedTurn | undefined> {
+    const known = this.deps.statuses.get(id);
+    if (known) return known;
+    const item = await this.deps.admission?.inbox.get(id);
+    return item && statusOfItem(item);
+  }
+
+  /** Records how a turn ended: in the statuses, and in the inbox when it was admitted there. */
+  private settleWith(id: string, queued: Promise<TurnResult>, stored: Promise<boolean>): void {
+    const admission = this.deps.admission;
+    const settle = async (outcome: { result: TurnResult } | { error: unknown }) => {
+      this.writes.delete(id);
+      for (const [key, running] of this.runningOn) if (running === id) this.runningOn.delete(key);
+      this.deps.statuses.settle(id, outcome);
+      if (await stored.catch(() => false)) admission?.finish(id, outcome);
+    };
+    queued.then(
+      (result) => settle({ result }),
+      (error: unknown) => settle({ error }),
+    );
+  }
+
+  /**
+   * Settles what the inbox has unfinished: marks done what was answered, notes and marks interrupted
+   * what was cut off or is too old, and queues the rest again, oldest first. Call once, before serving.
+   */
+  async recover(): Promise<RecoveryReport> {
+    const report: RecoveryReport = { requeued: 0, answered: 0, interrupted: 0 };
+    const inbox = this.deps.admission?.inbox;
+    if (!inbox) return report;
+    const now = this.deps.now();
+    const plans = await planRecovery(
+      this.deps.store,
+      await inbox.unfinished(),
+      now,
+      this.deps.recoverMaxAgeMs,
+    );
+    for (const plan of plans) {
+      const { item } = plan;
+      if (plan.action === "done") {
+        await inbox.transition(item.id, "done", now, { sessionId: plan.sessionId, replyId: plan.replyId });
+        report.answered++;
+      } else if (plan.action === "interrupted") {
+        const text = plan.input
+          ? "The turn was cut off by a restart before it replied; it is not run again."
+          : `Not run after a restart: ${preview(item.envelope.text)} waited ${Math.round((plan.ageMs ?? 0) / 1000)} s, longer than turns.recover_max_age.`;
+        await this.deps.note(item.key, {
+          type: "note",
+          level: "info",
+          code: "TURN_INTERRUPTED",
+          text,
+          idempotencyKey: plan.input
+            ? `turn:${plan.input.id}:interrupted`
+            : `${admittedMessageId(item.id)}:interrupted`,
+        });
+        const error = new SessiondError("TURN_INTERRUPTED", text);
+        await inbox.transition(item.id, "interrupted", now, {
+          ...(plan.input ? { sessionId: plan.input.sessionId } : {}),
+          error: { code: error.code, message: text },
+        });
+        report.interrupted++;
+      }
+    }
+    for (const plan of plans) {
+      if (plan.action !== "run") continue;
+      const { item } = plan;
+      const envelope = item.envelope.platformMessageId
+        ? item.envelope
+        : { ...item.envelope, platformMessageId: admittedMessageId(item.id) };
+      const route = { ...this.deps.route(item.envelope), key: item.key };
+      this.deps.statuses.queued(item.id, item.key);
+      const queued = this.deps.queue.submit(
+        route,
+        envelope,
+        this.deps.runnerFor(item.envelope),
+        undefined,
+        item.id,
+      );
+      this.settleWith(item.id, queued, Promise.resolve(true));
+      report.requeued++;
+    }
+    await inbox.prune(now - KEEP_FINISHED_MS);
+    return report;
+  }
+}
+
+function preview(text: string): string {
+  const cut = text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text;
+  return JSON.stringify(redactSecrets(cut));
+}

@@ -1,0 +1,80 @@
+import type { Entry } from "../model/entry.js";
+import type { InboxItem } from "../model/inbox.js";
+import type { Store } from "../store/store.js";
+import { inputKeyOf } from "./admission.js";
+
+/** What start-up does with one input its inbox still has unfinished. */
+export type Recovery =
+  /** Its user entry was never stored: it runs now, in admission order. */
+  | { item: InboxItem; action: "run" }
+  /** Its turn stored a reply before the crash, only the inbox did not hear of it. */
+  | { item: InboxItem; action: "done"; sessionId: string; replyId: string }
+  /**
+   * Not run: its turn was cut off by the crash (`input`: its user entry is stored, no reply), or it waited
+   * longer than the configured age (`input` undefined).
+   */
+  | { item: InboxItem; action: "interrupted"; input?: Entry; ageMs?: number };
+
+const PAGE = 100;
+
+/**
+ * Decides, per unfinished item, from what the session holds: an input whose user entry is already stored
+ * never runs again (the crash came after it was handed to its turn), so nothing is replayed twice.
+ */
+export async function planRecovery(
+  store: Store,
+  items: InboxItem[],
+  now: number,
+  maxAgeMs: number,
+): Promise<Recovery[]> {
+  const plans: Recovery[] = [];
+  for (const item of items) {
+    const found = await findInput(store, item);
+    if (found?.reply) {
+      plans.push({ item, action: "done", sessionId: found.input.sessionId, replyId: found.reply.id });
+    } else if (found) {
+      plans.push({ item, action: "interrupted", input: found.input });
+    } else if (now - item.admittedAt > maxAgeMs) {
+      plans.push({ item, action: "interrupted", ageMs: now - item.admittedAt });
+    } else {
+      plans.push({ item, action: "run" });
+    }
+  }
+  return plans;
+}
+
+/**
+ * The item's user entry in its key's current session, and the first assistant reply after it (a partial
+ * reply kept by an interruption does not count): read newest first, no further back than its admission.
+ */
+async function findInput(
+  store: Store,
+  item: InboxItem,
+): Promise<{ input: Entry; reply?: Entry } | undefined> {
+  const session = await store.getSession(item.key);
+  if (!session) return undefined;
+  const key = inputKeyOf(item);
+  let reply: Entry | undefined;
+  let beforeSeq: number | undefined;
+  for (;;) {
+    const page = await store.readEntries(session.id, {
+      order: "desc",
+      limit: PAGE,
+      ...(beforeSeq === undefined ? {} : { beforeSeq }),
+    });
+    for (const entry of page) {
+      if (entry.idempotencyKey === key) return { input: entry, ...(reply ? { reply } : {}) };
+      if (entry.ts < item.admittedAt) return undefined;
+      if (isReply(entry)) reply = entry;
+    }
+    const last = page.at(-1);
+    if (page.length < PAGE || !last) return undefined;
+    beforeSeq = last.seq;
+  }
+}
+
+function isReply(entry: Entry): boolean {
+  return (
+    entry.type === "message" && entry.role === "assistant" && !entry.idempotencyKey?.endsWith(":partial")
+  );
+}

@@ -1,0 +1,146 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "../../support/child-output.js";
+import { type ChatRequestBody, type ChatResponse, startOpenAiServer } from "../../support/openai-server.js";
+
+const CLI = resolve("dist/src/cli/main.js");
+const TOKEN = "admission-crash-token-0123456789";
+const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+const cleanups: Array<() => Promise<void> | void> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function serve(dir: string): { child: ChildProcess; output: { text: string } } {
+  const child = spawn(
+    process.execPath,
+    [CLI, "serve", "--port", "0", "--config", join(dir, "sessiond.yaml")],
+    {
+      cwd: dir,
+      env: { ...process.env, SESSIOND_TOKEN: TOKEN, SESSIOND_DATA_DIR: dir, SESSIOND_CONFIG: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  const output = { text: "" };
+  const collect = (chunk: Buffer) => {
+    output.text += chunk.toString();
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  cleanups.push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  return { child, output };
+}
+
+/** The newest user message the model was asked about (unanswered ones before it are merged into one). */
+function lastUser(body: ChatRequestBody): string {
+  const last = [...body.messages].reverse().find((m) => m.role === "user");
+  return String(last?.content).split("\n\n").at(-1) as string;
+}
+
+describe("durable admission across a SIGKILL", () => {
+  it("runs or reports each of 10 inputs queued on one key after a restart, none twice", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-admission-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const asked: string[] = [];
+    // First life: the model holds every reply, so the first turn runs and the other nine wait.
+    const held: Array<(reply: ChatResponse) => void> = [];
+    let firstAsked!: () => void;
+    const first = new Promise<void>((r) => {
+      firstAsked = r;
+    });
+    const model = await startOpenAiServer((body) => {
+      asked.push(lastUser(body));
+      firstAsked();
+      return new Promise<ChatResponse>((r) => held.push(r));
+    });
+    cleanups.push(async () => {
+      for (const release of held) release({ status: 500 });
+      await model.close();
+    });
+    writeFileSync(
+      join(dir, "sessiond.yaml"),
+      [
+        `models: { local: { provider: openai, base_url: "${model.baseUrl}", model: test-model } }`,
+        "agents: [{ id: main, model: local, queue: { debounce_ms: 0 } }]",
+        "titles: { enabled: false }",
+        "",
+      ].join("\n"),
+    );
+
+    const a = serve(dir);
+    const [, urlA] = await waitFor(a.child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, a.output);
+    const ids: string[] = [];
+    let key = "";
+    for (let i = 1; i <= 10; i++) {
+      const response = await fetch(`${urlA}/api/chat?async=1`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ message: `m${i}`, session_id: "admin-crash" }),
+      });
+      expect(response.status).toBe(202);
+      const body = (await response.json()) as { id: string; key: string; state: string };
+      expect(body.state).toBe("queued");
+      expect(response.headers.get("location")).toBe(`/api/turns/${body.id}`);
+      ids.push(body.id);
+      key = body.key;
+    }
+    await first;
+    const queued = (await (await fetch(`${urlA}/api/turns/${ids[9]}`, { headers: auth })).json()) as {
+      state: string;
+    };
+    expect(queued.state).toBe("queued");
+    const killed = new Promise((r) => a.child.once("exit", r));
+    a.child.kill("SIGKILL");
+    await killed;
+    expect(asked).toEqual(["m1"]);
+
+    // Second life on the same data dir: the model answers at once.
+    model.setHandler((body) => {
+      asked.push(lastUser(body));
+      return { content: `echo: ${lastUser(body)}` };
+    });
+    const b = serve(dir);
+    const [, urlB] = await waitFor(b.child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, b.output);
+    expect(b.output.text).toContain("recovered inputs: 9 queued again, 0 already answered, 1 interrupted");
+    // A new message on the key queues behind the recovered ones: once it is answered, they all are.
+    const after = await fetch(`${urlB}/api/chat`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ message: "m11", session_id: "admin-crash" }),
+    });
+    expect(after.status).toBe(200);
+
+    expect(asked).toEqual(["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10", "m11"]);
+    const history = (await (
+      await fetch(`${urlB}/api/sessions/${encodeURIComponent(key)}/history`, { headers: auth })
+    ).json()) as { entries: Array<{ type: string; role?: string; content?: string; code?: string }> };
+    const users = history.entries.filter((e) => e.role === "user").map((e) => e.content);
+    expect(users).toEqual(["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10", "m11"]);
+    const replies = history.entries.filter((e) => e.role === "assistant").map((e) => e.content);
+    expect(replies).toEqual(
+      ["m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10", "m11"].map((m) => `echo: ${m}`),
+    );
+    expect(history.entries.filter((e) => e.code === "TURN_INTERRUPTED")).toHaveLength(1);
+
+    const states = await Promise.all(
+      ids.map(async (id) => {
+        const status = (await (await fetch(`${urlB}/api/turns/${id}`, { headers: auth })).json()) as {
+          state: string;
+          reply?: string;
+        };
+        return status.state;
+      }),
+    );
+    expect(states).toEqual(["interrupted", ...Array.from({ length: 9 }, () => "done")]);
+    const done = (await (await fetch(`${urlB}/api/turns/${ids[1]}`, { headers: auth })).json()) as {
+      reply: string;
+    };
+    expect(done.reply).toBe("echo: m2");
+  });
+});
