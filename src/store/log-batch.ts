@@ -20,8 +20,6 @@ export interface Planned<T> {
   keys: string[];
   /** Runs once the group has committed (caches follow). */
   committed?: () => void;
-  /** The lease fence the operation was submitted under (see fence.ts), checked by drivers with leases. */
-  fence?: { key: string; epoch: number };
 }
 
 /**
@@ -32,6 +30,8 @@ export interface Planned<T> {
 export interface Operation<T = unknown> {
   prepare(reads: BatchReads, batch: BatchState): MaybePromise<void>;
   plan(batch: BatchState, now: number): Planned<T>;
+  /** The lease fence the operation was submitted under (see fence.ts), checked by drivers with leases. */
+  fence?: { key: string; epoch: number };
 }
 
 /** What one batch knows of the keys it writes: read once, then moved on by each plan in turn. */

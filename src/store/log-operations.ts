@@ -53,6 +53,7 @@ function readHead(key: string) {
  */
 class AppendOperation implements Operation<AppendResult> {
   private readonly idempotencyKeys: string[] | undefined;
+  fence?: { key: string; epoch: number };
 
   constructor(
     private readonly key: string,

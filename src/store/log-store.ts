@@ -5,7 +5,7 @@ import type { Session, SessionInit, StoredContext } from "../model/session.js";
 import { ContextCache } from "./context-cache.js";
 import type { ForeignChanges, KeyHead, MaybePromise, StoreDriver, WriteGroup } from "./driver.js";
 import { checkRange } from "./entry-range.js";
-import { currentFence, type Fence } from "./fence.js";
+import { currentFence } from "./fence.js";
 import { type BatchResult, GroupCommit, INLINE_SYNC_MAX_BATCH, messageOf } from "./group-commit.js";
 import { type BatchReads, BatchState, type Operation, type Planned } from "./log-batch.js";
 import {
@@ -108,7 +108,7 @@ export class LogStore implements Store {
     const op = appendOperation(key, parsed, options?.init, options?.expectSessionId, this.hooks);
     // The lease of the turn submitting it (PostgreSQL), read now: the plan runs later, outside the turn.
     const fence = currentFence(key);
-    if (fence) op.plan = withFence(op.plan, fence);
+    if (fence) op.fence = { key: fence.key, epoch: fence.epoch };
     const durable = (options?.durability ?? this.durability) === "strict";
     return this.writer.submit(op, durable, inputBytes(parsed));
   }
@@ -282,11 +282,12 @@ export class LogStore implements Store {
       const now = Date.now();
       for (const index of indexes) {
         try {
-          const planned = ops[index]!.plan(batch, now);
+          const op = ops[index]!;
+          const planned = op.plan(batch, now);
           if (planned.changes.length === 0) results[index] = { ok: true, value: planned.result };
           else {
-            const { changes, expects, fence } = planned;
-            groups.push(fence ? { changes, expects, fence } : { changes, expects });
+            const { changes, expects } = planned;
+            groups.push(op.fence ? { changes, expects, fence: op.fence } : { changes, expects });
             owners.push({ index, planned });
           }
         } catch (error) {
@@ -392,10 +393,6 @@ export class LogStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw new SessiondError("STORE_CLOSED", "the store is closed");
   }
-}
-
-function withFence<T>(plan: Operation<T>["plan"], fence: Fence): Operation<T>["plan"] {
-  return (batch, now) => ({ ...plan(batch, now), fence: { key: fence.key, epoch: fence.epoch } });
 }
 
 function contended(): SessiondError {
