@@ -108,7 +108,8 @@ export class LogStore implements Store {
     const op = appendOperation(key, parsed, options?.init, options?.expectSessionId, this.hooks);
     // The lease of the turn submitting it (PostgreSQL), read now: the plan runs later, outside the turn.
     const fence = currentFence(key);
-    if (fence) op.plan = withFence(op.plan, fence);
+    // Bound: the operation is a class, its plan reads `this`.
+    if (fence) op.plan = withFence(op.plan.bind(op), fence);
     const durable = (options?.durability ?? this.durability) === "strict";
     return this.writer.submit(op, durable, inputBytes(parsed));
   }
