@@ -219,10 +219,9 @@ export class PgRuntimeSessionStore implements RuntimeSessionStore {
   }
 
   async lastCwd(agent: string) {
-    const [row] = await this.rows<{ cwd: string | null }>(
-      "SELECT cwd FROM runtime_agents WHERE agent = $1",
-      [agent],
-    );
+    const [row] = await this.rows<{ cwd: string | null }>("SELECT cwd FROM runtime_agents WHERE agent = $1", [
+      agent,
+    ]);
     return row === undefined ? undefined : row.cwd;
   }
 
