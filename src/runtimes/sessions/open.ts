@@ -1,8 +1,8 @@
 import { dirname, join } from "node:path";
 import type { EngineConfig } from "../../config/engine-config.js";
 import { systemClock } from "../../lifecycle/clock.js";
-import type { Store } from "../../store/store.js";
 import { META_DIR as JSONL_META_DIR } from "../../store/jsonl/meta-dir.js";
+import type { Store } from "../../store/store.js";
 import { type AgentRuntimeSettings, AgentSettingsFile, type RuntimeKind } from "../agents.js";
 import { AgentRuntimes, type NoteWriter } from "./agent-runtimes.js";
 import { MemoryRuntimeSessionStore } from "./memory.js";
