@@ -1,23 +1,9 @@
 import type { Pool } from "pg";
 import { SessiondError } from "../../model/errors.js";
 import { query } from "../../store/postgres/pool.js";
-import { type CostBaseline, type CostTotals, type RunCost, type RunCostStatus, roundUsd } from "./cost.js";
+import { type CostBaseline, type CostTotals, type RunCost, roundUsd } from "./cost.js";
+import { type CostRow, costOf, recordOf, type SessionRow } from "./rows.js";
 import type { AttentionMark, RunCostRecord, RuntimeSessionRecord, RuntimeSessionStore } from "./store.js";
-
-interface SessionRow {
-  agent: string;
-  key: string;
-  runtime: string;
-  id: string;
-  /** jsonb, read back as its text (store/postgres/pool.ts). */
-  data: string | null;
-  saved_at: number;
-}
-
-interface CostRow {
-  status: RunCostStatus;
-  usd: number | null;
-}
 
 type PendingCost = { record: RunCostRecord; baseline: CostBaseline | undefined };
 
@@ -177,7 +163,7 @@ export class PgRuntimeSessionStore implements RuntimeSessionStore {
       "SELECT status, usd FROM runtime_run_costs WHERE agent = $1 AND key = $2 AND run_id = $3",
       [agent, key, runId],
     );
-    return row && (row.usd === null ? { status: row.status } : { status: row.status, usd: row.usd });
+    return row && costOf(row);
   }
 
   async totals(filter: { key?: string; agent?: string }): Promise<CostTotals> {
@@ -237,16 +223,4 @@ export class PgRuntimeSessionStore implements RuntimeSessionStore {
     await this.written;
     this.closed = true;
   }
-}
-
-function recordOf(row: SessionRow): RuntimeSessionRecord {
-  const record: RuntimeSessionRecord = {
-    agent: row.agent,
-    key: row.key,
-    runtime: row.runtime,
-    id: row.id,
-    savedAt: row.saved_at,
-  };
-  if (row.data !== null) record.data = JSON.parse(row.data) as Record<string, string>;
-  return record;
 }
