@@ -305,11 +305,11 @@ async function wireEngine(given: EngineConfig, hooks: EngineHooks, owned: Owned)
     config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") },
   );
   if (inbox) owned.inbox = inbox;
-  const agents = opened.build(async (key, text) => {
+  const agents = await opened.build(async (key, text) => {
     if (!(await store.getSession(key))) return;
     const note = { type: "note", level: "info", code: "RUNTIME_SESSIONS_CLEARED", text } as const;
     await store.append(key, [{ ...note, ts: clock.now() }]);
-  });
+  }, store);
   const agentNotices = await agents.reconcile();
   return new SessionEngine({
     agents,
@@ -827,10 +827,11 @@ class SessionEngine implements Engine {
       await this.lanes.drain();
       await this.titles?.drain();
       await this.parts.inbox?.close();
+      // Before the store: a PostgreSQL store's runtime sessions write on its pool.
+      if (this.parts.config.runtimeSessions === undefined) await this.agents.store.close();
       // Flushed either way; closed only when the engine opened it.
       if (this.parts.ownsStore) await this.store.close();
       else await this.store.sync();
-      if (this.parts.config.runtimeSessions === undefined) await this.agents.store.close();
       await this.parts.thread.close();
     })();
     return this.closing;

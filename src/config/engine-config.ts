@@ -41,7 +41,7 @@ export interface EngineConfig {
   admins?: string[];
   /** Chat platforms `sessiond serve` takes messages from (`channels:` in sessiond.yaml); the engine ignores it. */
   channels?: ChannelsConfig;
-  /** Where runtime sessions, cost and needs-attention marks live; default beside the store (SQLite file or memory). */
+  /** Where runtime sessions, cost and needs-attention marks live; default beside the store (SQLite file, PostgreSQL database or memory). */
   runtimeSessions?: RuntimeSessionStore;
   /** Durable admission, recovery at start-up, results of asynchronous turns, stuck turns. */
   turns?: TurnsConfig;

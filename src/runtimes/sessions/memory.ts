@@ -2,6 +2,9 @@ import { addToTotals, type CostBaseline, type CostTotals, emptyTotals, type RunC
 import type { AttentionMark, RunCostRecord, RuntimeSessionRecord, RuntimeSessionStore } from "./store.js";
 
 const pair = (agent: string, key: string) => JSON.stringify([agent, key]);
+/** By agent in code-unit order, as the SQLite and PostgreSQL stores sort. */
+const byAgent = (a: { agent: string }, b: { agent: string }) =>
+  a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : 0;
 
 /** Runtime sessions in memory, for the memory store and tests: gone when the process ends. */
 export class MemoryRuntimeSessionStore implements RuntimeSessionStore {
@@ -23,7 +26,7 @@ export class MemoryRuntimeSessionStore implements RuntimeSessionStore {
   async forKey(key: string) {
     return [...this.sessions.values()]
       .filter((r) => r.key === key)
-      .sort((a, b) => a.agent.localeCompare(b.agent))
+      .sort(byAgent)
       .map((r) => structuredClone(r));
   }
 
@@ -85,7 +88,10 @@ export class MemoryRuntimeSessionStore implements RuntimeSessionStore {
   }
 
   async attention(key: string) {
-    return [...this.marks.values()].filter((m) => m.key === key).map((m) => ({ ...m }));
+    return [...this.marks.values()]
+      .filter((m) => m.key === key)
+      .sort(byAgent)
+      .map((m) => ({ ...m }));
   }
 
   async attentionKeys() {

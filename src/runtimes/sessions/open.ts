@@ -2,6 +2,7 @@ import { dirname, join } from "node:path";
 import type { EngineConfig } from "../../config/engine-config.js";
 import { systemClock } from "../../lifecycle/clock.js";
 import { META_DIR as JSONL_META_DIR } from "../../store/jsonl/meta-dir.js";
+import type { Store } from "../../store/store.js";
 import { type AgentRuntimeSettings, AgentSettingsFile, type RuntimeKind } from "../agents.js";
 import { AgentRuntimes, type NoteWriter } from "./agent-runtimes.js";
 import { MemoryRuntimeSessionStore } from "./memory.js";
@@ -29,12 +30,12 @@ export function usesModelEndpoint(runtime: RuntimeKind | undefined): boolean {
 /**
  * Where runtime sessions and agents.json live: beside the SQLite store file (the data directory); in the
  * JSONL directory's `.sessiond` folder (so a CrabTalk directory holds only session files), as the same
- * SQLite file; else in memory (a memory store, or a store object given by the caller). Returns the agents
- * agents.json adds.
+ * SQLite file; else in memory (a memory store, or a store object given by the caller). Runtime sessions of
+ * a PostgreSQL store are in its database, shared by every gateway on it. Returns the agents agents.json adds.
  */
 export function openAgentRuntimes(config: EngineConfig): {
   added: string[];
-  build(note: NoteWriter): AgentRuntimes;
+  build(note: NoteWriter, store: Store): Promise<AgentRuntimes>;
 } {
   const dir = runtimeDir(config);
   const base: Record<string, AgentRuntimeSettings> = {};
@@ -47,9 +48,10 @@ export function openAgentRuntimes(config: EngineConfig): {
   const added = settings.names().filter((name) => !(name in base));
   return {
     added,
-    build(note) {
+    async build(note, store) {
       const sessions: RuntimeSessionStore =
         config.runtimeSessions ??
+        (await sharedRuntimeSessions(store)) ??
         (dir === undefined
           ? new MemoryRuntimeSessionStore()
           : new SqliteRuntimeSessionStore(join(dir, RUNTIME_SESSIONS_FILE)));
@@ -60,4 +62,12 @@ export function openAgentRuntimes(config: EngineConfig): {
       return new AgentRuntimes(sessions, settings, note, work);
     },
   };
+}
+
+/** The PostgreSQL store's runtime-session tables, on its pool; loads the module only for that store. */
+async function sharedRuntimeSessions(store: Store): Promise<RuntimeSessionStore | undefined> {
+  if (store.backend !== "postgres") return undefined;
+  const { PostgresStore } = await import("../../store/postgres/postgres-store.js");
+  if (!(store instanceof PostgresStore)) return undefined;
+  return new (await import("./postgres.js")).PgRuntimeSessionStore(store.pool);
 }

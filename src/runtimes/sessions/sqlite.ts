@@ -2,14 +2,8 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { makeDirSync } from "../../fs/make-dir.js";
 import { SessiondError } from "../../model/errors.js";
-import {
-  type CostBaseline,
-  type CostTotals,
-  emptyTotals,
-  type RunCost,
-  type RunCostStatus,
-  roundUsd,
-} from "./cost.js";
+import { type CostBaseline, type CostTotals, emptyTotals, type RunCost, roundUsd } from "./cost.js";
+import { type CostRow, costOf, recordOf, type SessionRow } from "./rows.js";
 import type { AttentionMark, RunCostRecord, RuntimeSessionRecord, RuntimeSessionStore } from "./store.js";
 
 const SCHEMA = `
@@ -31,20 +25,6 @@ CREATE TABLE IF NOT EXISTS runtime_attention (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS runtime_agents (agent TEXT PRIMARY KEY, cwd TEXT) WITHOUT ROWID;
 `;
-
-interface SessionRow {
-  agent: string;
-  key: string;
-  runtime: string;
-  id: string;
-  data: string | null;
-  saved_at: number;
-}
-
-interface CostRow {
-  status: RunCostStatus;
-  usd: number | null;
-}
 
 /**
  * Runtime sessions in their own SQLite file, WAL. A saved runtime session id is committed with
@@ -293,20 +273,4 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
     await this.costsWritten;
     if (this.db.open) this.db.close();
   }
-}
-
-function recordOf(row: SessionRow): RuntimeSessionRecord {
-  const record: RuntimeSessionRecord = {
-    agent: row.agent,
-    key: row.key,
-    runtime: row.runtime,
-    id: row.id,
-    savedAt: row.saved_at,
-  };
-  if (row.data !== null) record.data = JSON.parse(row.data) as Record<string, string>;
-  return record;
-}
-
-function costOf(row: CostRow): RunCost {
-  return row.usd === null ? { status: row.status } : { status: row.status, usd: row.usd };
 }

@@ -10,7 +10,7 @@ import {
 } from "../../../src/runtimes/sessions/cost.js";
 import { MemoryRuntimeSessionStore } from "../../../src/runtimes/sessions/memory.js";
 import { SqliteRuntimeSessionStore } from "../../../src/runtimes/sessions/sqlite.js";
-import type { RuntimeSessionStore } from "../../../src/runtimes/sessions/store.js";
+import { runtimeSessionStoreContract } from "./store-contract.js";
 
 /** Applies reported totals in order, as runs r1, r2…, on one runtime session; returns each run's cost. */
 function apply(totals: number[], options: { resumedFirst?: boolean; start?: CostBaseline } = {}) {
@@ -92,123 +92,13 @@ describe("cost against the session's baseline (behaviours §5 test vectors)", ()
   });
 });
 
-async function recordTotals(store: RuntimeSessionStore, runs: Array<[string, number]>): Promise<void> {
-  for (const [runId, totalUsd] of runs) {
-    const measured = measureTotal(await store.baseline("dev", "k1"), {
-      runId,
-      runtimeSessionId: "cc-1",
-      totalUsd,
-      resumed: runId !== "r1",
-    });
-    await store.recordCost(
-      { agent: "dev", key: "k1", runId, runtime: "claude-code", at: 1, ...measured.cost },
-      measured.baseline,
-    );
-  }
-}
+runtimeSessionStoreContract("memory", { open: async () => new MemoryRuntimeSessionStore() });
 
-describe.each([
-  ["memory", () => new MemoryRuntimeSessionStore()],
-  ["sqlite", () => new SqliteRuntimeSessionStore(join(mkdtempSync(join(tmpdir(), "sessiond-rs-")), "rs.db"))],
-])("the cost ledger (%s)", (_name, open) => {
-  it("sums per conversation and per agent, counting priced, unpriced, ambiguous and not measured runs", async () => {
-    const store = open();
-    await recordTotals(store, [
-      ["r1", 2],
-      ["r2", 5],
-      ["r3", 0],
-    ]);
-    await store.recordCost({
-      agent: "dev",
-      key: "k2",
-      runId: "x1",
-      runtime: "codex",
-      at: 1,
-      status: "unpriced",
-    });
-    await store.recordCost({
-      agent: "dev",
-      key: "k2",
-      runId: "x2",
-      runtime: "claude-code",
-      at: 1,
-      status: "not_measured",
-    });
-    await store.recordCost({
-      agent: "ops",
-      key: "k1",
-      runId: "y1",
-      runtime: "model",
-      at: 1,
-      status: "priced",
-      usd: 0.5,
-    });
-    expect(await store.totals({ key: "k1" })).toEqual({
-      usd: 5.5,
-      pricedRuns: 3,
-      unpricedRuns: 0,
-      ambiguousRuns: 1,
-      notMeasuredRuns: 0,
-    });
-    expect(await store.totals({ agent: "dev" })).toEqual({
-      usd: 5,
-      pricedRuns: 2,
-      unpricedRuns: 1,
-      ambiguousRuns: 1,
-      notMeasuredRuns: 1,
-    });
-    expect(await store.costOf("dev", "k1", "r2")).toEqual({ status: "priced", usd: 3 });
-    await store.close();
-  });
-
-  it("records a run once when its figure is applied twice", async () => {
-    const store = open();
-    await recordTotals(store, [
-      ["r1", 2],
-      ["r2", 5],
-      ["r2", 5],
-    ]);
-    expect(await store.totals({ key: "k1" })).toEqual({
-      usd: 5,
-      pricedRuns: 2,
-      unpricedRuns: 0,
-      ambiguousRuns: 0,
-      notMeasuredRuns: 0,
-    });
-    await store.close();
-  });
-});
-
-describe("the SQLite runtime sessions file", () => {
-  it("survives a restart: sessions, baselines, costs and marks are read back from the reopened file", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "sessiond-rs-")), "runtime-sessions.db");
-    const before = new SqliteRuntimeSessionStore(path);
-    await before.save({ agent: "dev", key: "k1", runtime: "claude-code", id: "cc-1", savedAt: 10 });
-    await before.save({
-      agent: "remote",
-      key: "k1",
-      runtime: "a2a",
-      id: "ctx-9",
-      data: { taskId: "t-1" },
-      savedAt: 11,
-    });
-    await recordTotals(before, [["r1", 2]]);
-    await before.setAttention("dev", "k1", "resume failed", 12);
-    await before.setLastCwd("dev", "/srv/app");
-    await before.close();
-
-    const after = new SqliteRuntimeSessionStore(path);
-    expect(await after.forKey("k1")).toEqual([
-      { agent: "dev", key: "k1", runtime: "claude-code", id: "cc-1", savedAt: 10 },
-      { agent: "remote", key: "k1", runtime: "a2a", id: "ctx-9", data: { taskId: "t-1" }, savedAt: 11 },
-    ]);
-    expect(await after.attention("k1")).toEqual([
-      { agent: "dev", key: "k1", error: "resume failed", at: 12 },
-    ]);
-    expect(await after.lastCwd("dev")).toBe("/srv/app");
-    await recordTotals(after, [["r2", 5]]);
-    expect(await after.costOf("dev", "k1", "r2")).toEqual({ status: "priced", usd: 3 });
-    expect(await after.totals({ key: "k1" })).toMatchObject({ usd: 5, pricedRuns: 2 });
-    await after.close();
-  });
+let path = "";
+runtimeSessionStoreContract("sqlite", {
+  open: async () => {
+    path = join(mkdtempSync(join(tmpdir(), "sessiond-rs-")), "runtime-sessions.db");
+    return new SqliteRuntimeSessionStore(path);
+  },
+  reopen: async () => new SqliteRuntimeSessionStore(path),
 });

@@ -1,0 +1,99 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { EngineConfig } from "../../../src/config/engine-config.js";
+import { createEngine, type Engine } from "../../../src/engine.js";
+import type { Envelope } from "../../../src/model/envelope.js";
+import { runtimeResolver } from "../../../src/runtimes/resolve.js";
+import { PgRuntimeSessionStore } from "../../../src/runtimes/sessions/postgres.js";
+import { sessionRunner } from "../../../src/runtimes/sessions/runner.js";
+import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import { FAKE_CLAUDE, useFakeCliState } from "../../support/fake-clis.js";
+import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
+import { runtimeSessionStoreContract } from "./store-contract.js";
+
+let cluster: PostgresCluster;
+const stores: PostgresStore[] = [];
+const engines: Engine[] = [];
+beforeAll(async () => {
+  cluster = await startPostgres();
+});
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+});
+afterAll(async () => {
+  await Promise.all(stores.map((s) => s.close()));
+  await cluster?.remove();
+});
+
+// Each test's tables in a database of its own, through the store's pool; `reopen` goes through a new store.
+let url = "";
+const sessionsOn = async (where: string) => {
+  const store = await PostgresStore.open({ url: where });
+  stores.push(store);
+  return new PgRuntimeSessionStore(store.pool);
+};
+
+runtimeSessionStoreContract("postgres", {
+  open: async () => {
+    url = await cluster.createDatabase();
+    return sessionsOn(url);
+  },
+  reopen: () => sessionsOn(url),
+});
+
+const claude = useFakeCliState("FAKE_CLAUDE_STATE");
+const CHANNEL: Pick<Envelope, "channel" | "chat"> = {
+  channel: "slack",
+  chat: { type: "group", id: "backend" },
+};
+
+function configFor(database: string, cwd: string): EngineConfig {
+  return {
+    dataDir: mkdtempSync(join(tmpdir(), "sessiond-pgrt-")),
+    store: { backend: "postgres", url: database },
+    agents: ["dev"],
+    defaultAgent: "dev",
+    agentOptions: { dev: { runtime: "claude-code", executable: FAKE_CLAUDE, cwd } },
+    lifecycle: { sweepIntervalMs: 0 },
+    titles: { enabled: false },
+  };
+}
+
+function say(engine: Engine, config: EngineConfig, text: string) {
+  const resolve = runtimeResolver(config, (agent) => engine.agents.settings.get(agent));
+  return engine.turn({ ...CHANNEL, agent: "dev", sender: { id: "42" }, text }, (context) =>
+    sessionRunner(resolve(context.agent), engine.agents.store, { agents: engine.routing.agents })(context),
+  );
+}
+
+describe("runtime sessions shared by two gateways on one PostgreSQL database", () => {
+  it("resumes through gateway B the Claude Code session recorded through A, and the cost of both adds up", async () => {
+    const database = await cluster.createDatabase();
+    const cwd = mkdtempSync(join(tmpdir(), "sessiond-agent-"));
+    const configA = configFor(database, cwd);
+    const configB = configFor(database, cwd);
+    const a = await createEngine(configA);
+    engines.push(a);
+    const b = await createEngine(configB);
+    engines.push(b);
+
+    const first = await say(a, configA, "[total=2] go");
+    const recorded = await a.agents.store.get("dev", first.key);
+    expect(recorded).toMatchObject({ runtime: "claude-code", id: expect.any(String) });
+    expect(await b.agents.store.get("dev", first.key)).toEqual(recorded);
+
+    const second = await say(b, configB, "[total=5] more");
+    expect(second.key).toBe(first.key);
+    expect(claude.calls<{ resume?: string }>().map((c) => c.resume)).toEqual([undefined, recorded?.id]);
+    // B measured its run against the baseline A left: 5 − 2.
+    expect(await a.agents.store.costOf("dev", first.key, second.input?.id ?? "")).toEqual({
+      status: "priced",
+      usd: 3,
+    });
+    const both = { usd: 5, pricedRuns: 2, unpricedRuns: 0, ambiguousRuns: 0, notMeasuredRuns: 0 };
+    expect(await a.agents.store.totals({ key: first.key })).toEqual(both);
+    expect(await b.agents.store.totals({ agent: "dev" })).toEqual(both);
+  });
+});
