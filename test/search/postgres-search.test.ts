@@ -56,7 +56,9 @@ describe("search on PostgreSQL", () => {
   });
 
   it("answers GET /api/search (no longer 501)", async () => {
-    const gw = await startTestGateway({ store: { backend: "postgres", url: await cluster.createDatabase() } });
+    const gw = await startTestGateway({
+      store: { backend: "postgres", url: await cluster.createDatabase() },
+    });
     try {
       await gw.engine.store.append("telegram:1", [{ type: "message", role: "user", content: "a kiwi" }], {
         init: { agent: "main", channel: "telegram", createdBy: "test" },
