@@ -37,8 +37,8 @@ interface Scored {
   top: number;
 }
 
-/** The indexed text of an entry, as migration 3 defines it (the trigram index is on this expression). */
-const TEXT = "sessiond_search_text(e.type, e.data)";
+/** An entry's indexed text when it has CJK, as migration 3 defines it (the trigram index's expression). */
+const CJK_TEXT = "sessiond_search_cjk(e.type, e.data)";
 const CONFIG = "'sessiond_search'::regconfig";
 
 /** SQL with numbered parameters, built a condition at a time. */
@@ -70,7 +70,7 @@ function wordsQuery(q: NormalisedSearch, c: Conditions): string | undefined {
 function filters(q: NormalisedSearch, c: Conditions): void {
   for (const term of q.terms)
     if (CJK.test(term.text))
-      c.where.push(`${TEXT} ILIKE ${c.param(`%${term.text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`)}`);
+      c.where.push(`${CJK_TEXT} ILIKE ${c.param(`%${term.text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`)}`);
   if (q.role) c.where.push(`e.data::jsonb->>'role' = ${c.param(q.role)}`);
   if (q.since !== undefined) c.where.push(`e.ts >= ${c.param(Math.ceil(q.since))}`);
   if (q.until !== undefined) c.where.push(`e.ts < ${c.param(Math.ceil(q.until))}`);
@@ -97,11 +97,16 @@ function windowSql(q: NormalisedSearch, top: number): { sql: string; params: unk
   c.where.push(`e.n < ${c.param(top)}`);
   filters(q, c);
   const relevance = words ? `ts_rank_cd(e.search_words, ${words}, 1) + ${cjk}` : `${cjk}`;
-  const sql = `SELECT e.n, e.seq, e.ts, e.data::jsonb->>'role' AS role, ${TEXT} AS body,
-  (${relevance})::float8 AS relevance, s.key, s.id, s.generation, s.state, s.agent, s.channel
-FROM entries e JOIN sessions s ON s.sid = e.sid
-WHERE ${c.where.join(" AND ")}
-ORDER BY e.n DESC LIMIT ${c.param(PG_SEARCH_WINDOW + 1)}`;
+  // The window is chosen first, then read: what the outer SELECT computes is computed for its rows only
+  // (a sort under a LIMIT would compute it for every match).
+  const sql = `SELECT e.n, e.seq, e.ts, e.data::jsonb->>'role' AS role, sessiond_search_text(e.type, e.data) AS body,
+  (${relevance})::float8 AS relevance, e.key, e.id, e.generation, e.state, e.agent, e.channel
+FROM (SELECT e.n, e.seq, e.ts, e.type, e.data, e.search_words, s.key, s.id, s.generation, s.state, s.agent,
+    s.channel
+  FROM entries e JOIN sessions s ON s.sid = e.sid
+  WHERE ${c.where.join(" AND ")}
+  ORDER BY e.n DESC LIMIT ${c.param(PG_SEARCH_WINDOW + 1)}) e
+ORDER BY e.n DESC`;
   return { sql, params: c.params };
 }
 
