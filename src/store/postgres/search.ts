@@ -3,6 +3,7 @@ import { CJK } from "../../search/indexed-text.js";
 import {
   encodeSearchCursor,
   type NormalisedSearch,
+  ranksAfter,
   type SearchHit,
   type SearchPosition,
   type SearchResult,
@@ -128,9 +129,7 @@ export async function searchPostgres(pool: Pool, q: NormalisedSearch): Promise<S
     const ranked = window
       .map((row): Scored => ({ row, score: recencyScore(-row.relevance, row.ts, q.now), top }))
       .sort((a, b) => a.score - b.score || a.row.n - b.row.n);
-    for (const scored of ranked)
-      if (!after || scored.score > after.score || (scored.score === after.score && scored.row.n > after.row))
-        found.push(scored);
+    for (const scored of ranked) if (ranksAfter(scored.score, scored.row.n, after)) found.push(scored);
     const oldest = window.at(-1);
     if (found.length > q.limit || candidates.length <= PG_SEARCH_WINDOW || !oldest) break;
     top = oldest.n;
