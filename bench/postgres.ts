@@ -2,6 +2,7 @@
  * The PostgreSQL store on a throwaway cluster (bench/postgres-cluster.ts; fsync on), in one run:
  * - durable appends/s from 100 concurrent sessions beside raw `INSERT … SELECT FROM unnest` transactions
  *   of 100 rows (synchronous commit) into a table shaped like `entries`, on the same server;
+ * - the same appends with the search index (migration 3) beside a database whose index was dropped;
  * - the lease's cost per turn: p50 of an echo turn through the engine on postgres (lease taken, fenced
  *   appends, released) beside the same turn on SQLite;
  * - CPU per turn of `sessiond serve` (echo runtime) with one gateway, and with two on one database.
@@ -23,6 +24,7 @@ export interface PostgresResult {
   appendsPerSec: number;
   rawRowsPerSec: number;
   appendRatio: number;
+  unindexedAppendsPerSec: number;
   turnP50Postgres: number;
   turnP50Sqlite: number;
   cpuPerTurnOneMs: number;
@@ -54,6 +56,21 @@ async function storeAppends(url: string, perSession: number): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/** A migrated database without the search index: its words column and trigram index dropped. */
+async function withoutSearch(url: string): Promise<string> {
+  await (await PostgresStore.open({ url })).close();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(
+      "DROP INDEX IF EXISTS entries_search_grams; ALTER TABLE entries DROP COLUMN search_words",
+    );
+  } finally {
+    await client.end();
+  }
+  return url;
 }
 
 /** The baseline: what the server does with the same rows at best, 100 per transaction. */
@@ -188,6 +205,11 @@ export const postgresBench: Bench<PostgresResult> = {
       ctx.log("postgres: durable appends from 100 sessions, raw unnest inserts beside them");
       const appendsPerSec = await storeAppends(await cluster.createDatabase(), perSession);
       const rawRowsPerSec = await rawUnnest(await cluster.createDatabase(), perSession);
+      ctx.log("postgres: the same appends without the search index");
+      const unindexedAppendsPerSec = await storeAppends(
+        await withoutSearch(await cluster.createDatabase()),
+        perSession,
+      );
       ctx.log("postgres: echo turns on postgres and on sqlite");
       const turns = ctx.quick ? 100 : 400;
       const turnP50Postgres = await turnP50(join(ctx.dir, "turns-pg"), await cluster.createDatabase(), turns);
@@ -200,6 +222,7 @@ export const postgresBench: Bench<PostgresResult> = {
         appendsPerSec,
         rawRowsPerSec,
         appendRatio: appendsPerSec / rawRowsPerSec,
+        unindexedAppendsPerSec,
         turnP50Postgres,
         turnP50Sqlite,
         cpuPerTurnOneMs,
@@ -217,6 +240,13 @@ export const postgresBench: Bench<PostgresResult> = {
         baseline: int(r.rawRowsPerSec),
         ratio: ratioText(r.appendRatio),
         checks: [atLeast(r.appendRatio, 0.7, "0.70x baseline")],
+      },
+      {
+        figure: "postgres: durable appends/s with the search index (vs without it)",
+        value: int(r.appendsPerSec),
+        baseline: int(r.unindexedAppendsPerSec),
+        ratio: ratioText(r.appendsPerSec / r.unindexedAppendsPerSec),
+        checks: [atLeast(r.appendsPerSec / r.unindexedAppendsPerSec, 0.75, "0.75x without")],
       },
       {
         figure: "postgres: p50 echo turn with its lease (vs the same turn on SQLite)",

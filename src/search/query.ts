@@ -124,6 +124,11 @@ export function normaliseSearch(query: SearchQuery, now: number): NormalisedSear
   return out;
 }
 
+/** True when a hit of this score and row ranks after `after` (score, then row, ascending), or there is none. */
+export function ranksAfter(score: number, row: number, after: SearchPosition | undefined): boolean {
+  return !after || score > after.score || (score === after.score && row > after.row);
+}
+
 export function encodeSearchCursor(position: SearchPosition): string {
   const fields = [position.now, position.score, position.row];
   if (position.top !== undefined) fields.push(position.top);

@@ -1,5 +1,7 @@
 import type { Pool } from "pg";
 import { SessiondError } from "../../model/errors.js";
+import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
+import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
 import type { Durability } from "../store.js";
 import { type ForeignAppend, listenForeignAppends } from "./append-notify.js";
@@ -9,6 +11,7 @@ import { migrate } from "./migrate.js";
 import { PgNotifications } from "./notifications.js";
 import { openPool } from "./pool.js";
 import { PostgresDriver } from "./postgres-driver.js";
+import { searchPostgres } from "./search.js";
 
 export interface PostgresStoreOptions {
   /** `postgresql://user@host:5432/db`, or a unix socket: `postgresql:///db?host=/run/postgresql`. */
@@ -28,7 +31,7 @@ export interface PostgresStoreOptions {
  * postgres-driver.ts, plus what only a shared database has: leases (one turn per key across processes),
  * the inbox of admitted inputs, and other processes' appends as they commit.
  */
-export class PostgresStore extends LogStore {
+export class PostgresStore extends LogStore implements SearchableStore {
   /** One turn per key across every process on this database (the engine's lanes take them). */
   readonly leases: PgLeases;
 
@@ -63,6 +66,11 @@ export class PostgresStore extends LogStore {
         ? error
         : new SessiondError("STORE_UNAVAILABLE", `PostgreSQL: ${String(error)}`, { cause: error });
     }
+  }
+
+  /** Messages whose text matches, best first (search.ts). */
+  search(query: SearchQuery): Promise<SearchResult> {
+    return this.read(() => searchPostgres(this.pool, normaliseSearch(query, Date.now())));
   }
 
   /** The inbox of admitted inputs, in this database, on this store's connections (closed with the store). */

@@ -112,6 +112,50 @@ ALTER TABLE sessions ADD COLUMN activity_bucket bigint GENERATED ALWAYS AS (last
 DROP INDEX sessions_activity;
 CREATE INDEX sessions_activity ON sessions (activity_bucket) WHERE state = 'active';
 `,
+  // 3: search (search.ts). What is indexed of an entry is sessiond_search_text (search/indexed-text.ts in
+  // SQL); the words are a stored generated column, so the row an append commits is indexed with it. The
+  // words fold as `simple` plus `unaccent` where that extension can be created, else as `simple` alone
+  // (accents then matter); `pg_trgm`, where it can be created, indexes the text that has CJK, for substrings.
+  // `n` orders entries across sessions, newest last: search ranks a window of the newest matches.
+  `
+DO $$ BEGIN
+  BEGIN CREATE EXTENSION IF NOT EXISTS unaccent; EXCEPTION WHEN OTHERS THEN NULL; END;
+  BEGIN CREATE EXTENSION IF NOT EXISTS pg_trgm; EXCEPTION WHEN OTHERS THEN NULL; END;
+END $$;
+CREATE TEXT SEARCH CONFIGURATION sessiond_search (COPY = simple);
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'unaccent') THEN
+    ALTER TEXT SEARCH CONFIGURATION sessiond_search ALTER MAPPING FOR asciiword, asciihword, hword_asciipart,
+      word, hword, hword_part, numword, numhword, hword_numpart WITH unaccent, simple;
+  END IF;
+END $$;
+CREATE FUNCTION sessiond_search_text(type text, data text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN type = 'message' THEN (
+    SELECT j->>'content' FROM (SELECT data::jsonb AS j) d
+    WHERE j->>'role' IN ('user', 'assistant') AND coalesce(j->>'autoInjected', 'false') <> 'true'
+      AND j->>'content' ~ '[^[:space:]]')
+  END
+$$;
+-- The indexed text when it has Han, kana or Hangul (CJK in search/indexed-text.ts): only CJK terms read the
+-- trigram index, and they match only such text.
+CREATE FUNCTION sessiond_search_cjk(type text, data text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT t FROM (SELECT sessiond_search_text(type, data) AS t) x
+  WHERE t ~ '[\\u1100-\\u11ff\\u2e80-\\u2fdf\\u3005\\u3007\\u3021-\\u3029\\u3038-\\u303b\\u3041-\\u309f\\u30a1-\\u30ff\\u3131-\\u318f\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e00-\\u9fff\\ua960-\\ua97f\\uac00-\\ud7ff\\uf900-\\ufaff\\uff66-\\uffdc\\U00020000-\\U0003134f]'
+$$;
+ALTER TABLE entries
+  ADD COLUMN n bigint GENERATED ALWAYS AS IDENTITY,
+  ADD COLUMN search_words tsvector
+    GENERATED ALWAYS AS (to_tsvector('sessiond_search'::regconfig, sessiond_search_text(type, data))) STORED;
+CREATE INDEX entries_n ON entries (n);
+CREATE INDEX entries_search_words ON entries USING gin (search_words);
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    CREATE INDEX entries_search_grams ON entries USING gin (sessiond_search_cjk(type, data) gin_trgm_ops);
+  END IF;
+END $$;
+`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -4,6 +4,7 @@ import { CJK, indexedText } from "../../search/indexed-text.js";
 import {
   encodeSearchCursor,
   type NormalisedSearch,
+  ranksAfter,
   type SearchHit,
   type SearchPosition,
   type SearchResult,
@@ -165,12 +166,7 @@ export class SqliteSearchIndex {
       const window = candidates.slice(0, SEARCH_WINDOW);
       const ranked = this.rank(q, matchers, match, window, top);
       for (const scored of ranked)
-        if (
-          !after ||
-          scored.score > after.score ||
-          (scored.score === after.score && scored.candidate.row > after.row)
-        )
-          found.push(scored);
+        if (ranksAfter(scored.score, scored.candidate.row, after)) found.push(scored);
       const oldest = window.at(-1);
       if (found.length > q.limit || candidates.length <= SEARCH_WINDOW || !oldest) break;
       top = oldest.row;

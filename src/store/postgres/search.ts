@@ -1,0 +1,163 @@
+import type { Pool } from "pg";
+import { CJK } from "../../search/indexed-text.js";
+import {
+  encodeSearchCursor,
+  type NormalisedSearch,
+  ranksAfter,
+  type SearchHit,
+  type SearchPosition,
+  type SearchResult,
+  type SearchRole,
+} from "../../search/query.js";
+import { recencyScore } from "../../search/rank.js";
+import { makeSnippet } from "../../search/snippet.js";
+import { query } from "./pool.js";
+
+/** How many matches one window ranks, as on SQLite (`SEARCH_WINDOW`): the newest ones below its top. */
+export const PG_SEARCH_WINDOW = 200;
+
+/** A match as the window query returns it, newest (highest `n`) first. */
+interface CandidateRow {
+  n: number;
+  seq: number;
+  ts: number;
+  role: SearchRole;
+  body: string;
+  relevance: number;
+  key: string;
+  id: string;
+  generation: number;
+  state: "active" | "archived";
+  agent: string;
+  channel: string;
+}
+
+interface Scored {
+  row: CandidateRow;
+  score: number;
+  top: number;
+}
+
+/** An entry's indexed text when it has CJK, as migration 3 defines it (the trigram index's expression). */
+const CJK_TEXT = "sessiond_search_cjk(e.type, e.data)";
+const CONFIG = "'sessiond_search'::regconfig";
+
+/** SQL with numbered parameters, built a condition at a time. */
+class Conditions {
+  readonly where: string[] = [];
+  readonly params: unknown[] = [];
+  param(value: unknown): string {
+    this.params.push(value);
+    return `$${this.params.length}`;
+  }
+}
+
+/**
+ * The words part of a query as a tsquery expression: every non-CJK term, phrases as written, the last word
+ * typed (not in quotes) as a prefix. Tokenised and folded by the server with the index's configuration.
+ * Undefined when every term is CJK.
+ */
+function wordsQuery(q: NormalisedSearch, c: Conditions): string | undefined {
+  const parts = q.terms.flatMap((term, i) => {
+    if (CJK.test(term.text)) return [];
+    if (term.phrase || i < q.terms.length - 1) return [`phraseto_tsquery(${CONFIG}, ${c.param(term.text)})`];
+    // parseTerms leaves letters, digits, marks and `_` only: nothing to_tsquery would read as syntax.
+    return [`to_tsquery(${CONFIG}, ${c.param(`'${term.text}':*`)})`];
+  });
+  return parts.length === 0 ? undefined : `(${parts.join(" && ")})`;
+}
+
+/** The filters, and each CJK term as a substring of the text (the trigram index answers ILIKE). */
+function filters(q: NormalisedSearch, c: Conditions): void {
+  for (const term of q.terms)
+    if (CJK.test(term.text))
+      c.where.push(`${CJK_TEXT} ILIKE ${c.param(`%${term.text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`)}`);
+  if (q.role) c.where.push(`e.data::jsonb->>'role' = ${c.param(q.role)}`);
+  if (q.since !== undefined) c.where.push(`e.ts >= ${c.param(Math.ceil(q.since))}`);
+  if (q.until !== undefined) c.where.push(`e.ts < ${c.param(Math.ceil(q.until))}`);
+  if (q.agent) c.where.push(`s.agent = ${c.param(q.agent)}`);
+  if (q.channel) c.where.push(`s.channel = ${c.param(q.channel)}`);
+  if (q.keyPrefix) {
+    const prefix = c.param(q.keyPrefix);
+    // The range reads the (key, generation) index; starts_with keeps the test exact.
+    c.where.push(`s.key >= ${prefix} AND starts_with(s.key, ${prefix})`);
+  }
+  if (q.archived !== "include")
+    c.where.push(q.archived === "only" ? "s.state = 'archived'" : "s.state = 'active'");
+}
+
+/**
+ * The newest PG_SEARCH_WINDOW + 1 matches below `top` with their relevance: `ts_rank_cd` of the words
+ * (normalised by the log of the text's length), plus 1 per CJK term.
+ */
+function windowSql(q: NormalisedSearch, top: number): { sql: string; params: unknown[] } {
+  const c = new Conditions();
+  const words = wordsQuery(q, c);
+  const cjk = q.terms.filter((t) => CJK.test(t.text)).length;
+  c.where.push(words ? `e.search_words @@ ${words}` : "e.search_words IS NOT NULL");
+  c.where.push(`e.n < ${c.param(top)}`);
+  filters(q, c);
+  const relevance = words ? `ts_rank_cd(e.search_words, ${words}, 1) + ${cjk}` : `${cjk}`;
+  // The window is chosen first, then read: what the outer SELECT computes is computed for its rows only
+  // (a sort under a LIMIT would compute it for every match).
+  const sql = `SELECT e.n, e.seq, e.ts, e.data::jsonb->>'role' AS role, sessiond_search_text(e.type, e.data) AS body,
+  (${relevance})::float8 AS relevance, e.key, e.id, e.generation, e.state, e.agent, e.channel
+FROM (SELECT e.n, e.seq, e.ts, e.type, e.data, e.search_words, s.key, s.id, s.generation, s.state, s.agent,
+    s.channel
+  FROM entries e JOIN sessions s ON s.sid = e.sid
+  WHERE ${c.where.join(" AND ")}
+  ORDER BY e.n DESC LIMIT ${c.param(PG_SEARCH_WINDOW + 1)}) e
+ORDER BY e.n DESC`;
+  return { sql, params: c.params };
+}
+
+/**
+ * Search over PostgreSQL (migration 3): the words are a generated column of the entry row, so whatever an
+ * acknowledged append committed is found, a deleted session's rows are gone with it, and resets and rekeys
+ * (session rows) need nothing. Ranked as on SQLite: window after window of the newest matches, each by
+ * relevance times recency (`recencyScore`; lower is better) and `n`; a cursor holds its window's top, so
+ * the next page ranks the same window again whatever was appended since.
+ */
+export async function searchPostgres(pool: Pool, q: NormalisedSearch): Promise<SearchResult> {
+  const found: Scored[] = [];
+  let after: SearchPosition | undefined = q.after;
+  let top = q.after?.top ?? (await newestRow(pool)) + 1;
+  for (;;) {
+    const { sql, params } = windowSql(q, top);
+    const candidates = await query<CandidateRow>(pool, sql, params);
+    const window = candidates.slice(0, PG_SEARCH_WINDOW);
+    const ranked = window
+      .map((row): Scored => ({ row, score: recencyScore(-row.relevance, row.ts, q.now), top }))
+      .sort((a, b) => a.score - b.score || a.row.n - b.row.n);
+    for (const scored of ranked) if (ranksAfter(scored.score, scored.row.n, after)) found.push(scored);
+    const oldest = window.at(-1);
+    if (found.length > q.limit || candidates.length <= PG_SEARCH_WINDOW || !oldest) break;
+    top = oldest.n;
+    after = undefined;
+  }
+  const page = found.slice(0, q.limit);
+  const hits = page.map(
+    ({ row }): SearchHit => ({
+      key: row.key,
+      sessionId: row.id,
+      generation: row.generation,
+      archived: row.state === "archived",
+      seq: row.seq,
+      role: row.role,
+      ts: row.ts,
+      agent: row.agent,
+      channel: row.channel,
+      snippet: makeSnippet(row.body, q.terms),
+    }),
+  );
+  const result: SearchResult = { hits, indexing: false };
+  const last = page.at(-1);
+  if (found.length > q.limit && last)
+    result.nextCursor = encodeSearchCursor({ now: q.now, score: last.score, row: last.row.n, top: last.top });
+  return result;
+}
+
+async function newestRow(pool: Pool): Promise<number> {
+  const rows = await query<{ n: number | null }>(pool, "SELECT max(n) AS n FROM entries");
+  return rows[0]?.n ?? 0;
+}

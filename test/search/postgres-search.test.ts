@@ -1,0 +1,74 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
+import { MIGRATIONS } from "../../src/store/postgres/schema.js";
+import { json, startTestGateway } from "../gateway/http/helpers.js";
+import { type PostgresCluster, startPostgres } from "../support/postgres.js";
+import { runSearchContract } from "./search-contract.js";
+
+let cluster: PostgresCluster;
+beforeAll(async () => {
+  cluster = await startPostgres();
+});
+afterAll(() => cluster?.remove());
+
+// Each test's store is a database of its own on the throwaway cluster.
+runSearchContract("postgres", async () => PostgresStore.open({ url: await cluster.createDatabase() }));
+
+describe("search on PostgreSQL", () => {
+  it("indexes the messages of a database written before the search migration when it upgrades", async () => {
+    const url = await cluster.createDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(
+        "CREATE TABLE sessiond_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+      );
+      for (const [i, migration] of MIGRATIONS.slice(0, 2).entries()) {
+        await client.query(migration);
+        await client.query("INSERT INTO sessiond_schema (version) VALUES ($1)", [i + 1]);
+      }
+      const now = Date.now();
+      await client.query(
+        `INSERT INTO sessions (id, key, generation, state, agent, channel, created_by, created_at, last_activity_at)
+         VALUES ('s-old', 'old:1', 1, 'active', 'main', 'telegram', 'test', $1, $1)`,
+        [now],
+      );
+      const message = (role: string, content: string) => JSON.stringify({ type: "message", role, content });
+      await client.query(
+        `INSERT INTO entries (sid, seq, id, ts, type, data)
+         SELECT sid, 1, 'e1', $1::bigint, 'message', $2 FROM sessions UNION ALL
+         SELECT sid, 2, 'e2', $1::bigint, 'message', $3 FROM sessions`,
+        [now, message("user", "a quokka from before"), message("tool", "quokka tool output")],
+      );
+    } finally {
+      await client.end();
+    }
+    const store = await PostgresStore.open({ url });
+    try {
+      const { hits } = await store.search({ text: "quokka" });
+      expect(hits.map((h) => [h.key, h.seq, h.snippet])).toEqual([
+        ["old:1", 1, "a <mark>quokka</mark> from before"],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("answers GET /api/search (no longer 501)", async () => {
+    const gw = await startTestGateway({
+      store: { backend: "postgres", url: await cluster.createDatabase() },
+    });
+    try {
+      await gw.engine.store.append("telegram:1", [{ type: "message", role: "user", content: "a kiwi" }], {
+        init: { agent: "main", channel: "telegram", createdBy: "test" },
+      });
+      const res = await gw.api("/api/search?q=kiwi");
+      expect(res.status).toBe(200);
+      const body = (await json(res)) as unknown as { hits: Array<{ key: string; snippet: string }> };
+      expect(body.hits.map((h) => [h.key, h.snippet])).toEqual([["telegram:1", "a <mark>kiwi</mark>"]]);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
