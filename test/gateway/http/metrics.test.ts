@@ -23,7 +23,7 @@ describe("store commit metrics", () => {
         engine!.store.append(`k${i}`, [{ type: "message", role: "user", content: `m${i}` }], { init }),
       ),
     );
-    const text = await metrics.registry.metrics();
+    const text = await (await metrics.load()).metrics();
     metrics.stop();
     const sum = Number(/sessiond_store_commit_batch_size_sum (\d+)/.exec(text)?.[1]);
     const count = Number(/sessiond_store_commit_batch_size_count (\d+)/.exec(text)?.[1]);
