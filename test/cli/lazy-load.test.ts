@@ -194,7 +194,7 @@ describe("start-up loads what the command needs", () => {
     }
   });
 
-  it("serve on an existing SQLite data dir loads no channel adapter, runtime SDK, search, prom-client or secret rules before ready", async () => {
+  it("serve on an existing SQLite data dir loads no zod, OpenAPI generator, channel adapter, runtime SDK, prom-client or secret rules before ready", async () => {
     const dataDir = join(dir, "serve-data");
     const engine = await createEngine({ dataDir });
     await engine.close();
@@ -212,6 +212,11 @@ describe("start-up loads what the command needs", () => {
       "node_modules/prom-client/",
       "node_modules/@opentelemetry/",
       "dist/src/gateway/metrics/registry.js",
+      "node_modules/zod/",
+      "node_modules/@hono/zod-openapi/",
+      "node_modules/@asteasolutions/",
+      "dist/src/gateway/routes/sessions.js",
+      "dist/src/gateway/routes/openapi.js",
       "node_modules/openai/",
       "node_modules/@anthropic-ai/",
       "node_modules/@openai/",

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../../src/engine.js";
-import { createMetrics } from "../../../src/gateway/routes/metrics.js";
+import { createMetrics } from "../../../src/gateway/metrics/recorder.js";
 
 describe("store commit metrics", () => {
   let dir: string;
