@@ -59,6 +59,11 @@ async function loadedFiles(args: string[]): Promise<string[]> {
     ["--import", pathToFileURL(join(dir, "register.mjs")).href, ...args],
     { cwd: dir },
   );
+  return filesIn(stderr);
+}
+
+/** The files named by the LOAD lines of `stderr`, relative to the repo, each once. */
+function filesIn(stderr: string): string[] {
   return stderr
     .split("\n")
     .filter((line) => line.startsWith("LOAD file://"))
@@ -103,13 +108,7 @@ async function loadedBeforeReady(args: string[], readyLine: string): Promise<str
     child.once("close", (code) => reject(new Error(`exited ${code} before ready: ${err.slice(-2000)}`)));
   });
   try {
-    const before = await ready;
-    return before
-      .split("\n")
-      .filter((line) => line.startsWith("LOAD file://"))
-      .map((line) => fileURLToPath(line.slice(5)).slice(ROOT.length))
-      .filter((file, i, files) => files.indexOf(file) === i)
-      .flatMap(modulesOf);
+    return filesIn(await ready).flatMap(modulesOf);
   } finally {
     child.kill("SIGTERM");
     await exited;
