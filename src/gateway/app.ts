@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Handler, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { requireToken } from "./auth.js";
@@ -6,18 +6,18 @@ import { DEFAULT_BODY_LIMIT } from "./body.js";
 import type { GatewayDeps } from "./deps.js";
 import { describeError, errorHeaders, HttpError } from "./errors.js";
 import { allowedMethods } from "./methods.js";
-import { agentRoutes } from "./routes/agents.js";
+import { createMetrics, type GatewayMetrics } from "./metrics/recorder.js";
 import { chatRoutes } from "./routes/chat.js";
 import { dashboardRoutes } from "./routes/dashboard.js";
-import { healthRoutes } from "./routes/health.js";
-import { inspectRoutes } from "./routes/inspect.js";
-import { createMetrics, type GatewayMetrics, metricsRoutes } from "./routes/metrics.js";
+import {
+  type DocumentedPath,
+  EARLY_DOCUMENTED,
+  LATE_DOCUMENTED,
+  METRICS_DOCUMENTED,
+} from "./routes/documented-paths.js";
 import { openAiRoutes } from "./routes/openai.js";
-import { openApiRoutes } from "./routes/openapi.js";
-import { searchRoutes } from "./routes/search.js";
-import { sessionRoutes } from "./routes/sessions.js";
+import { openApiRoutes } from "./routes/openapi-route.js";
 import { turnRoutes } from "./routes/turns.js";
-import { workSessionRoutes } from "./routes/work-sessions.js";
 import type { GatewayEnv, GatewayOptions, RouteDeps } from "./types.js";
 import { defaultWebDir } from "./web/dir.js";
 import { serveDashboard } from "./web/static.js";
@@ -61,18 +61,26 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   if (options.publicRoutes) app.route("/", options.publicRoutes(routeDeps));
   app.use(requireToken(deps.token));
 
-  app.route("/", healthRoutes(routeDeps));
-  app.route("/", sessionRoutes(routeDeps));
-  app.route("/", searchRoutes(routeDeps));
-  app.route("/", agentRoutes(routeDeps));
-  app.route("/", inspectRoutes(routeDeps));
+  // The routes declared with zod schemas load (with zod and the OpenAPI generator) on their first request.
+  let documented: Promise<Hono<GatewayEnv>> | undefined;
+  const toDocumented: Handler<GatewayEnv> = async (c) => {
+    documented ??= import("./routes/documented.js").then((m) => m.documentedApp(routeDeps, metrics));
+    const res = await (await documented).fetch(c.req.raw, c.env);
+    // With the headers this app's middleware set on the context (request id, cache-control).
+    return c.newResponse(res.body, res);
+  };
+  const mountDocumented = (paths: readonly DocumentedPath[]) => {
+    for (const { method, path } of paths) app.on(method, path, toDocumented);
+  };
+
+  mountDocumented(EARLY_DOCUMENTED);
   app.route("/", turnRoutes(routeDeps));
   app.route("/", chatRoutes(routeDeps));
   app.route("/", openAiRoutes(routeDeps));
-  app.route("/", metricsRoutes(routeDeps, metrics));
+  mountDocumented(METRICS_DOCUMENTED);
   app.route("/", openApiRoutes());
   app.route("/", dashboardRoutes(routeDeps));
-  app.route("/", workSessionRoutes(routeDeps));
+  mountDocumented(LATE_DOCUMENTED);
 
   const methodsOf = allowedMethods(app);
   app.notFound((c) => {

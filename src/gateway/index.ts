@@ -4,7 +4,7 @@ import type { Engine } from "../engine.js";
 import { createGatewayApp } from "./app.js";
 import type { GatewayDeps, GatewayLogger } from "./deps.js";
 import { createGatewayLogger } from "./logger.js";
-import type { GatewayMetrics } from "./routes/metrics.js";
+import type { GatewayMetrics } from "./metrics/recorder.js";
 import type { StoreFallback } from "./store-fallback.js";
 import type { GatewayEnv, GatewayOptions } from "./types.js";
 import { type AttachedWebSocket, attachWebSocket, type WebSocketOptions } from "./ws/index.js";

@@ -69,6 +69,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       resolve();
     });
   });
+  // prom-client loads once the caller has said it is ready (observations meanwhile wait in a buffer).
+  setImmediate(() => {
+    gateway.metrics.load().catch((error: unknown) => {
+      deps.logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        "metrics: cannot load",
+      );
+    });
+  });
   const websocket = gateway.attachWebSocket(server);
   options.onServer?.(server, deps);
   const address = server.address() as AddressInfo;

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -59,11 +59,60 @@ async function loadedFiles(args: string[]): Promise<string[]> {
     ["--import", pathToFileURL(join(dir, "register.mjs")).href, ...args],
     { cwd: dir },
   );
+  return filesIn(stderr);
+}
+
+/** The files named by the LOAD lines of `stderr`, relative to the repo, each once. */
+function filesIn(stderr: string): string[] {
   return stderr
     .split("\n")
     .filter((line) => line.startsWith("LOAD file://"))
     .map((line) => fileURLToPath(line.slice(5)).slice(ROOT.length))
     .filter((file, i, files) => files.indexOf(file) === i);
+}
+
+// For serve: what the process writes to stdout, echoed in order among the LOAD lines on stderr.
+writeFileSync(
+  join(dir, "echo-stdout.cjs"),
+  [
+    "const write = process.stdout.write.bind(process.stdout);",
+    'process.stdout.write = (chunk, ...rest) => { process._rawDebug("STDOUT " + String(chunk).trimEnd()); return write(chunk, ...rest); };',
+  ].join("\n"),
+);
+
+/** The modules `node <args>` loads before it writes `readyLine` to stdout; then it is stopped. */
+async function loadedBeforeReady(args: string[], readyLine: string): Promise<string[]> {
+  const child = spawn(
+    process.execPath,
+    [
+      "--require",
+      join(dir, "echo-stdout.cjs"),
+      "--import",
+      pathToFileURL(join(dir, "register.mjs")).href,
+      ...args,
+    ],
+    {
+      cwd: dir,
+      env: { ...process.env, SESSIOND_TOKEN: "lazy-load-token" },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  let err = "";
+  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const ready = new Promise<string>((resolve, reject) => {
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      err += chunk;
+      const at = err.indexOf(`STDOUT ${readyLine}`);
+      if (at >= 0) resolve(err.slice(0, at));
+    });
+    child.once("close", (code) => reject(new Error(`exited ${code} before ready: ${err.slice(-2000)}`)));
+  });
+  try {
+    return filesIn(await ready).flatMap(modulesOf);
+  } finally {
+    child.kill("SIGTERM");
+    await exited;
+  }
 }
 
 /** The modules (dist/src files inside the chunks, and node_modules files) that `node <args>` loads. */
@@ -140,6 +189,42 @@ describe("start-up loads what the command needs", () => {
   it("the root export loads neither the JSONL backend nor the secret scanner's rules", async () => {
     const modules = await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(INDEX)})`]);
     for (const part of ["dist/src/store/jsonl/jsonl-store.js", "node_modules/@secretlint/"]) {
+      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
+    }
+  });
+
+  it("serve on an existing SQLite data dir loads no zod, OpenAPI generator, channel adapter, runtime SDK, prom-client or secret rules before ready", async () => {
+    const dataDir = join(dir, "serve-data");
+    const engine = await createEngine({ dataDir });
+    await engine.close();
+    const modules = await loadedBeforeReady(
+      [CLI, "--data-dir", dataDir, "serve", "--port", "0"],
+      "sessiond gateway listening on",
+    );
+    expect(modules).toContain("dist/src/gateway/server.js");
+    expect(modules).toContain("dist/src/store/sqlite/sqlite-store.js");
+    for (const part of [
+      "dist/src/channels/index.js",
+      "dist/src/channels/telegram.js",
+      "dist/src/channels/msteams.js",
+      "node_modules/jose/",
+      "node_modules/prom-client/",
+      "node_modules/@opentelemetry/",
+      "dist/src/gateway/metrics/registry.js",
+      "node_modules/zod/",
+      "node_modules/@hono/zod-openapi/",
+      "node_modules/@asteasolutions/",
+      "dist/src/gateway/routes/sessions.js",
+      "dist/src/gateway/routes/openapi.js",
+      "node_modules/openai/",
+      "node_modules/@anthropic-ai/",
+      "node_modules/@openai/",
+      "node_modules/@a2a-js/",
+      "node_modules/gpt-tokenizer/",
+      "node_modules/@secretlint/",
+      "dist/src/store/jsonl/jsonl-store.js",
+      "dist/src/store/postgres/",
+    ]) {
       expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
     }
   });

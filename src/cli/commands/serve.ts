@@ -59,7 +59,6 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         import("../../gateway/token.js"),
         import("../../gateway/web/dir.js"),
         import("../../runtimes/index.js"),
-        import("../../channels/index.js"),
         import("../../gateway/heap.js"),
         import("../../gateway/store-fallback.js"),
       ]);
@@ -73,14 +72,20 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         { resolveToken },
         { dashboardLine },
         { describeRuntime },
-        { channelHost, createChannels },
         { limitHeapGrowth },
         { createEngineOrFallback, fallbackWarning },
       ] = await modules;
       // Built before the engine opens, so a bad model config fails without touching the store.
       agentRuntimes(config, routing.agents);
       // Secrets are read before the engine opens too: a missing bot token fails without touching the store.
-      const channels = createChannels(config.channels ?? {}, { env: io.env });
+      // The channel adapters (and their packages, e.g. jose for Teams) load only when a channel is configured.
+      const configured = config.channels ?? {};
+      const channelsModule = Object.values(configured).some(
+        (settings) => settings && settings.enabled !== false,
+      )
+        ? await import("../../channels/index.js")
+        : undefined;
+      const channels = channelsModule?.createChannels(configured, { env: io.env });
       let attached: AttachedChannels | undefined;
       const token = resolveToken(config.dataDir, io.env);
       limitHeapGrowth();
@@ -107,10 +112,10 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
           ...(options.grace !== undefined ? { graceMs: options.grace } : {}),
           ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
           ...(fallback ? { storeFallback: fallback } : {}),
-          ...(channels.adapters.length > 0
+          ...(channelsModule && channels && channels.adapters.length > 0
             ? {
                 publicRoutes: (deps) => {
-                  attached = channels.attach(channelHost(deps));
+                  attached = channels.attach(channelsModule.channelHost(deps));
                   return attached.app;
                 },
               }
@@ -138,7 +143,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       for (const agent of engine.routing.agents) {
         io.stdout(`agent ${agent}: ${describeRuntime(engine.runtimeFor(agent))}\n`);
       }
-      for (const line of channels.describe(gateway.url)) io.stdout(`channel ${line}\n`);
+      for (const line of channels?.describe(gateway.url) ?? []) io.stdout(`channel ${line}\n`);
       for (const warning of await engine.startupWarnings()) io.stderr(`warning: ${warning}\n`);
       const signal = await stopSignal();
       io.stdout(`${signal}: shutting down\n`);

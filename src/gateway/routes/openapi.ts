@@ -1,6 +1,4 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { Hono } from "hono";
-import type { GatewayEnv } from "../types.js";
 import { methodDocs } from "../ws/handlers/index.js";
 import { agentOperations } from "./agents.js";
 import { healthOperations } from "./health.js";
@@ -218,11 +216,4 @@ export function openApiDocument(): OpenApiDocument {
     },
   } as OpenApiDocument;
   return generated;
-}
-
-/** `GET /api/openapi.json`, generated on the first request (serve's start-up does not pay for it). */
-export function openApiRoutes(): Hono<GatewayEnv> {
-  const app = new Hono<GatewayEnv>();
-  app.get("/api/openapi.json", (c) => c.json(openApiDocument()));
-  return app;
 }
