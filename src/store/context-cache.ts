@@ -9,7 +9,7 @@ interface Cached {
   /** The seq of the last entry seen: the cache is only good while it equals the session's `entryCount`. */
   lastSeq: number;
   fromSeq: number;
-  /** Frozen copies, never handed out as this array; `sizes[i]` is what `entries[i]` holds, in bytes. */
+  /** Frozen entries, never handed out as this array; `sizes[i]` is what `entries[i]` holds, in bytes. */
   entries: Readonly<Entry>[];
   sizes: number[];
   summary?: Readonly<CompactionEntry>;
@@ -30,7 +30,8 @@ export const DEFAULT_CONTEXT_CACHE_BYTES = 16 * 1024 * 1024;
  * the last one instead of every kept entry. Appends extend it; anything it cannot vouch for (another
  * generation, a gap in seq, a rolled-back batch, another process's write) drops it. Bounded by the bytes
  * its entries hold (least recently used sessions go first; a context over a quarter of the bound is not
- * held at all). Entries are frozen copies: what a caller does with what it was given changes nothing here.
+ * held at all). Entries are frozen (frozen.ts): copied, unless the driver handed out entries already frozen,
+ * which are shared as they are; what a caller does with what it was given changes nothing here.
  */
 export class ContextCache {
   private readonly byKey: LRUCache<string, Cached>;

@@ -15,14 +15,61 @@ const SLOT_BYTES = 16;
  * character (two when one is beyond Latin-1, as V8 stores them) and a fixed cost per object and slot.
  */
 export function frozenCopy<T>(value: T): Frozen<T> {
+  const known = typeof value === "object" && value !== null ? measured.get(value) : undefined;
+  if (known !== undefined) return { value, bytes: known };
   const counter = { bytes: 0 };
   const copy = copyFrozen(value, counter) as Readonly<T>;
-  return { value: copy, bytes: counter.bytes };
+  return { value: remember(copy, counter.bytes), bytes: counter.bytes };
+}
+
+/**
+ * Freezes `value` itself, every object and array in it, for data just built that nothing else holds yet
+ * (entries just parsed from a file): the same guarantee as `frozenCopy` without copying. Values frozen by
+ * either are remembered with their size, so passing one to `frozenCopy` again costs a lookup: a driver's
+ * cache and the core's context cache then share the same frozen entries.
+ */
+export function freezeInPlace<T>(value: T): Frozen<T> {
+  const known = typeof value === "object" && value !== null ? measured.get(value) : undefined;
+  if (known !== undefined) return { value, bytes: known };
+  const counter = { bytes: 0 };
+  freezeDeep(value, counter);
+  return { value: remember(value, counter.bytes), bytes: counter.bytes };
+}
+
+/** Sizes of the values frozen here (top level only), which tells `frozenCopy` they need no copy. */
+const measured = new WeakMap<object, number>();
+
+function remember<T>(value: T, bytes: number): T {
+  if (typeof value === "object" && value !== null) measured.set(value, bytes);
+  return value;
+}
+
+function freezeDeep(value: unknown, counter: { bytes: number }): void {
+  if (typeof value === "string") {
+    counter.bytes += stringBytes(value);
+    return;
+  }
+  if (typeof value !== "object" || value === null) {
+    counter.bytes += SLOT_BYTES;
+    return;
+  }
+  counter.bytes += OBJECT_BYTES;
+  if (Array.isArray(value)) for (const item of value) freezeDeep(item, counter);
+  else
+    for (const name in value) {
+      counter.bytes += SLOT_BYTES;
+      freezeDeep((value as Record<string, unknown>)[name], counter);
+    }
+  Object.freeze(value);
+}
+
+function stringBytes(text: string): number {
+  return SLOT_BYTES + (isOneByte(text) ? text.length : text.length * 2);
 }
 
 function copyFrozen(value: unknown, counter: { bytes: number }): unknown {
   if (typeof value === "string") {
-    counter.bytes += SLOT_BYTES + (isOneByte(value) ? value.length : value.length * 2);
+    counter.bytes += stringBytes(value);
     return value;
   }
   if (typeof value !== "object" || value === null) {
