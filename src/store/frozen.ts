@@ -15,36 +15,28 @@ const SLOT_BYTES = 16;
  * character (two when one is beyond Latin-1, as V8 stores them) and a fixed cost per object and slot.
  */
 export function frozenCopy<T>(value: T): Frozen<T> {
-  const known = typeof value === "object" && value !== null ? measured.get(value) : undefined;
-  if (known !== undefined) return { value, bytes: known };
   const counter = { bytes: 0 };
   const copy = copyFrozen(value, counter) as Readonly<T>;
-  return { value: remember(copy, counter.bytes), bytes: counter.bytes };
+  return { value: copy, bytes: counter.bytes };
 }
 
 /**
- * Freezes `value` itself, every object and array in it, for data just built that nothing else holds yet
- * (entries just parsed from a file): the same guarantee as `frozenCopy` without copying. Values frozen by
- * either are remembered with their size, so passing one to `frozenCopy` again costs a lookup: a driver's
- * cache and the core's context cache then share the same frozen entries.
+ * Freezes `value` itself, and every object and array in it: the guarantee of `frozenCopy` without the
+ * copy, for data just built that nothing else holds yet (entries just parsed from a file).
  */
-export function freezeInPlace<T>(value: T): Frozen<T> {
-  const known = typeof value === "object" && value !== null ? measured.get(value) : undefined;
-  if (known !== undefined) return { value, bytes: known };
-  const counter = { bytes: 0 };
-  freezeDeep(value, counter);
-  return { value: remember(value, counter.bytes), bytes: counter.bytes };
-}
-
-/** Sizes of the values frozen here (top level only), which tells `frozenCopy` they need no copy. */
-const measured = new WeakMap<object, number>();
-
-function remember<T>(value: T, bytes: number): T {
-  if (typeof value === "object" && value !== null) measured.set(value, bytes);
+export function freezeInPlace<T>(value: T): Readonly<T> {
+  walk(value, { bytes: 0 }, true);
   return value;
 }
 
-function freezeDeep(value: unknown, counter: { bytes: number }): void {
+/** What `frozenCopy` would count for `value`, without copying it (for values frozen already). */
+export function heapBytes(value: unknown): number {
+  const counter = { bytes: 0 };
+  walk(value, counter, false);
+  return counter.bytes;
+}
+
+function walk(value: unknown, counter: { bytes: number }, freeze: boolean): void {
   if (typeof value === "string") {
     counter.bytes += stringBytes(value);
     return;
@@ -54,13 +46,13 @@ function freezeDeep(value: unknown, counter: { bytes: number }): void {
     return;
   }
   counter.bytes += OBJECT_BYTES;
-  if (Array.isArray(value)) for (const item of value) freezeDeep(item, counter);
+  if (Array.isArray(value)) for (const item of value) walk(item, counter, freeze);
   else
     for (const name in value) {
       counter.bytes += SLOT_BYTES;
-      freezeDeep((value as Record<string, unknown>)[name], counter);
+      walk((value as Record<string, unknown>)[name], counter, freeze);
     }
-  Object.freeze(value);
+  if (freeze) Object.freeze(value);
 }
 
 function stringBytes(text: string): number {

@@ -4,7 +4,7 @@ import { freezeInPlace, frozenCopy } from "../frozen.js";
 
 /**
  * A session's entries as read from its file (or written as), and their idempotency keys. The entries are
- * frozen, so the driver hands them out (and the core's context cache keeps them) without copying.
+ * frozen, so the driver hands them out, and the core's context cache keeps them, without copying.
  */
 export interface Loaded {
   entries: Entry[];
