@@ -25,18 +25,20 @@ export function frozenCopy<T>(value: T): Frozen<T> {
  * copy, for data just built that nothing else holds yet (entries just parsed from a file).
  */
 export function freezeInPlace<T>(value: T): Readonly<T> {
-  walk(value, { bytes: 0 }, true);
-  return value;
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) for (const item of value) freezeInPlace(item);
+  else for (const name in value) freezeInPlace((value as Record<string, unknown>)[name]);
+  return Object.freeze(value);
 }
 
 /** What `frozenCopy` would count for `value`, without copying it (for values frozen already). */
 export function heapBytes(value: unknown): number {
   const counter = { bytes: 0 };
-  walk(value, counter, false);
+  walk(value, counter);
   return counter.bytes;
 }
 
-function walk(value: unknown, counter: { bytes: number }, freeze: boolean): void {
+function walk(value: unknown, counter: { bytes: number }): void {
   if (typeof value === "string") {
     counter.bytes += stringBytes(value);
     return;
@@ -46,13 +48,12 @@ function walk(value: unknown, counter: { bytes: number }, freeze: boolean): void
     return;
   }
   counter.bytes += OBJECT_BYTES;
-  if (Array.isArray(value)) for (const item of value) walk(item, counter, freeze);
+  if (Array.isArray(value)) for (const item of value) walk(item, counter);
   else
     for (const name in value) {
       counter.bytes += SLOT_BYTES;
-      walk((value as Record<string, unknown>)[name], counter, freeze);
+      walk((value as Record<string, unknown>)[name], counter);
     }
-  if (freeze) Object.freeze(value);
 }
 
 function stringBytes(text: string): number {
