@@ -1,7 +1,7 @@
 import { LRUCache } from "lru-cache";
 import type { CompactionEntry, Entry } from "../model/entry.js";
 import type { Session } from "../model/session.js";
-import { frozenCopy } from "./frozen.js";
+import { type Frozen, frozenCopy, heapBytes } from "./frozen.js";
 
 interface Cached {
   /** The store's own id of the generation the entries belong to (a row id, or the session's id). */
@@ -9,7 +9,7 @@ interface Cached {
   /** The seq of the last entry seen: the cache is only good while it equals the session's `entryCount`. */
   lastSeq: number;
   fromSeq: number;
-  /** Frozen copies, never handed out as this array; `sizes[i]` is what `entries[i]` holds, in bytes. */
+  /** Frozen entries, never handed out as this array; `sizes[i]` is what `entries[i]` holds, in bytes. */
   entries: Readonly<Entry>[];
   sizes: number[];
   summary?: Readonly<CompactionEntry>;
@@ -30,7 +30,8 @@ export const DEFAULT_CONTEXT_CACHE_BYTES = 16 * 1024 * 1024;
  * the last one instead of every kept entry. Appends extend it; anything it cannot vouch for (another
  * generation, a gap in seq, a rolled-back batch, another process's write) drops it. Bounded by the bytes
  * its entries hold (least recently used sessions go first; a context over a quarter of the bound is not
- * held at all). Entries are frozen copies: what a caller does with what it was given changes nothing here.
+ * held at all). Entries are frozen copies, or the driver's own entries when it says they are frozen already
+ * (`KeptContext.frozen`): what a caller does with what it was given changes nothing here.
  */
 export class ContextCache {
   private readonly byKey: LRUCache<string, Cached>;
@@ -63,8 +64,8 @@ export class ContextCache {
     return { entries: cached.entries.slice(), ...(cached.summary ? { summary: cached.summary } : {}) };
   }
 
-  /** Remembers a context just loaded from the store. */
-  put(key: string, sid: number | string, session: Session, context: CachedContext): void {
+  /** Remembers a context just loaded from the store; `frozen`: its entries are frozen already and kept as they are. */
+  put(key: string, sid: number | string, session: Session, context: CachedContext, frozen = false): void {
     const cached: Cached = {
       sid,
       lastSeq: session.entryCount,
@@ -74,8 +75,9 @@ export class ContextCache {
       summaryBytes: 0,
       bytes: 0,
     };
-    if (context.summary) setSummary(cached, context.summary);
-    for (const entry of context.entries) push(cached, entry);
+    const keep = frozen ? asFrozen : frozenCopy;
+    if (context.summary) setSummary(cached, keep(context.summary));
+    for (const entry of context.entries) push(cached, keep(entry));
     this.store(key, cached);
   }
 
@@ -89,8 +91,8 @@ export class ContextCache {
       return;
     }
     for (const entry of fresh) {
-      if (entry.type !== "compaction") push(cached, entry);
-      else if (entry.seq === session.lastCompactionSeq) setSummary(cached, entry);
+      if (entry.type !== "compaction") push(cached, frozenCopy(entry));
+      else if (entry.seq === session.lastCompactionSeq) setSummary(cached, frozenCopy(entry));
     }
     cached.lastSeq = session.entryCount;
     if (session.contextFromSeq !== cached.fromSeq) {
@@ -120,15 +122,17 @@ export class ContextCache {
   }
 }
 
-function push(cached: Cached, entry: Readonly<Entry>): void {
-  const frozen = frozenCopy(entry);
+function asFrozen<T>(value: Readonly<T>): Frozen<T> {
+  return { value, bytes: heapBytes(value) };
+}
+
+function push(cached: Cached, frozen: Frozen<Entry>): void {
   cached.entries.push(frozen.value);
   cached.sizes.push(frozen.bytes);
   cached.bytes += frozen.bytes;
 }
 
-function setSummary(cached: Cached, summary: Readonly<CompactionEntry>): void {
-  const frozen = frozenCopy(summary);
+function setSummary(cached: Cached, frozen: Frozen<CompactionEntry>): void {
   cached.bytes += frozen.bytes - cached.summaryBytes;
   cached.summary = frozen.value;
   cached.summaryBytes = frozen.bytes;

@@ -29,6 +29,12 @@ export interface KeptContext {
   entries: Entry[];
   /** The entry at `lastCompactionSeq`, when the session has one. */
   summary?: CompactionEntry;
+  /**
+   * The entries (and summary) are deeply frozen and the driver never changes them: the core's context
+   * cache keeps these very objects instead of frozen copies. Leave unset for entries the driver built for
+   * this call or may change later.
+   */
+  frozen?: true;
 }
 
 /**

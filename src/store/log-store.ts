@@ -163,7 +163,8 @@ export class LogStore implements Store {
             const context: StoredContext = { session: cloneSession(session), entries: kept.entries };
             if (kept.summary) context.summary = kept.summary;
             // Only what is still the key's current session as loaded: a commit may have moved it on meanwhile.
-            if (this.heads.get(key) === head) this.contexts.put(key, session.id, session, context);
+            if (this.heads.get(key) === head)
+              this.contexts.put(key, session.id, session, context, kept.frozen === true);
             return context;
           });
         }),

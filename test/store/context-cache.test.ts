@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Entry, EntryInput } from "../../src/model/entry.js";
 import type { Session } from "../../src/model/session.js";
 import { ContextCache } from "../../src/store/context-cache.js";
+import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
@@ -38,6 +39,7 @@ describe("context cache: immutable entries", () => {
   const stores: Array<[string, () => Store]> = [
     ["sqlite", () => new SqliteStore({ path: join(dir, "sessiond.db") })],
     ["memory", () => new MemoryStore()],
+    ["jsonl", () => new JsonlStore({ path: join(dir, "jsonl") })],
   ];
 
   for (const [name, make] of stores) {
@@ -49,6 +51,9 @@ describe("context cache: immutable entries", () => {
       for (const entry of appended.entries) scribble(entry);
       const first = (await store.loadContext("k"))!;
       expect(first.entries.map((e) => e.type === "message" && e.content)).toEqual(["one"]);
+      // A load read from the store (not the cache) hands out entries nothing can change either.
+      for (const entry of first.entries) scribble(entry as Entry);
+      expect((await store.readEntries(first.session.id))[0]).toMatchObject({ content: "one" });
       // A load answered from the cache: its entries cannot be changed, and the next load is unchanged.
       const second = (await store.loadContext("k"))!;
       for (const entry of second.entries) scribble(entry as Entry);
@@ -60,6 +65,24 @@ describe("context cache: immutable entries", () => {
       expect((await store.loadContext("k"))!.entries).toHaveLength(1);
     });
   }
+
+  it("jsonl: entries read from the file are shared by its cache and the context cache, and cannot be changed", async () => {
+    const path = join(dir, "jsonl-reopen");
+    const writer = new JsonlStore({ path });
+    await writer.append("k", [msg("one"), msg("two")], { init });
+    await writer.close();
+    const store = new JsonlStore({ path });
+    opened.push(store);
+    const first = (await store.loadContext("k"))!;
+    expect(Object.isFrozen(first.entries[0])).toBe(true);
+    for (const entry of first.entries) scribble(entry as Entry);
+    const read = await store.readEntries(first.session.id);
+    expect(read.map((e) => e.type === "message" && e.content)).toEqual(["one", "two"]);
+    // One frozen entry serves both caches: the cached load hands out the very objects the driver read.
+    const second = (await store.loadContext("k"))!;
+    expect(second.entries[0]).toBe(read[0]);
+    expect(second.entries[0]).toMatchObject({ content: "one", sender: { id: "u" } });
+  });
 });
 
 describe("context cache: bounded by bytes", () => {

@@ -1,7 +1,11 @@
 import { LRUCache } from "lru-cache";
 import type { Entry } from "../../model/entry.js";
+import { freezeInPlace, frozenCopy } from "../frozen.js";
 
-/** A session's entries as read from its file (or written as), and their idempotency keys. */
+/**
+ * A session's entries as read from its file (or written as), and their idempotency keys. The entries are
+ * frozen, so the driver hands them out, and the core's context cache keeps them, without copying.
+ */
 export interface Loaded {
   entries: Entry[];
   byIdempotencyKey: Map<string, Entry>;
@@ -26,17 +30,20 @@ export class EntryCache {
     return this.loaded.get(id);
   }
 
-  /** Caches the entries parsed from `bytes` of the session's lines. */
+  /** Caches the entries just parsed from `bytes` of the session's lines (frozen where they are: nothing else holds them). */
   put(id: string, entries: Entry[], bytes: number): Loaded {
     const loaded: Loaded = { entries, byIdempotencyKey: new Map(), bytes };
-    for (const e of entries)
+    for (const e of entries) {
+      freezeInPlace(e);
       if (e.idempotencyKey !== undefined) loaded.byIdempotencyKey.set(e.idempotencyKey, e);
+    }
     this.loaded.set(id, loaded);
     return loaded;
   }
 
-  /** `entry` was appended to the session (its lines' bytes are counted by the caller). */
-  appended(loaded: Loaded, entry: Entry): void {
+  /** `entry` was appended to the session (its lines' bytes are counted by the caller); a frozen copy is kept, the caller owns `entry`. */
+  appended(loaded: Loaded, fresh: Entry): void {
+    const entry = frozenCopy(fresh).value as Entry;
     loaded.entries.push(entry);
     if (entry.idempotencyKey !== undefined) loaded.byIdempotencyKey.set(entry.idempotencyKey, entry);
   }

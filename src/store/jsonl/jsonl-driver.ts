@@ -170,7 +170,8 @@ export class JsonlDriver implements StoreDriver {
   loadKept(session: Session): KeptContext {
     const tracked = this.files.get(session.id);
     if (!tracked) return { entries: [] };
-    return keptOf(session, this.guard(() => this.reads.load(tracked)).entries);
+    // The entry cache holds frozen entries only (entry-cache.ts).
+    return { ...keptOf(session, this.guard(() => this.reads.load(tracked)).entries), frozen: true };
   }
 
   list(query: NormalisedQuery): Session[] {

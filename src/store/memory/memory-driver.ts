@@ -69,7 +69,8 @@ export class MemoryDriver implements StoreDriver {
   }
 
   loadKept(session: Session): KeptContext {
-    return keptOf(session, (this.byId.get(session.id)?.entries ?? []) as Entry[]);
+    // Entries are kept as frozen copies (appendEntries).
+    return { ...keptOf(session, (this.byId.get(session.id)?.entries ?? []) as Entry[]), frozen: true };
   }
 
   list(query: NormalisedQuery): Session[] {
