@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, getJson, sessionPath } from "../api";
+import { AgentSelect } from "../components/agent-select";
 import { useAgents } from "../hooks";
 import { live, useLiveStatus } from "../live";
 import { navigate, sessionHref } from "../router";
@@ -128,17 +129,13 @@ export function ChatPage({ query }: { query: URLSearchParams }) {
         ))}
       </ol>
       <form class="composer" onSubmit={send}>
-        <div class="field">
-          <label for="chat-agent">Agent</label>
-          <select id="chat-agent" value={agent} onChange={(e) => setAgent(e.currentTarget.value)}>
-            <option value="">Default{agents ? ` (${agents.defaultAgent})` : ""}</option>
-            {(agents?.agents ?? []).map(({ name }) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </div>
+        <AgentSelect
+          id="chat-agent"
+          agents={agents}
+          value={agent}
+          emptyLabel={`Default${agents ? ` (${agents.defaultAgent})` : ""}`}
+          onChange={setAgent}
+        />
         <div class="field grow">
           <label for="chat-text">Message</label>
           <textarea

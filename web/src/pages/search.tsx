@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { getJson } from "../api";
+import { AgentSelect } from "../components/agent-select";
 import { absoluteTime, relativeTime } from "../format";
 import { useAgents, useDebounced, useNow } from "../hooks";
 import { entryHref } from "../router";
@@ -94,21 +95,13 @@ export function SearchPage({ query }: { query: URLSearchParams }) {
             onInput={(event) => setText(event.currentTarget.value)}
           />
         </div>
-        <div class="field">
-          <label for="s-agent">Agent</label>
-          <select
-            id="s-agent"
-            value={filters.agent}
-            onChange={(e) => setFilter("agent", e.currentTarget.value)}
-          >
-            <option value="">All agents</option>
-            {(agents?.agents ?? []).map(({ name }) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </div>
+        <AgentSelect
+          id="s-agent"
+          agents={agents}
+          value={filters.agent}
+          emptyLabel="All agents"
+          onChange={(agent) => setFilter("agent", agent)}
+        />
         <div class="field">
           <label for="s-channel">Channel</label>
           <input

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { getJson } from "../api";
+import { AgentSelect } from "../components/agent-select";
 import { StateBadge } from "../components/state-badge";
 import { absoluteTime, count, relativeTime } from "../format";
 import { useAgents, useDebounced, useNow } from "../hooks";
@@ -179,21 +180,13 @@ export function SessionsPage({ query }: { query: URLSearchParams }) {
             onInput={(event) => setText(event.currentTarget.value)}
           />
         </div>
-        <div class="field">
-          <label for="f-agent">Agent</label>
-          <select
-            id="f-agent"
-            value={filters.agent}
-            onChange={(e) => setFilter("agent", e.currentTarget.value)}
-          >
-            <option value="">All agents</option>
-            {(agents?.agents ?? []).map(({ name }) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </div>
+        <AgentSelect
+          id="f-agent"
+          agents={agents}
+          value={filters.agent}
+          emptyLabel="All agents"
+          onChange={(agent) => setFilter("agent", agent)}
+        />
         <div class="field">
           <label for="f-channel">Channel</label>
           <input
