@@ -9,6 +9,7 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
+const state = workerData.state;
 db.pragma("busy_timeout = 0");
 parentPort.on("message", (message) => {
   if (message === "close") {
@@ -16,12 +17,16 @@ parentPort.on("message", (message) => {
     parentPort.close();
     return;
   }
+  let reply;
   try {
     const [result] = db.pragma("wal_checkpoint(PASSIVE)");
-    parentPort.postMessage("done:" + (result ? result.log : 0));
+    reply = "done:" + (result ? result.log : 0);
   } catch (error) {
-    parentPort.postMessage(String(error && error.code).startsWith("SQLITE_IOERR") ? "io:" + error.message : "failed");
+    reply = String(error && error.code).startsWith("SQLITE_IOERR") ? "io:" + error.message : "failed";
   }
+  Atomics.store(state, 0, 0);
+  Atomics.notify(state, 0);
+  parentPort.postMessage(reply);
 });
 `;
 
@@ -36,6 +41,10 @@ parentPort.on("message", (message) => {
  * boundary (`remainderDue`, then `finished()`), and no new checkpoint starts here before that: otherwise,
  * under continuous load, back-to-back checkpoints here keep the main connection's own autocheckpoint
  * (which a running one turns away as busy) from ever completing, and the WAL grows without bound.
+ *
+ * A checkpoint here that runs long (the thread starved of CPU on a loaded machine) turns the writer's own
+ * checkpoints away as busy too; `waitIdle` lets the writer wait for it, as SQLite's checkpoint inside
+ * COMMIT would have made it wait, once the WAL has grown past its bound.
  */
 export class Checkpointer {
   private worker: Worker | undefined;
@@ -46,6 +55,8 @@ export class Checkpointer {
   private timer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private lastAt = Number.NEGATIVE_INFINITY;
+  /** 1 while the thread checkpoints: the thread clears it before it answers, so the writer can wait on it. */
+  private readonly state = new Int32Array(new SharedArrayBuffer(4));
   /** A checkpoint here finished; the writer's own copies what was committed meanwhile. */
   remainderDue = false;
   /** Checkpoints finished, for tests and metrics. */
@@ -62,7 +73,7 @@ export class Checkpointer {
   /** Started on the first request, so that a store that is only read never starts a thread. */
   private start(): Worker {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: this.path, driver } });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: this.path, driver, state: this.state } });
     worker.unref();
     worker.on("message", (message: string) => {
       this.running = false;
@@ -86,8 +97,22 @@ export class Checkpointer {
     // A worker that cannot start, or dies, only means checkpoints fall back to the main connection.
     worker.on("error", () => {
       this.broken = true;
+      Atomics.store(this.state, 0, 0);
     });
     return worker;
+  }
+
+  /** Whether a checkpoint of the thread is under way. */
+  get busy(): boolean {
+    return this.running && !this.broken && Atomics.load(this.state, 0) === 1;
+  }
+
+  /**
+   * Blocks the calling thread until the thread's checkpoint is done, for at most `timeoutMs`; true when it
+   * is (or none ran).
+   */
+  waitIdle(timeoutMs: number): boolean {
+    return !this.busy || Atomics.wait(this.state, 0, 1, timeoutMs) !== "timed-out";
   }
 
   /** The writer copied the remainder of the last checkpoint on its own connection. */
@@ -112,6 +137,7 @@ export class Checkpointer {
     }
     this.worker ??= this.start();
     this.running = true;
+    Atomics.store(this.state, 0, 1);
     this.lastAt = performance.now();
     this.worker.postMessage("checkpoint");
   }

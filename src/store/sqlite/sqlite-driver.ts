@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import type Database from "better-sqlite3";
 import type { Entry } from "../../model/entry.js";
 import { SessiondError } from "../../model/errors.js";
@@ -62,6 +63,16 @@ export interface SqliteDriverOptions {
  */
 const BACKSTOP_CHECKPOINT_PAGES = 2_000;
 
+/**
+ * The WAL file's bound. SQLite truncates the WAL to it when the WAL starts over (`journal_size_limit`), so
+ * a file larger than this holds more than this since the last start: the writer then waits for a
+ * checkpoint of the thread that holds its own off and copies the rest itself.
+ */
+const WAL_LIMIT_BYTES = 10 * 1024 * 1024;
+
+/** How long the writer waits for the checkpoint thread before it leaves the WAL to grow for a while. */
+const CHECKPOINT_WAIT_MS = 5_000;
+
 const NONE: ForeignChanges = { kind: "none" };
 const ALL: ForeignChanges = { kind: "all" };
 const OK: GroupOutcome = { ok: true };
@@ -113,6 +124,7 @@ export class SqliteDriver implements StoreDriver {
         BACKSTOP_CHECKPOINT_PAGES / 2,
       );
       this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+      this.db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
       const walSync = this.walSync;
       this.durableBarrier = () =>
         walSync.sync().catch((error: unknown) => Promise.reject(walSyncFailed(this.path, error)));
@@ -263,7 +275,8 @@ export class SqliteDriver implements StoreDriver {
 
   /** At a commit boundary: copies what the checkpoint thread left, so the next commit starts the WAL over. */
   private finishCheckpoint(): void {
-    if (!this.checkpointer?.remainderDue) return;
+    if (!this.checkpointer) return;
+    if (!this.checkpointer.remainderDue && !this.walOverLimit()) return;
     try {
       this.db.pragma("wal_checkpoint(PASSIVE)");
     } catch (error) {
@@ -272,6 +285,13 @@ export class SqliteDriver implements StoreDriver {
       if (isIoError(cause)) this.options.onFailure(walSyncFailed(this.path, cause));
     }
     this.checkpointer.finished();
+  }
+
+  /** The WAL passed its bound while the thread's checkpoint held the writer's own off: waits for that one. */
+  private walOverLimit(): boolean {
+    if (!this.checkpointer?.busy) return false;
+    const size = statSync(`${this.path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+    return size > WAL_LIMIT_BYTES && this.checkpointer.waitIdle(CHECKPOINT_WAIT_MS);
   }
 
   /** The inline fsync of a small durable batch. */
