@@ -73,7 +73,10 @@ export class Checkpointer {
   /** Started on the first request, so that a store that is only read never starts a thread. */
   private start(): Worker {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: this.path, driver, state: this.state } });
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { path: this.path, driver, state: this.state },
+    });
     worker.unref();
     worker.on("message", (message: string) => {
       this.running = false;
