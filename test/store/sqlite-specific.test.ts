@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -5,6 +6,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EntryInput } from "../../src/model/entry.js";
 import { SQL, SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { fsyncFaultEnv } from "../support/fsync-faults.js";
 
 const init = { agent: "main", channel: "t", createdBy: "u" };
 const msg = (content: string): EntryInput => ({ type: "message", role: "user", content });
@@ -93,6 +95,27 @@ describe("SQLite store", () => {
     expect(statSync(`${path}-wal`).size).toBeLessThan(12 * 1024 * 1024);
     expect((await store.getSession("k7"))!.entryCount).toBe(600);
   });
+
+  it("keeps the WAL under its bound on a slow disk, where each checkpoint holds the writer's own off for long", async () => {
+    // Every fsync of the database file takes 0.7 s: the thread's checkpoints hold the checkpoint lock that
+    // long, during which the writer's own checkpoints are turned away as busy. Before the writer waited for
+    // them, the WAL reached 12.3-23 MB here; now it stops at its 10 MiB limit plus a commit or two.
+    const file = join(dir, "slow.db");
+    const env = fsyncFaultEnv(file, join(dir, "slow-fsyncs"), 700);
+    const child = new URL("./sqlite-slow-disk-child.ts", import.meta.url).pathname;
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        ["--import", "tsx", child, file, join(dir, "slow-fsyncs")],
+        { env },
+        (error, stdout, stderr) =>
+          error ? reject(new Error(`${error.message}: ${stderr}`)) : resolve(stdout),
+      ),
+    );
+    const { largest, counts } = JSON.parse(out) as { largest: number; counts: number[] };
+    expect(counts).toEqual([450, 450, 450, 450]);
+    expect(largest).toBeLessThan(11 * 1024 * 1024);
+  }, 240_000);
 
   it("serves repeated context loads from memory, and never a stale one", async () => {
     const a = open();

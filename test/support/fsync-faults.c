@@ -1,7 +1,8 @@
 /*
  * A fault-injecting layer under the process, loaded with LD_PRELOAD: while the file named by
  * FSYNC_FAULT_ARM exists, fsync and fdatasync of the file named by FSYNC_FAULT_PATH fail with EIO,
- * as a failing disk makes them. Everything else passes through to libc. Node's libuv thread pool,
+ * as a failing disk makes them; with FSYNC_FAULT_SLOW_MS set they succeed instead, that many milliseconds
+ * late, as a slow or overloaded disk makes them. Everything else passes through to libc. Node's libuv thread pool,
  * its *Sync calls and SQLite all reach the kernel through these two calls.
  */
 #define _GNU_SOURCE
@@ -11,7 +12,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Sleeps FSYNC_FAULT_SLOW_MS and answers 0 when set (the call then goes on to the real one), else -1. */
+static int slow(void) {
+  const char *ms = getenv("FSYNC_FAULT_SLOW_MS");
+  struct timespec delay;
+  long n;
+  if (!ms) return -1;
+  n = atol(ms);
+  delay.tv_sec = n / 1000;
+  delay.tv_nsec = (n % 1000) * 1000000L;
+  while (nanosleep(&delay, &delay) != 0 && errno == EINTR) {
+  }
+  return 0;
+}
 
 static int faulty(int fd) {
   const char *arm = getenv("FSYNC_FAULT_ARM");
@@ -29,7 +45,7 @@ static int faulty(int fd) {
 
 int fdatasync(int fd) {
   static int (*real)(int);
-  if (faulty(fd)) {
+  if (faulty(fd) && slow() != 0) {
     errno = EIO;
     return -1;
   }
@@ -39,7 +55,7 @@ int fdatasync(int fd) {
 
 int fsync(int fd) {
   static int (*real)(int);
-  if (faulty(fd)) {
+  if (faulty(fd) && slow() != 0) {
     errno = EIO;
     return -1;
   }

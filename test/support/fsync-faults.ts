@@ -20,7 +20,16 @@ export function fsyncFaultLibrary(): string {
   return library;
 }
 
-/** The environment of a child whose fsyncs of `path` fail with EIO while the file `arm` exists. */
-export function fsyncFaultEnv(path: string, arm: string): NodeJS.ProcessEnv {
-  return { ...process.env, LD_PRELOAD: fsyncFaultLibrary(), FSYNC_FAULT_PATH: path, FSYNC_FAULT_ARM: arm };
+/**
+ * The environment of a child whose fsyncs of `path` fail with EIO while the file `arm` exists, or with
+ * `slowMs`, succeed that many milliseconds late.
+ */
+export function fsyncFaultEnv(path: string, arm: string, slowMs?: number): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    LD_PRELOAD: fsyncFaultLibrary(),
+    FSYNC_FAULT_PATH: path,
+    FSYNC_FAULT_ARM: arm,
+    ...(slowMs === undefined ? {} : { FSYNC_FAULT_SLOW_MS: String(slowMs) }),
+  };
 }
