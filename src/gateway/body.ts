@@ -86,20 +86,6 @@ function tooLarge(limit: number): HttpError {
   return new HttpError(413, "PAYLOAD_TOO_LARGE", `the request body is larger than ${limit} bytes`);
 }
 
-export function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string" || value.length === 0)
-    throw badRequest(`${field} must be a non-empty string`);
-  return value;
-}
-
-export function requiredString(body: Record<string, unknown>, field: string): string {
-  const value = optionalString(body, field);
-  if (value === undefined) throw badRequest(`${field} is required`);
-  return value;
-}
-
 /**
  * The path segment after `prefix`, percent-decoded exactly once and validated as a key. Read from the
  * raw URL so no router decoding (or a second decode) changes it: `..%2F` is the key `../`, never a path.
@@ -122,15 +108,6 @@ export function keyFromPath(c: Context, prefix: string): string {
     throw new HttpError(400, "INVALID_KEY", "the session key in the path is not valid percent-encoding");
   }
   return validateKey(key);
-}
-
-/** A query parameter as a positive integer within bounds, or undefined when absent. */
-export function intQuery(c: Context, name: string, min: number, max: number): number | undefined {
-  const value = c.req.query(name);
-  if (value === undefined || value === "") return undefined;
-  const message = intParamError(name, value, min, max);
-  if (message !== undefined) throw badRequest(message);
-  return Number(value);
 }
 
 /** What is wrong with `value` as an integer parameter from `min` to `max`; undefined when nothing is. */

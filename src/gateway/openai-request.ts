@@ -5,9 +5,17 @@ import { badRequest } from "./errors.js";
 /** The header that names a client's session under its address, as the request's `user` field does. */
 export const SESSION_HEADER = "x-sessiond-session";
 
+/** A `POST /v1/chat/completions` body as its schema (routes/openai-operations.ts) let it through. */
+export interface ChatCompletionBody {
+  messages: ReadonlyArray<{ role?: unknown; content?: string | readonly unknown[] | null }>;
+  user?: string | null;
+  model?: string | null;
+  stream?: boolean | null;
+}
+
 /** What sessiond reads of a `POST /v1/chat/completions` body. */
 export interface ChatCompletionRequest {
-  model: unknown;
+  model: string | undefined;
   stream: boolean;
   /** The last user message's text: the turn's input. */
   text: string;
@@ -17,15 +25,12 @@ export interface ChatCompletionRequest {
   session?: string;
 }
 
-/** Parses the body (and the session header); 400 for anything it cannot use. */
+/** The conversation out of a checked body (and the session header); 400 for what the schema cannot tell. */
 export function parseChatCompletion(
-  body: Record<string, unknown>,
+  body: ChatCompletionBody,
   sessionHeader: string | undefined,
 ): ChatCompletionRequest {
-  const { messages } = body;
-  if (!Array.isArray(messages) || messages.length === 0)
-    throw badRequest("messages must be a non-empty array");
-  const parsed = messages.map(messageOf);
+  const parsed = body.messages.map((m) => ({ role: m.role, content: contentText(m.content) }));
   const last = parsed.findLastIndex((m) => m.role === "user");
   if (last === -1) throw badRequest("messages has no user message");
   const text = (parsed[last] as ClientMessage).content;
@@ -34,33 +39,29 @@ export function parseChatCompletion(
     .slice(0, last)
     .filter((m): m is ClientMessage => m.role === "user" || m.role === "assistant");
   const session = sessionOf(body.user, sessionHeader);
-  return { model: body.model, stream: body.stream === true, text, history, ...(session ? { session } : {}) };
+  return {
+    model: body.model ?? undefined,
+    stream: body.stream === true,
+    text,
+    history,
+    ...(session ? { session } : {}),
+  };
 }
 
-function sessionOf(user: unknown, header: string | undefined): string | undefined {
+function sessionOf(user: string | null | undefined, header: string | undefined): string | undefined {
   if (header !== undefined) return requireKeyPart(header, "the X-Sessiond-Session header");
   if (user === undefined || user === null) return undefined;
-  if (typeof user !== "string") throw badRequest("user must be a string");
   return requireKeyPart(user, "user");
 }
 
-function messageOf(m: unknown): { role: unknown; content: string } {
-  if (typeof m !== "object" || m === null) throw badRequest("every message must be an object");
-  const { role, content } = m as { role?: unknown; content?: unknown };
-  return { role, content: contentText(content) };
-}
-
 /** A message's text: a string, or its text parts joined; none (an assistant's tool calls) is "". */
-function contentText(content: unknown): string {
+function contentText(content: string | readonly unknown[] | null | undefined): string {
   if (typeof content === "string") return content;
   if (content === undefined || content === null) return "";
-  if (Array.isArray(content)) {
-    return content
-      .map((part: unknown) => {
-        const p = part as { type?: unknown; text?: unknown };
-        return p && p.type === "text" && typeof p.text === "string" ? p.text : "";
-      })
-      .join("");
-  }
-  throw badRequest("message content must be a string or an array of parts");
+  return content
+    .map((part: unknown) => {
+      const p = part as { type?: unknown; text?: unknown } | null;
+      return p && p.type === "text" && typeof p.text === "string" ? p.text : "";
+    })
+    .join("");
 }

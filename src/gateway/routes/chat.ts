@@ -1,25 +1,27 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import type { EntryPoint, Envelope } from "../../model/envelope.js";
-import { optionalString, readJsonObject, requiredString } from "../body.js";
+import { readJsonObject } from "../body.js";
 import { describeError, HttpError } from "../errors.js";
 import { sseReply } from "../sse.js";
 import { runTurn, turnReply } from "../turn.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
+import { bodyOf } from "./checked.js";
+import { turnSchemas } from "./schemas-on-demand.js";
 
 /**
  * The endpoints that run a turn: web chat, the generic webhook, the App API and chat webhooks. Each names
- * its own session key through `engine.route` and its entry point (behaviours.md §1).
+ * its own session key through `engine.route` and its entry point (behaviours.md §1). Bodies are checked
+ * with the schemas the OpenAPI document shows (routes/turn-operations.ts).
  */
 export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
 
   app.post("/api/chat", async (c) => {
-    const body = await readJsonObject(c, deps.bodyLimit);
-    const text = requiredString(body, "message");
-    const sessionId = optionalString(body, "session_id");
-    const sender = optionalString(body, "sender") ?? "admin";
-    const agent = optionalString(body, "agent");
+    const { chatBody } = await turnSchemas();
+    const body = bodyOf(chatBody, await readJsonObject(c, deps.bodyLimit));
+    const { message: text, session_id: sessionId, agent } = body;
+    const sender = body.sender ?? "admin";
     const envelope: Envelope = {
       ...(agent ? { agent } : {}),
       channel: "web",
@@ -33,13 +35,10 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   });
 
   app.post("/api/webhook", async (c) => {
-    const body = await readJsonObject(c, deps.bodyLimit);
-    const peer = requiredString(body, "peer");
-    const text = requiredString(body, "message");
-    const channel = optionalString(body, "channel") ?? "webhook";
-    const subjectRef = optionalString(body, "subject_ref");
-    const agent = optionalString(body, "agent");
-    const messageId = optionalString(body, "message_id");
+    const { webhookBody } = await turnSchemas();
+    const body = bodyOf(webhookBody, await readJsonObject(c, deps.bodyLimit));
+    const { peer, message: text, subject_ref: subjectRef, agent, message_id: messageId } = body;
+    const channel = body.channel ?? "webhook";
     // Every request past the auth middleware carried the gateway token.
     const entryPoint: EntryPoint = {
       kind: "webhook",
@@ -60,9 +59,8 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const app_api = async (c: Context<GatewayEnv>) => {
     const [user, sessionId] = rawSegments(c, "/api/app/");
     if (user === undefined) throw new HttpError(400, "INVALID_ARGUMENT", "the path names no user");
-    const body = await readJsonObject(c, deps.bodyLimit);
-    const text = requiredString(body, "message");
-    const agent = optionalString(body, "agent");
+    const { appBody } = await turnSchemas();
+    const { message: text, agent } = bodyOf(appBody, await readJsonObject(c, deps.bodyLimit));
     return answer(c, deps, {
       ...(agent ? { agent } : {}),
       channel: "app_api",
@@ -82,6 +80,7 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     if (!deps.engine.routing.agents.includes(agent)) {
       throw new HttpError(404, "AGENT_NOT_FOUND", `no agent named ${JSON.stringify(agent)}`);
     }
+    // Any JSON object is a payload (its declared schema): nothing to check past readJsonObject.
     const body = await readJsonObject(c, deps.bodyLimit);
     const entity = entityOf(body);
     const text = typeof body.message === "string" && body.message ? body.message : JSON.stringify(body);

@@ -1,32 +1,34 @@
 import { Hono } from "hono";
 import { readHistory } from "../../cli/history.js";
-import { EXPORT_FORMATS, type ExportFormat, exportSessions } from "../../export/index.js";
-import { intQuery, keyFromPath } from "../body.js";
-import { badRequest } from "../errors.js";
+import { type ExportFormat, exportSessions } from "../../export/index.js";
+import { keyFromPath } from "../body.js";
 import { overview } from "../overview.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
+import { queryOf } from "./checked.js";
+import { dashboardSchemas } from "./schemas-on-demand.js";
 
-/** What the dashboard needs besides the session and agent routes: the overview's charts and exports. */
+/**
+ * What the dashboard needs besides the session and agent routes: the overview's charts and exports. Their
+ * queries are checked with the schemas the OpenAPI document shows (routes/dashboard-operations.ts).
+ */
 export function dashboardRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const { engine } = deps;
   const app = new Hono<GatewayEnv>();
   app.get("/api/stats/overview", async (c) => {
-    const hours = intQuery(c, "hours", 1, 168) ?? 24;
+    const { overviewQuery } = await dashboardSchemas();
+    const { hours = 24 } = queryOf(overviewQuery, c.req.query());
     return c.json(await overview(engine, hours));
   });
   // The CLI's `sessions export`, over HTTP: the dashboard downloads what this answers.
   app.get("/api/sessions/:key/export", async (c) => {
     const key = keyFromPath(c, "/api/sessions/");
-    const format = c.req.query("format") ?? "json";
-    if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
-      throw badRequest(`format must be one of ${EXPORT_FORMATS.join(", ")}`);
-    }
-    const all = c.req.query("all") === "true";
+    const { exportQuery } = await dashboardSchemas();
+    const query = queryOf(exportQuery, c.req.query());
+    const format = query.format ?? "json";
+    const all = query.all === "true";
     const history = await readHistory(engine, key, { all });
-    const text = exportSessions(format as ExportFormat, history.sessions, history.entries, {
-      generations: all,
-    });
-    c.header("content-type", EXPORT_TYPES[format as ExportFormat]);
+    const text = exportSessions(format, history.sessions, history.entries, { generations: all });
+    c.header("content-type", EXPORT_TYPES[format]);
     return c.body(text);
   });
   return app;

@@ -10,6 +10,7 @@ import {
   textQueryParam,
   z,
 } from "./openapi-kit.js";
+import { turnOperations } from "./turn-operations.js";
 
 export const inspectOperations = {
   inspect: createRoute({
@@ -81,10 +82,9 @@ export function inspectRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     });
   });
-  // Not yet declared with a schema: the turns routes are being reworked (asynchronous turns); openapi.ts
-  // documents it by hand meanwhile.
-  app.delete("/api/turns/:id", (c) => {
-    const id = c.req.param("id");
+  // Declared with the other routes of a turn by id (turn-operations.ts).
+  app.openapi(turnOperations.cancel, (c) => {
+    const { id } = c.req.valid("param");
     if (!engine.queue.cancel(id)) {
       throw new HttpError(404, "NOT_FOUND", `no queued turn ${JSON.stringify(id)} (it may have started)`);
     }

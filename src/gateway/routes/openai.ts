@@ -4,17 +4,20 @@ import { Hono } from "hono";
 import { ulid } from "ulid";
 import type { Envelope } from "../../model/envelope.js";
 import { readJsonObject } from "../body.js";
-import { badRequest, describeError, HttpError } from "../errors.js";
+import { describeError, HttpError } from "../errors.js";
 import { parseChatCompletion, SESSION_HEADER } from "../openai-request.js";
 import { sseReply } from "../sse.js";
 import { runTurn } from "../turn.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
+import { bodyOf } from "./checked.js";
+import { openAiSchemas } from "./schemas-on-demand.js";
 
 /**
  * The OpenAI-compatible API. Agents are the models. The session is `openai-compat:<client IP>`, or
  * `openai-compat:<client IP>:<name>` when the request names one (`X-Sessiond-Session`, else `user`). The
  * stored history is authoritative: the request's last user message is the turn's input, and its earlier
  * messages only decide whether the turn continues the stored conversation or starts a new generation.
+ * Declared in routes/openai-operations.ts, whose schema checks the body.
  */
 export function openAiRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
@@ -32,8 +35,9 @@ export function openAiRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   );
 
   app.post("/v1/chat/completions", async (c) => {
+    const { completionBody } = await openAiSchemas();
     const request = parseChatCompletion(
-      await readJsonObject(c, deps.bodyLimit),
+      bodyOf(completionBody, await readJsonObject(c, deps.bodyLimit)),
       c.req.header(SESSION_HEADER),
     );
     const agent = agentOf(deps, request.model);
@@ -99,10 +103,9 @@ export function openAiRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   return app;
 }
 
-function agentOf(deps: RouteDeps, model: unknown): string {
+function agentOf(deps: RouteDeps, model: string | undefined): string {
   const { agents, defaultAgent } = deps.engine.routing;
-  if (model === undefined || model === null || model === "") return defaultAgent;
-  if (typeof model !== "string") throw badRequest("model must be a string");
+  if (model === undefined || model === "") return defaultAgent;
   if (!agents.includes(model)) {
     throw new HttpError(
       404,

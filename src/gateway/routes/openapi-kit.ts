@@ -4,6 +4,7 @@ import { badRequest } from "../errors.js";
 import type { GatewayEnv } from "../types.js";
 
 export { createRoute, z } from "@hono/zod-openapi";
+export { bodyOf, queryOf } from "./checked.js";
 
 /**
  * A route module's app: its routes are declared with `createRoute` (the zod schemas their parameters are
@@ -18,7 +19,7 @@ export function documentedRoutes(): OpenAPIHono<GatewayEnv> {
   });
 }
 
-/** An optional integer query parameter from `min` to `max` (absent or empty: undefined), as `intQuery` reads it. */
+/** An optional integer query parameter from `min` to `max` (absent or empty: undefined). */
 export function intQueryParam(name: string, min: number, max: number, description?: string) {
   return z
     .string()
@@ -74,13 +75,6 @@ export function jsonBody(schema: z.ZodType) {
   return { required: true, content: { "application/json": { schema } } };
 }
 
-/** `body` checked with the schema its route declares: the first problem is a 400 INVALID_ARGUMENT. */
-export function bodyOf<T extends z.ZodType>(schema: T, body: Record<string, unknown>): z.output<T> {
-  const result = schema.safeParse(body);
-  if (!result.success) throw badRequest(result.error.issues[0]?.message ?? "invalid request body");
-  return result.data;
-}
-
 /**
  * Hono's path for a route read by its own handler (`{key}` → `:key`): a route with a JSON body is declared
  * with `createRoute` for the document but mounted without the library's body validator, whose parsing has
@@ -100,6 +94,16 @@ export function requiredText(field: string) {
           : `${field} must be a non-empty string`,
     })
     .min(1, `${field} must be a non-empty string`);
+}
+
+/** An optional non-empty string field (absent or null: undefined), with `optionalString`'s message. */
+export function optionalText(field: string, description?: string) {
+  return z
+    .string({ error: `${field} must be a non-empty string` })
+    .min(1, `${field} must be a non-empty string`)
+    .nullish()
+    .transform((value) => value ?? undefined)
+    .openapi(description ? { description } : {});
 }
 
 /** A path parameter of a route mounted with `honoPath` (always there when the route matched). */

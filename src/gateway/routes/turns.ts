@@ -2,7 +2,10 @@ import { Hono } from "hono";
 import { HttpError } from "../errors.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 
-/** A turn's state and result by id (an asynchronous turn's 202 names it), and stopping one. */
+/**
+ * A turn's state and result by id (an asynchronous turn's 202 names it), and stopping one. Declared in
+ * routes/turn-operations.ts; the id is any string, so there is nothing to check.
+ */
 export function turnRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
   app.get("/api/turns/:id", async (c) => {
