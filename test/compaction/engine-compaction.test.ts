@@ -164,8 +164,9 @@ describe("a long session with the offline summariser", () => {
     const engine = await createEngine({
       dataDir,
       store: { backend: "sqlite", path: join(dataDir, "s.db"), durability: "relaxed" },
-      // This is about compaction, not the disk: no fsync per turn.
+      // This is about compaction, not the disk: no fsync per turn, no inbox.
       agentOptions: { main: { durability: "relaxed" } },
+      turns: { inbox: false },
       titles: { enabled: false },
     });
     try {
@@ -197,5 +198,6 @@ describe("a long session with the offline summariser", () => {
       await engine.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+    // 5,000 turns: over a minute on a loaded CI machine.
+  }, 300_000);
 });
