@@ -70,8 +70,6 @@ export const SESSION_SCAN_ROWS = 5_000;
 export const PREFIX_WORDS = 50;
 /** Words this process knows `search_terms` holds, so appends skip their insert; forgotten past this many. */
 const KNOWN_WORDS = 100_000;
-/** Rows above the FTS indexes' last that are taken into them inside the batch that finds that many. */
-export const PENDING_ROWS = 1000;
 
 /** A match of a window, scored. */
 interface Scored {
@@ -139,7 +137,8 @@ export class SqliteSearchIndex {
 
   /**
    * Takes the rows above the FTS indexes' last into them, in one statement (one new FTS segment instead of
-   * one per commit). Inside a write transaction: the journal's fold, or a batch that finds PENDING_ROWS.
+   * one per commit). Inside a write transaction: every fold of the journal (journal-fold.ts), which also
+   * runs once as many rows are pending as its threshold.
    */
   indexPending(): void {
     const indexed = this.indexedUpto();
