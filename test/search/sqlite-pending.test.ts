@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import type { EntryInput } from "../../src/model/entry.js";
 import type { SessionInit } from "../../src/model/session.js";
 import type { SearchQuery } from "../../src/search/query.js";
@@ -125,4 +125,18 @@ it("indexes rows whose numbers a deleted session's rows had", async () => {
   integrityCheck();
   store = new SqliteStore({ path });
   expect((await allPages({ text: "sanderling" })).sort()).toEqual(["later#1", "later#2"]);
+});
+
+it("the FTS indexes take the pending rows once 1,000 are pending, and when writes go quiet", async () => {
+  store = new SqliteStore({ path, idleFoldMs: 1_000_000_000 });
+  const many = (n: number, word: string) => Array.from({ length: n }, (_, i) => user(`${word} ${i}`));
+  await store.append("a", many(999, "avocet"), { init: init() });
+  expect(indexState()).toEqual({ rows: 999, indexed: 0 });
+  await store.append("a", many(1, "avocet"), { init: init() });
+  expect(indexState()).toEqual({ rows: 1000, indexed: 1000 });
+  await store.close();
+  store = new SqliteStore({ path, idleFoldMs: 50 });
+  await store.append("b", many(3, "curlew"), { init: init() });
+  await vi.waitFor(() => expect(indexState()).toEqual({ rows: 1003, indexed: 1003 }), { timeout: 30_000 });
+  expect(await allPages({ text: "curlew" })).toHaveLength(3);
 });
