@@ -123,9 +123,9 @@ it("a v4 database is upgraded to v5: its index dropped and built again in the ba
   await v2Database();
   const db = new Database(path);
   db.exec(SEARCH_V4);
-  expect(db.prepare("SELECT count(*) FROM search_words WHERE search_words MATCH 'puffin'").pluck().get()).toBe(
-    SESSIONS,
-  );
+  expect(
+    db.prepare("SELECT count(*) FROM search_words WHERE search_words MATCH 'puffin'").pluck().get(),
+  ).toBe(SESSIONS);
   db.close();
   const { reports, done, report } = progressReports();
   const store = new SqliteStore({ path, onIndexProgress: report });
@@ -141,13 +141,15 @@ it("a v4 database is upgraded to v5: its index dropped and built again in the ba
     cursor = page.nextCursor;
   } while (cursor);
   expect(keys.size).toBe(SESSIONS);
-  expect((await store.search({ text: "\"number 7\"" })).hits.map((h) => h.key)).toEqual(["k:7"]);
+  expect((await store.search({ text: '"number 7"' })).hits.map((h) => h.key)).toEqual(["k:7"]);
   await store.close();
   const after = new Database(path, { readonly: true });
   expect(after.pragma("user_version", { simple: true })).toBe(5);
   // The text is held once, by search_rows, and the word index agrees with it.
   expect(after.prepare("SELECT body FROM search_rows WHERE sid = 8").pluck().get()).toBe("puffin number 7");
-  expect(after.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'search_words_content'").pluck().get()).toBe(0);
+  expect(
+    after.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'search_words_content'").pluck().get(),
+  ).toBe(0);
   after.close();
   const check = new Database(path);
   check.exec("INSERT INTO search_words (search_words, rank) VALUES ('integrity-check', 1)");
