@@ -38,6 +38,7 @@ function indexInBulk(path: string): number {
   db.exec(`INSERT INTO search_rows (sid, seq, role, ts, body)
       SELECT sid, seq, data ->> '$.role', ts, data ->> '$.content' FROM entries WHERE type = 'message' ORDER BY sid, seq;
     INSERT INTO search_words (rowid, body) SELECT row, body FROM search_rows;
+    INSERT INTO search_sids (sid, row) SELECT sid, row FROM search_rows ORDER BY sid, row;
     UPDATE search_state SET indexed_upto = (SELECT max(row) FROM search_rows);
     INSERT INTO search_words (search_words) VALUES ('optimize');
     CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, search_words, row);

@@ -26,7 +26,7 @@ async function v2Database(): Promise<void> {
   await store.close();
   const db = new Database(path);
   db.exec(
-    "DROP TABLE search_rows; DROP TABLE search_words; DROP TABLE search_grams; DROP TABLE search_state; DROP TABLE search_terms; PRAGMA user_version = 2",
+    "DROP TABLE search_rows; DROP TABLE search_words; DROP TABLE search_grams; DROP TABLE search_state; DROP TABLE search_terms; DROP TABLE search_sids; PRAGMA user_version = 2",
   );
   db.close();
 }

@@ -83,9 +83,10 @@ BEGIN SELECT RAISE(ABORT, '${DUPLICATE_ENTRY}'); END;
  * Search (search-index.ts), schema v5. `search_rows` holds each indexed message: where it is and its text,
  * stored once. `search_words` (FTS5, unicode61 without diacritics) is an external-content index over it,
  * without per-row lengths (ranking is done in this process); `search_grams` (trigram, contentless) finds
- * CJK. An append writes only its `search_rows` row and new `search_terms`; the FTS indexes take the rows
- * above `search_state.indexed_upto` in bulk when the journal folds, and a search scans those rows itself,
- * so it never misses an acknowledged message. `search_terms` holds the indexed words, so that the last word
+ * CJK. An append writes only its `search_rows` row (in arrival order: one page or two per commit) and new
+ * `search_terms`; the FTS indexes and `search_sids` (a session's indexed rows; an index on `search_rows`
+ * would dirty a page per session per commit) take the rows above `search_state.indexed_upto` in bulk when
+ * the journal folds, and a search scans those rows itself, so it never misses an acknowledged message. `search_terms` holds the indexed words, so that the last word
  * typed (a prefix) is looked up as the words it begins instead of FTS5 merging every matching word's list.
  * A database upgraded from before v5 has its messages indexed in the background, from
  * `search_state.backfill_after` (a sid) on; NULL when every session is indexed.
@@ -100,6 +101,7 @@ DROP TABLE IF EXISTS search_grams;
 DROP TABLE IF EXISTS search_rows;
 DROP TABLE IF EXISTS search_terms;
 DROP TABLE IF EXISTS search_state;
+DROP TABLE IF EXISTS search_sids;
 `;
 const SCHEMA_V5 = `
 CREATE TABLE search_rows (
@@ -110,7 +112,7 @@ CREATE TABLE search_rows (
   ts INTEGER NOT NULL,
   body TEXT NOT NULL
 );
-CREATE INDEX search_rows_sid ON search_rows (sid);
+CREATE TABLE search_sids (sid INTEGER NOT NULL, row INTEGER NOT NULL, PRIMARY KEY (sid, row)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE search_words USING fts5(body, tokenize = 'unicode61 remove_diacritics 2',
   content = 'search_rows', content_rowid = 'row', columnsize = 0);
 CREATE VIRTUAL TABLE search_grams USING fts5(body, tokenize = 'trigram remove_diacritics 1', content = '',

@@ -42,11 +42,15 @@ const INDEX_SQL = {
   rowsAbove: "SELECT row, body FROM search_rows WHERE row > ? AND row <= ? ORDER BY row",
   insertGrams: "INSERT INTO search_grams (rowid, body) VALUES (?, ?)",
   insertTerm: "INSERT OR IGNORE INTO search_terms (term) VALUES (?)",
-  // An external-content index forgets a row when told its text, and only the rows it holds.
-  deleteWords:
-    "INSERT INTO search_words (search_words, rowid, body) SELECT 'delete', row, body FROM search_rows WHERE sid = ? AND row <= ?",
-  deleteGrams: "DELETE FROM search_grams WHERE rowid IN (SELECT row FROM search_rows WHERE sid = ?)",
-  deleteRows: "DELETE FROM search_rows WHERE sid = ?",
+  indexSids:
+    "INSERT INTO search_sids (sid, row) SELECT sid, row FROM search_rows WHERE row > ? AND row <= ? ORDER BY sid, row",
+  // An external-content index forgets a row when told its text; `search_sids` holds the indexed rows.
+  deleteWords: `INSERT INTO search_words (search_words, rowid, body)
+    SELECT 'delete', r.row, r.body FROM search_sids x CROSS JOIN search_rows r ON r.row = x.row WHERE x.sid = ?`,
+  deleteGrams: "DELETE FROM search_grams WHERE rowid IN (SELECT row FROM search_sids WHERE sid = ?)",
+  deleteRows: "DELETE FROM search_rows WHERE row IN (SELECT row FROM search_sids WHERE sid = ?)",
+  deletePending: "DELETE FROM search_rows WHERE row > ? AND sid = ?",
+  deleteSids: "DELETE FROM search_sids WHERE sid = ?",
   indexedUpto: "SELECT indexed_upto FROM search_state WHERE one = 1",
   setIndexed: "UPDATE search_state SET indexed_upto = ? WHERE one = 1",
   backfillAfter: "SELECT backfill_after FROM search_state WHERE one = 1",
@@ -127,9 +131,11 @@ export class SqliteSearchIndex {
   /** Forgets a deleted session (inside the delete's transaction). */
   remove(sid: number): void {
     const indexed = this.indexedUpto();
-    this.sql.get(INDEX_SQL.deleteWords).run(sid, indexed);
+    this.sql.get(INDEX_SQL.deleteWords).run(sid);
     this.sql.get(INDEX_SQL.deleteGrams).run(sid);
     this.sql.get(INDEX_SQL.deleteRows).run(sid);
+    this.sql.get(INDEX_SQL.deletePending).run(indexed, sid);
+    this.sql.get(INDEX_SQL.deleteSids).run(sid);
     // Row numbers of deleted rows at the top are used again: those rows must count as not indexed yet.
     const last = this.maxRow() ?? 0;
     if (last < indexed) this.sql.get(INDEX_SQL.setIndexed).run(last);
@@ -145,6 +151,7 @@ export class SqliteSearchIndex {
     const last = this.maxRow() ?? 0;
     if (last > indexed) {
       this.sql.get(INDEX_SQL.indexWords).run(indexed, last);
+      this.sql.get(INDEX_SQL.indexSids).run(indexed, last);
       // Only CJK queries read the trigram index, and a CJK term matches only text that has CJK.
       const rows = this.sql.get(INDEX_SQL.rowsAbove).all(indexed, last) as { row: number; body: string }[];
       for (const { row, body } of rows)
@@ -267,9 +274,9 @@ export class SqliteSearchIndex {
   }
 
   /**
-   * The newest SEARCH_WINDOW + 1 matches below `top`: read from the filtered sessions' rows when they hold
-   * few, else the rows not in the FTS indexes yet (all newer than those in them) and then the index's
-   * matches with the filters joined; rows read here are matched in this process.
+   * The newest SEARCH_WINDOW + 1 matches below `top`: the rows not in the FTS indexes yet (all newer than
+   * those in them), then the filtered sessions' indexed rows when they hold few, else the index's matches
+   * with the filters joined; rows read here (not through FTS) are matched in this process.
    */
   private candidates(
     q: NormalisedSearch,
@@ -278,13 +285,6 @@ export class SqliteSearchIndex {
     top: number,
   ): CandidateRow[] {
     const want = SEARCH_WINDOW + 1;
-    if (narrowsSessions(q)) {
-      const count = sessionRowsSql(q, SESSION_SCAN_ROWS + 1);
-      if ((this.sql.get(count.sql).pluck().get(count.params) as number) <= SESSION_SCAN_ROWS) {
-        const rows = sessionDrivenSql(q, top, SESSION_SCAN_ROWS);
-        return matching(this.sql.get(rows.sql).iterate(rows.params), matchers, want);
-      }
-    }
     const indexed = this.indexedUpto();
     const out: CandidateRow[] = [];
     if (top > indexed + 1) {
@@ -292,7 +292,16 @@ export class SqliteSearchIndex {
       out.push(...matching(this.sql.get(pending.sql).iterate(pending.params), matchers, want));
     }
     if (out.length === want) return out;
-    const walk = indexDrivenSql(q, match, Math.min(top, indexed + 1), want - out.length);
+    const below = Math.min(top, indexed + 1);
+    if (narrowsSessions(q)) {
+      const count = sessionRowsSql(q, SESSION_SCAN_ROWS + 1);
+      if ((this.sql.get(count.sql).pluck().get(count.params) as number) <= SESSION_SCAN_ROWS) {
+        const rows = sessionDrivenSql(q, below, SESSION_SCAN_ROWS);
+        out.push(...matching(this.sql.get(rows.sql).iterate(rows.params), matchers, want - out.length));
+        return out;
+      }
+    }
+    const walk = indexDrivenSql(q, match, below, want - out.length);
     out.push(...(this.sql.get(walk.sql).all(walk.params) as CandidateRow[]));
     return out;
   }

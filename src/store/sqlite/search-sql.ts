@@ -121,20 +121,21 @@ export function pendingRowsSql(q: NormalisedSearch, indexed: number, top: number
 
 /**
  * Every indexed row below `top` of the sessions the filters select, newest first, at most `limit`:
- * read from the sessions through `search_rows (sid)`, the words matched afterwards (in this process).
+ * read from the sessions through `search_sids`, the words matched afterwards (in this process).
  */
 export function sessionDrivenSql(q: NormalisedSearch, top: number, limit: number): CandidateSql {
   const params: Record<string, unknown> = { top, limit };
   const where = [...filters(q, params), "r.row < @top"];
-  const sql = `SELECT ${CANDIDATE_COLUMNS} FROM sessions s CROSS JOIN search_rows r ON r.sid = s.sid WHERE ${where.join(" AND ")} ORDER BY r.row DESC LIMIT @limit`;
+  const sql = `SELECT ${CANDIDATE_COLUMNS} FROM sessions s CROSS JOIN search_sids x ON x.sid = s.sid
+CROSS JOIN search_rows r ON r.row = x.row WHERE ${where.join(" AND ")} ORDER BY r.row DESC LIMIT @limit`;
   return { sql, params };
 }
 
-/** How many index rows the sessions the filters select hold, counted up to `cap` (their row filters aside). */
+/** How many indexed rows the sessions the filters select hold, counted up to `cap` (their row filters aside). */
 export function sessionRowsSql(q: NormalisedSearch, cap: number): CandidateSql {
   const params: Record<string, unknown> = { cap };
   const where = filters(q, params).filter((w) => !w.startsWith("r."));
-  const sql = `SELECT count(*) FROM (SELECT 1 FROM sessions s CROSS JOIN search_rows r ON r.sid = s.sid
+  const sql = `SELECT count(*) FROM (SELECT 1 FROM sessions s CROSS JOIN search_sids x ON x.sid = s.sid
 WHERE ${where.join(" AND ")} LIMIT @cap)`;
   return { sql, params };
 }
