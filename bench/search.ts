@@ -35,10 +35,11 @@ function indexInBulk(path: string): number {
   const start = performance.now();
   const db = new Database(path);
   db.pragma("synchronous = OFF");
-  db.exec(`INSERT INTO search_rows (sid, seq, role, ts)
-      SELECT sid, seq, data ->> '$.role', ts FROM entries WHERE type = 'message' ORDER BY sid, seq;
-    INSERT INTO search_words (rowid, body)
-      SELECT r.row, e.data ->> '$.content' FROM search_rows r JOIN entries e ON e.sid = r.sid AND e.seq = r.seq;
+  db.exec(`INSERT INTO search_rows (sid, seq, role, ts, body)
+      SELECT sid, seq, data ->> '$.role', ts, data ->> '$.content' FROM entries WHERE type = 'message' ORDER BY sid, seq;
+    INSERT INTO search_words (rowid, body) SELECT row, body FROM search_rows;
+    INSERT INTO search_sids (sid, row) SELECT sid, row FROM search_rows ORDER BY sid, row;
+    UPDATE search_state SET indexed_upto = (SELECT max(row) FROM search_rows);
     INSERT INTO search_words (search_words) VALUES ('optimize');
     CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, search_words, row);
     INSERT INTO search_terms (term) SELECT term FROM temp.vocab;

@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EntryInput } from "../../src/model/entry.js";
 import type { SessionInit } from "../../src/model/session.js";
@@ -110,15 +109,5 @@ describe("SQLite search ranking", () => {
     expect(await allPages({ text: "heron s", agent: "ops", keyPrefix: "ops:2", limit: 100 })).toHaveLength(
       10,
     );
-  });
-
-  it("an upgraded v3 database has the words of its index for prefixes", async () => {
-    await store.append("k:u", [user("a quetzal appeared")], { init: init() });
-    await store.close();
-    const db = new Database(path);
-    db.exec("DROP TABLE search_terms; PRAGMA user_version = 3");
-    db.close();
-    store = new SqliteStore({ path });
-    expect(await allPages({ text: "quetz" })).toEqual(["k:u#1"]);
   });
 });

@@ -26,7 +26,7 @@ async function v2Database(): Promise<void> {
   await store.close();
   const db = new Database(path);
   db.exec(
-    "DROP TABLE search_rows; DROP TABLE search_words; DROP TABLE search_grams; DROP TABLE search_state; DROP TABLE search_terms; PRAGMA user_version = 2",
+    "DROP TABLE search_rows; DROP TABLE search_words; DROP TABLE search_grams; DROP TABLE search_state; DROP TABLE search_terms; DROP TABLE search_sids; PRAGMA user_version = 2",
   );
   db.close();
 }
@@ -98,4 +98,60 @@ it("a build stopped by a close resumes where it stopped", async () => {
   expect(db2.prepare("SELECT count(*) FROM search_rows").pluck().get()).toBe(SESSIONS);
   db2.close();
   await reopened.close();
+});
+
+/** The search tables of schema v4: the text stored in the word index too, every row written at append. */
+const SEARCH_V4 = `
+CREATE TABLE search_rows (row INTEGER PRIMARY KEY, sid INTEGER NOT NULL, seq INTEGER NOT NULL, role TEXT NOT NULL,
+  ts INTEGER NOT NULL);
+CREATE INDEX search_rows_sid ON search_rows (sid);
+CREATE VIRTUAL TABLE search_words USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE search_grams USING fts5(body, tokenize = 'trigram remove_diacritics 1', content = '',
+  contentless_delete = 1);
+CREATE TABLE search_state (one INTEGER PRIMARY KEY CHECK (one = 1), backfill_after INTEGER);
+CREATE TABLE search_terms (term TEXT PRIMARY KEY) WITHOUT ROWID;
+INSERT INTO search_state VALUES (1, NULL);
+INSERT INTO search_rows (sid, seq, role, ts) SELECT sid, seq, data ->> '$.role', ts FROM entries ORDER BY sid, seq;
+INSERT INTO search_words (rowid, body)
+  SELECT r.row, e.data ->> '$.content' FROM search_rows r JOIN entries e ON e.sid = r.sid AND e.seq = r.seq;
+CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, search_words, row);
+INSERT INTO search_terms (term) SELECT term FROM temp.vocab;
+PRAGMA user_version = 4;
+`;
+
+it("a v4 database is upgraded to v5: its index dropped and built again in the background, reported", async () => {
+  await v2Database();
+  const db = new Database(path);
+  db.exec(SEARCH_V4);
+  expect(
+    db.prepare("SELECT count(*) FROM search_words WHERE search_words MATCH 'puffin'").pluck().get(),
+  ).toBe(SESSIONS);
+  db.close();
+  const { reports, done, report } = progressReports();
+  const store = new SqliteStore({ path, onIndexProgress: report });
+  expect((await store.search({ text: "puffin" })).indexing).toBe(true);
+  await done;
+  expect(reports.map((r) => r.doneSid)).toEqual([200, 400, 450]);
+  const keys = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await store.search({ text: "puff", limit: 100, ...(cursor ? { cursor } : {}) });
+    expect(page.indexing).toBe(false);
+    for (const hit of page.hits) keys.add(hit.key);
+    cursor = page.nextCursor;
+  } while (cursor);
+  expect(keys.size).toBe(SESSIONS);
+  expect((await store.search({ text: '"number 7"' })).hits.map((h) => h.key)).toEqual(["k:7"]);
+  await store.close();
+  const after = new Database(path, { readonly: true });
+  expect(after.pragma("user_version", { simple: true })).toBe(5);
+  // The text is held once, by search_rows, and the word index agrees with it.
+  expect(after.prepare("SELECT body FROM search_rows WHERE sid = 8").pluck().get()).toBe("puffin number 7");
+  expect(
+    after.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'search_words_content'").pluck().get(),
+  ).toBe(0);
+  after.close();
+  const check = new Database(path);
+  check.exec("INSERT INTO search_words (search_words, rank) VALUES ('integrity-check', 1)");
+  check.close();
 });

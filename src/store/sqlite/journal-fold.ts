@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { isSessiondError, SessiondError } from "../../model/errors.js";
+import type { SqliteSearchIndex } from "./search-index.js";
 import { isConstraintError, SQL, type Statements } from "./sqlite-sql.js";
 
 export interface JournalFoldOptions {
@@ -10,12 +11,16 @@ export interface JournalFoldOptions {
   idleFoldMs: number;
   /** Called after a fold committed on its own (the WAL has something new to sync). */
   committed: () => void;
+  /** The search index, whose rows not in the FTS indexes yet are taken in by every fold. */
+  search: Pick<SqliteSearchIndex, "pending" | "indexPending">;
 }
 
 /**
  * The `journal` table of a SQLite store: busy batches append there in arrival order, and a fold moves the
  * rows into `entries` in key order (one pass instead of a page per session per commit), inside a batch
- * once the journal is full, or on its own once writes have gone quiet.
+ * once the journal is full, or on its own once writes have gone quiet. A fold also takes the search rows
+ * appended since the last into the FTS indexes (one segment for them all), and happens as well once
+ * there are as many of those.
  */
 export class JournalFold {
   /** Rows written to the journal since the last fold (approximate: other processes write too). */
@@ -43,7 +48,7 @@ export class JournalFold {
   }
 
   foldIfFull(): void {
-    if (this.rows < this.options.foldThreshold) return;
+    if (!this.due(this.options.foldThreshold)) return;
     try {
       this.savepoint(() => this.foldJournal());
     } catch (error) {
@@ -72,6 +77,12 @@ export class JournalFold {
       this.sql.get(SQL.foldDelete).run(last);
     }
     this.rows = 0;
+    this.options.search.indexPending();
+  }
+
+  /** Whether the journal or the search rows not indexed yet hold at least `rows`. */
+  private due(rows: number): boolean {
+    return this.rows >= rows || this.options.search.pending >= rows;
   }
 
   /**
@@ -96,7 +107,7 @@ export class JournalFold {
   /** One timer, pushed back by activity rather than re-armed on every commit. */
   scheduleIdleFold(): void {
     this.lastWriteAt = performance.now();
-    if (this.idleFold || this.rows === 0 || this.closed) return;
+    if (this.idleFold || !this.due(1) || this.closed) return;
     const check = () => {
       const quiet = performance.now() - this.lastWriteAt;
       if (quiet < this.options.idleFoldMs) {
@@ -104,7 +115,7 @@ export class JournalFold {
         return;
       }
       this.idleFold = undefined;
-      if (this.rows === 0 || this.closed || this.corrupt) return;
+      if (!this.due(1) || this.closed || this.corrupt) return;
       try {
         this.fold();
       } catch {

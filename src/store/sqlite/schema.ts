@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** The message of the triggers that refuse an entry stored twice (see SCHEMA_V2). */
 export const DUPLICATE_ENTRY = "sessiond: an entry with this seq or idempotency key is already stored";
@@ -80,41 +80,51 @@ BEGIN SELECT RAISE(ABORT, '${DUPLICATE_ENTRY}'); END;
 `;
 
 /**
- * v3: search (search-index.ts). `search_rows` maps an index row to its message; `search_words` (FTS5,
- * unicode61 without diacritics) holds the text, `search_grams` (trigram, contentless) finds CJK and
- * substrings. A database upgraded from v2 has its messages indexed in the background, from
+ * Search (search-index.ts), schema v5. `search_rows` holds each indexed message: where it is and its text,
+ * stored once. `search_words` (FTS5, unicode61 without diacritics) is an external-content index over it,
+ * without per-row lengths (ranking is done in this process); `search_grams` (trigram, contentless) finds
+ * CJK. An append writes only its `search_rows` row (in arrival order: one page or two per commit) and new
+ * `search_terms`; the FTS indexes and `search_sids` (a session's indexed rows; an index on `search_rows`
+ * would dirty a page per session per commit) take the rows above `search_state.indexed_upto` in bulk when
+ * the journal folds, and a search scans those rows itself, so it never misses an acknowledged message. `search_terms` holds the indexed words, so that the last word
+ * typed (a prefix) is looked up as the words it begins instead of FTS5 merging every matching word's list.
+ * A database upgraded from before v5 has its messages indexed in the background, from
  * `search_state.backfill_after` (a sid) on; NULL when every session is indexed.
+ *
+ * v3 and v4 wrote both FTS tables in every append's transaction, the text stored in `search_words` too:
+ * durable appends with the index were 0.52-0.76x of those without. Their index tables are dropped and
+ * built again from the entries, in the background.
  */
-const SCHEMA_V3 = `
-CREATE TABLE IF NOT EXISTS search_rows (
+const DROP_SEARCH_V4 = `
+DROP TABLE IF EXISTS search_words;
+DROP TABLE IF EXISTS search_grams;
+DROP TABLE IF EXISTS search_rows;
+DROP TABLE IF EXISTS search_terms;
+DROP TABLE IF EXISTS search_state;
+DROP TABLE IF EXISTS search_sids;
+`;
+const SCHEMA_V5 = `
+CREATE TABLE search_rows (
   row INTEGER PRIMARY KEY,
   sid INTEGER NOT NULL,
   seq INTEGER NOT NULL,
   role TEXT NOT NULL,
-  ts INTEGER NOT NULL
+  ts INTEGER NOT NULL,
+  body TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS search_rows_sid ON search_rows (sid);
-CREATE VIRTUAL TABLE IF NOT EXISTS search_words USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE IF NOT EXISTS search_grams USING fts5(body, tokenize = 'trigram remove_diacritics 1', content = '',
+CREATE TABLE search_sids (sid INTEGER NOT NULL, row INTEGER NOT NULL, PRIMARY KEY (sid, row)) WITHOUT ROWID;
+CREATE VIRTUAL TABLE search_words USING fts5(body, tokenize = 'unicode61 remove_diacritics 2',
+  content = 'search_rows', content_rowid = 'row', columnsize = 0);
+CREATE VIRTUAL TABLE search_grams USING fts5(body, tokenize = 'trigram remove_diacritics 1', content = '',
   contentless_delete = 1);
-CREATE TABLE IF NOT EXISTS search_state (one INTEGER PRIMARY KEY CHECK (one = 1), backfill_after INTEGER);
-`;
-
-/**
- * v4: `search_terms`, the words of the word index, so that the last word typed (a prefix) is looked up as
- * the words it begins instead of FTS5 merging every matching word's whole list (150 ms on 1,000,000 messages
- * for `meet*`). Filled from the word index of a v3 database. The word index merges its segments 16 at a
- * time instead of 4 (each commit writes one): durable appends with the index 0.76x of those without, from 0.68x.
- */
-const SCHEMA_V4 = `
-CREATE TABLE IF NOT EXISTS search_terms (term TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE search_terms (term TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE search_state (
+  one INTEGER PRIMARY KEY CHECK (one = 1),
+  backfill_after INTEGER,
+  indexed_upto INTEGER NOT NULL DEFAULT 0
+);
 INSERT INTO search_words (search_words, rank) VALUES ('automerge', 16);
 INSERT INTO search_words (search_words, rank) VALUES ('crisismerge', 64);
-`;
-const FILL_TERMS_V4 = `
-CREATE VIRTUAL TABLE temp.search_vocab USING fts5vocab(main, search_words, row);
-INSERT OR IGNORE INTO search_terms (term) SELECT term FROM temp.search_vocab;
-DROP TABLE temp.search_vocab;
 `;
 
 export function migrate(db: Database.Database): void {
@@ -132,13 +142,12 @@ export function migrate(db: Database.Database): void {
     if (now === SCHEMA_VERSION) return;
     if (now < 1) db.exec(SCHEMA_V1);
     if (now < 2) db.exec(SCHEMA_V2);
-    db.exec(SCHEMA_V3);
-    db.exec(SCHEMA_V4);
-    if (now === 3) db.exec(FILL_TERMS_V4);
-    // A new database has nothing to index; an upgraded one indexes what it holds from the first sid on.
-    db.prepare("INSERT OR IGNORE INTO search_state (one, backfill_after) VALUES (1, ?)").run(
-      now < 1 ? null : 0,
-    );
+    if (now < 5) {
+      db.exec(DROP_SEARCH_V4);
+      db.exec(SCHEMA_V5);
+      // A new database has nothing to index; an upgraded one indexes what it holds from the first sid on.
+      db.prepare("INSERT INTO search_state (one, backfill_after) VALUES (1, ?)").run(now < 1 ? null : 0);
+    }
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

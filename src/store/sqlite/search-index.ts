@@ -27,6 +27,7 @@ import {
   indexDrivenSql,
   isCjkQuery,
   narrowsSessions,
+  pendingRowsSql,
   quoted,
   sessionDrivenSql,
   sessionRowsSql,
@@ -35,13 +36,23 @@ import {
 import { SQL, type Statements } from "./sqlite-sql.js";
 
 const INDEX_SQL = {
-  insertRow: "INSERT INTO search_rows (sid, seq, role, ts) VALUES (?, ?, ?, ?)",
-  insertWords: "INSERT INTO search_words (rowid, body) VALUES (?, ?)",
+  insertRow: "INSERT INTO search_rows (sid, seq, role, ts, body) VALUES (?, ?, ?, ?, ?)",
+  indexWords:
+    "INSERT INTO search_words (rowid, body) SELECT row, body FROM search_rows WHERE row > ? AND row <= ? ORDER BY row",
+  rowsAbove: "SELECT row, body FROM search_rows WHERE row > ? AND row <= ? ORDER BY row",
   insertGrams: "INSERT INTO search_grams (rowid, body) VALUES (?, ?)",
   insertTerm: "INSERT OR IGNORE INTO search_terms (term) VALUES (?)",
-  deleteWords: "DELETE FROM search_words WHERE rowid IN (SELECT row FROM search_rows WHERE sid = ?)",
-  deleteGrams: "DELETE FROM search_grams WHERE rowid IN (SELECT row FROM search_rows WHERE sid = ?)",
-  deleteRows: "DELETE FROM search_rows WHERE sid = ?",
+  indexSids:
+    "INSERT INTO search_sids (sid, row) SELECT sid, row FROM search_rows WHERE row > ? AND row <= ? ORDER BY sid, row",
+  // An external-content index forgets a row when told its text; `search_sids` holds the indexed rows.
+  deleteWords: `INSERT INTO search_words (search_words, rowid, body)
+    SELECT 'delete', r.row, r.body FROM search_sids x CROSS JOIN search_rows r ON r.row = x.row WHERE x.sid = ?`,
+  deleteGrams: "DELETE FROM search_grams WHERE rowid IN (SELECT row FROM search_sids WHERE sid = ?)",
+  deleteRows: "DELETE FROM search_rows WHERE row IN (SELECT row FROM search_sids WHERE sid = ?)",
+  deletePending: "DELETE FROM search_rows WHERE row > ? AND sid = ?",
+  deleteSids: "DELETE FROM search_sids WHERE sid = ?",
+  indexedUpto: "SELECT indexed_upto FROM search_state WHERE one = 1",
+  setIndexed: "UPDATE search_state SET indexed_upto = ? WHERE one = 1",
   backfillAfter: "SELECT backfill_after FROM search_state WHERE one = 1",
   setBackfill: "UPDATE search_state SET backfill_after = ? WHERE one = 1",
   nextSids: "SELECT sid FROM sessions WHERE sid > ? ORDER BY sid LIMIT ?",
@@ -89,6 +100,8 @@ export class SqliteSearchIndex {
   /** The sid the background build has indexed up to; undefined when every session is indexed. */
   private backfillAfter: number | undefined;
   private readonly knownWords = new Set<string>();
+  /** Rows this process appended since it last took rows into the FTS indexes (others may add more). */
+  private pendingRows: number;
 
   constructor(
     private readonly db: Database.Database,
@@ -96,6 +109,12 @@ export class SqliteSearchIndex {
   ) {
     const after = this.sql.get(INDEX_SQL.backfillAfter).pluck().get() as number | null | undefined;
     this.backfillAfter = after ?? undefined;
+    this.pendingRows = Math.max(0, (this.maxRow() ?? 0) - this.indexedUpto());
+  }
+
+  /** Rows not in the FTS indexes yet, as far as this process knows. */
+  get pending(): number {
+    return this.pendingRows;
   }
 
   get indexing(): boolean {
@@ -111,9 +130,35 @@ export class SqliteSearchIndex {
 
   /** Forgets a deleted session (inside the delete's transaction). */
   remove(sid: number): void {
+    const indexed = this.indexedUpto();
     this.sql.get(INDEX_SQL.deleteWords).run(sid);
     this.sql.get(INDEX_SQL.deleteGrams).run(sid);
     this.sql.get(INDEX_SQL.deleteRows).run(sid);
+    this.sql.get(INDEX_SQL.deletePending).run(indexed, sid);
+    this.sql.get(INDEX_SQL.deleteSids).run(sid);
+    // Row numbers of deleted rows at the top are used again: those rows must count as not indexed yet.
+    const last = this.maxRow() ?? 0;
+    if (last < indexed) this.sql.get(INDEX_SQL.setIndexed).run(last);
+  }
+
+  /**
+   * Takes the rows above the FTS indexes' last into them, in one statement (one new FTS segment instead of
+   * one per commit). Inside a write transaction: every fold of the journal (journal-fold.ts), which also
+   * runs once as many rows are pending as its threshold.
+   */
+  indexPending(): void {
+    const indexed = this.indexedUpto();
+    const last = this.maxRow() ?? 0;
+    if (last > indexed) {
+      this.sql.get(INDEX_SQL.indexWords).run(indexed, last);
+      this.sql.get(INDEX_SQL.indexSids).run(indexed, last);
+      // Only CJK queries read the trigram index, and a CJK term matches only text that has CJK.
+      const rows = this.sql.get(INDEX_SQL.rowsAbove).all(indexed, last) as { row: number; body: string }[];
+      for (const { row, body } of rows)
+        if (CJK.test(body)) this.sql.get(INDEX_SQL.insertGrams).run(row, body);
+      this.sql.get(INDEX_SQL.setIndexed).run(last);
+    }
+    this.pendingRows = 0;
   }
 
   /**
@@ -135,6 +180,7 @@ export class SqliteSearchIndex {
             }) as EntryRow[];
             for (const row of rows) this.addOne(sid, entryFromRow("", row));
           }
+          this.indexPending();
           const done = sids.length < sessions ? null : (sids.at(-1) ?? null);
           this.sql.get(INDEX_SQL.setBackfill).run(done);
           this.backfillAfter = done ?? undefined;
@@ -209,6 +255,10 @@ export class SqliteSearchIndex {
     return this.sql.get(INDEX_SQL.maxRow).pluck().get() as number | undefined;
   }
 
+  private indexedUpto(): number {
+    return (this.sql.get(INDEX_SQL.indexedUpto).pluck().get() as number | undefined) ?? 0;
+  }
+
   /** Each term's matcher; the last word typed gets the indexed words it begins. */
   private matchers(q: NormalisedSearch): TermMatcher[] {
     return q.terms.map((term, i): TermMatcher => {
@@ -224,8 +274,9 @@ export class SqliteSearchIndex {
   }
 
   /**
-   * The newest SEARCH_WINDOW + 1 matches below `top`: read from the filtered sessions' rows when they hold
-   * few (matched here), else walked from the index with the filters joined.
+   * The newest SEARCH_WINDOW + 1 matches below `top`: the rows not in the FTS indexes yet (all newer than
+   * those in them), then the filtered sessions' indexed rows when they hold few, else the index's matches
+   * with the filters joined; rows read here (not through FTS) are matched in this process.
    */
   private candidates(
     q: NormalisedSearch,
@@ -234,21 +285,25 @@ export class SqliteSearchIndex {
     top: number,
   ): CandidateRow[] {
     const want = SEARCH_WINDOW + 1;
+    const indexed = this.indexedUpto();
+    const out: CandidateRow[] = [];
+    if (top > indexed + 1) {
+      const pending = pendingRowsSql(q, indexed, top);
+      out.push(...matching(this.sql.get(pending.sql).iterate(pending.params), matchers, want));
+    }
+    if (out.length === want) return out;
+    const below = Math.min(top, indexed + 1);
     if (narrowsSessions(q)) {
       const count = sessionRowsSql(q, SESSION_SCAN_ROWS + 1);
       if ((this.sql.get(count.sql).pluck().get(count.params) as number) <= SESSION_SCAN_ROWS) {
-        const rows = sessionDrivenSql(q, top, SESSION_SCAN_ROWS);
-        const out: CandidateRow[] = [];
-        for (const row of this.sql.get(rows.sql).iterate(rows.params) as Iterable<CandidateRow>) {
-          const text = new FoldedText(row.body);
-          if (matchers.every((m) => occurrences(m, text) > 0)) out.push(row);
-          if (out.length === want) break;
-        }
+        const rows = sessionDrivenSql(q, below, SESSION_SCAN_ROWS);
+        out.push(...matching(this.sql.get(rows.sql).iterate(rows.params), matchers, want - out.length));
         return out;
       }
     }
-    const walk = indexDrivenSql(q, match, top, want);
-    return this.sql.get(walk.sql).all(walk.params) as CandidateRow[];
+    const walk = indexDrivenSql(q, match, below, want - out.length);
+    out.push(...(this.sql.get(walk.sql).all(walk.params) as CandidateRow[]));
+    return out;
   }
 
   /**
@@ -295,12 +350,8 @@ export class SqliteSearchIndex {
   private addOne(sid: number, entry: Entry): void {
     const indexed = indexedText(entry);
     if (!indexed) return;
-    const row = Number(
-      this.sql.get(INDEX_SQL.insertRow).run(sid, entry.seq, indexed.role, entry.ts).lastInsertRowid,
-    );
-    this.sql.get(INDEX_SQL.insertWords).run(row, indexed.text);
-    // Only CJK queries read the trigram index, and a CJK term matches only text that has CJK.
-    if (CJK.test(indexed.text)) this.sql.get(INDEX_SQL.insertGrams).run(row, indexed.text);
+    this.sql.get(INDEX_SQL.insertRow).run(sid, entry.seq, indexed.role, entry.ts, indexed.text);
+    this.pendingRows++;
     for (const word of foldedWords(indexed.text)) {
       if (this.knownWords.has(word)) continue;
       if (this.knownWords.size >= KNOWN_WORDS) this.knownWords.clear();
@@ -312,6 +363,18 @@ export class SqliteSearchIndex {
 
 /** The highest code point: `prefix || MAX_CHAR` bounds the words that begin with `prefix` from above. */
 const MAX_CHAR = String.fromCodePoint(0x10ffff);
+
+/** The first `want` rows whose text every matcher matches. */
+function matching(rows: Iterable<unknown>, matchers: readonly TermMatcher[], want: number): CandidateRow[] {
+  const out: CandidateRow[] = [];
+  if (want <= 0) return out;
+  for (const row of rows as Iterable<CandidateRow>) {
+    const text = new FoldedText(row.body);
+    if (matchers.every((m) => occurrences(m, text) > 0)) out.push(row);
+    if (out.length === want) break;
+  }
+  return out;
+}
 
 const SESSION_OF = "SELECT key, id, generation, state, agent, channel FROM sessions WHERE sid = ?";
 

@@ -22,12 +22,7 @@ export const quoted = (text: string): string => `"${text.replaceAll('"', '""')}"
 /** The highest code point: `prefix || MAX_CHAR` bounds the keys that start with `prefix` from above. */
 const MAX_CHAR = String.fromCodePoint(0x10ffff);
 
-const CANDIDATE_COLUMNS = "r.row, r.sid, r.seq, r.role, r.ts, w.body";
-/**
- * The text of a row read from the word index's content table: a lookup through the FTS5 table itself costs
- * a cursor per row (4.4 ms for one session's 100 messages, against 0.3 ms).
- */
-const TEXT_OF_ROW = "(SELECT id, c0 AS body FROM search_words_content) w ON w.id = r.row";
+const CANDIDATE_COLUMNS = "r.row, r.sid, r.seq, r.role, r.ts, r.body";
 
 /** True when the query asks for CJK text, which the trigram index (and LIKE) answers. */
 export const isCjkQuery = (q: NormalisedSearch): boolean => q.terms.some((t) => CJK.test(t.text));
@@ -76,56 +71,71 @@ const joinsSessions = (where: readonly string[]): boolean => where.some((w) => w
  * The newest `limit` matches below row `top`, driven by the index: FTS5 walks the matches in descending
  * rowid order (without ranking them) and the filters are checked on each through the joins, so the walk
  * stops after `limit` that pass. `match` is the word index's MATCH expression; a CJK query walks the
- * trigram index instead (terms of 3+ characters), shorter CJK terms tested with LIKE on the text.
+ * trigram index instead (terms of 3+ characters), shorter CJK terms tested with LIKE on the text. `top`
+ * is at most one above the index's last row: the rows above it are not in the FTS indexes yet.
  */
 export function indexDrivenSql(q: NormalisedSearch, match: string, top: number, limit: number): CandidateSql {
   const params: Record<string, unknown> = { top, limit };
   const where = filters(q, params);
   let from: string;
+  let order = "r.row";
   if (!isCjkQuery(q)) {
     params.match = match;
     from = "search_words w CROSS JOIN search_rows r ON r.row = w.rowid";
     where.unshift("search_words MATCH @match", "w.rowid < @top");
+    order = "w.rowid";
   } else {
     const long = q.terms.filter((t) => [...t.text].length >= 3);
     q.terms
       .filter((t) => [...t.text].length < 3)
       .forEach((t, i) => {
         params[`like${i}`] = `%${t.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-        where.push(`w.body LIKE @like${i} ESCAPE '\\'`);
+        where.push(`r.body LIKE @like${i} ESCAPE '\\'`);
       });
     if (long.length > 0) {
       params.match = long.map((t) => quoted(t.text)).join(" ");
-      from = `search_grams g CROSS JOIN search_rows r ON r.row = g.rowid CROSS JOIN ${TEXT_OF_ROW}`;
+      from = "search_grams g CROSS JOIN search_rows r ON r.row = g.rowid";
       where.unshift("search_grams MATCH @match", "g.rowid < @top");
+      order = "g.rowid";
     } else {
-      from = "search_words w CROSS JOIN search_rows r ON r.row = w.rowid";
-      where.unshift("w.rowid < @top");
+      from = "search_rows r";
+      where.unshift("r.row < @top");
     }
   }
-  const order = isCjkQuery(q) && q.terms.some((t) => [...t.text].length >= 3) ? "g.rowid" : "w.rowid";
   const sessions = joinsSessions(where) ? " CROSS JOIN sessions s ON s.sid = r.sid" : "";
   const sql = `SELECT ${CANDIDATE_COLUMNS} FROM ${from}${sessions} WHERE ${where.join(" AND ")} ORDER BY ${order} DESC LIMIT @limit`;
   return { sql, params };
 }
 
 /**
+ * The rows above `indexed` (not in the FTS indexes yet) and below `top` that the filters keep, newest
+ * first: a search matches their text itself.
+ */
+export function pendingRowsSql(q: NormalisedSearch, indexed: number, top: number): CandidateSql {
+  const params: Record<string, unknown> = { indexed, top };
+  const where = ["r.row > @indexed", "r.row < @top", ...filters(q, params)];
+  const sessions = joinsSessions(where) ? " CROSS JOIN sessions s ON s.sid = r.sid" : "";
+  const sql = `SELECT ${CANDIDATE_COLUMNS} FROM search_rows r${sessions} WHERE ${where.join(" AND ")} ORDER BY r.row DESC`;
+  return { sql, params };
+}
+
+/**
  * Every indexed row below `top` of the sessions the filters select, newest first, at most `limit`:
- * read from the sessions through `search_rows (sid)`, the words matched afterwards (in this process).
+ * read from the sessions through `search_sids`, the words matched afterwards (in this process).
  */
 export function sessionDrivenSql(q: NormalisedSearch, top: number, limit: number): CandidateSql {
   const params: Record<string, unknown> = { top, limit };
   const where = [...filters(q, params), "r.row < @top"];
-  const sql = `SELECT ${CANDIDATE_COLUMNS} FROM sessions s CROSS JOIN search_rows r ON r.sid = s.sid
-CROSS JOIN ${TEXT_OF_ROW} WHERE ${where.join(" AND ")} ORDER BY r.row DESC LIMIT @limit`;
+  const sql = `SELECT ${CANDIDATE_COLUMNS} FROM sessions s CROSS JOIN search_sids x ON x.sid = s.sid
+CROSS JOIN search_rows r ON r.row = x.row WHERE ${where.join(" AND ")} ORDER BY r.row DESC LIMIT @limit`;
   return { sql, params };
 }
 
-/** How many index rows the sessions the filters select hold, counted up to `cap` (their row filters aside). */
+/** How many indexed rows the sessions the filters select hold, counted up to `cap` (their row filters aside). */
 export function sessionRowsSql(q: NormalisedSearch, cap: number): CandidateSql {
   const params: Record<string, unknown> = { cap };
   const where = filters(q, params).filter((w) => !w.startsWith("r."));
-  const sql = `SELECT count(*) FROM (SELECT 1 FROM sessions s CROSS JOIN search_rows r ON r.sid = s.sid
+  const sql = `SELECT count(*) FROM (SELECT 1 FROM sessions s CROSS JOIN search_sids x ON x.sid = s.sid
 WHERE ${where.join(" AND ")} LIMIT @cap)`;
   return { sql, params };
 }

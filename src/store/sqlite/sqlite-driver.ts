@@ -139,6 +139,7 @@ export class SqliteDriver implements StoreDriver {
       foldThreshold: options.foldThreshold,
       idleFoldMs: options.idleFoldMs,
       committed: () => this.walSync?.committed(),
+      search: this.searchIndex,
     });
     // The usual case: every group commits, and none pays for a savepoint of its own.
     this.fast = this.db.transaction((groups: readonly WriteGroup[]) => {
