@@ -154,7 +154,9 @@ export class SqliteInbox implements Inbox {
   async unfinished(): Promise<InboxItem[]> {
     this.open();
     await this.writer.flush();
-    const rows = this.sql("SELECT * FROM inbox WHERE state IN ('pending', 'running') ORDER BY id").all() as Row[];
+    const rows = this.sql(
+      "SELECT * FROM inbox WHERE state IN ('pending', 'running') ORDER BY id",
+    ).all() as Row[];
     return rows.map(itemOf);
   }
 
