@@ -1,7 +1,8 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createEngine } from "../../src/engine.js";
 import { JsonlInbox } from "../../src/store/jsonl/inbox.js";
 import { MemoryInbox } from "../../src/store/memory/inbox.js";
 import { openStore } from "../../src/store/open.js";
@@ -108,6 +109,13 @@ describe("the SQLite store's own inbox", () => {
     expect(dataVersion(store)).toBe(before);
     expect(store.sqlite.foreignChanges()).toEqual({ kind: "none" });
     await inbox.close();
+  });
+
+  it("is the inbox of an engine given the store, so admissions survive a restart", async () => {
+    const store = open();
+    const engine = await createEngine({ dataDir: dirname(store.path), store });
+    expect(engine.inbox?.backend).toBe("sqlite");
+    await engine.close();
   });
 
   it("commits the admissions of one tick together and resolves them once the store's WAL fsync is done", async () => {
