@@ -144,6 +144,11 @@ export interface Engine {
   };
   /** Compacts now, whatever the thresholds; waits for a running turn of that key. */
   compact(key: string, options?: { signal?: AbortSignal }): Promise<CompactResult>;
+  /**
+   * Resolves once the key's running and queued work is done, the compaction a turn runs after its reply
+   * included (the turn's result does not wait for it).
+   */
+  idle(key: string): Promise<void>;
   /** Archives the current session and starts a new one; waits for a running turn of that key. */
   reset(key: string, cause?: ResetCause): Promise<ResetResult>;
   /** Deletes every generation of a key; waits for a running turn of that key. */
@@ -161,9 +166,9 @@ export interface Engine {
   /** The turn below with `run` in place of the agent's runtime (no runtime session, no cost). */
   turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
   /**
-   * Runs one turn on the routed agent's runtime: routes, stores the input, compacts when due, runs the
-   * agent's runtime (its runtime session resumed and saved, the run priced, the agent marked as needing
-   * attention when it fails), stores the reply.
+   * Runs one turn on the routed agent's runtime: routes, stores the input, runs the agent's runtime (its
+   * runtime session resumed and saved, the run priced, the agent marked as needing attention when it
+   * fails), stores the reply, then compacts when due (the result does not wait; the next turn does).
    */
   turn(envelope: Envelope, options?: AgentTurnOptions): Promise<TurnResult>;
   /**
@@ -609,6 +614,10 @@ class SessionEngine implements Engine {
     });
   }
 
+  idle(key: string): Promise<void> {
+    return this.lanes.idle(validateKey(key));
+  }
+
   reset(key: string, cause: ResetCause = "manual"): Promise<ResetResult> {
     validateKey(key);
     return this.lanes.run(key, () => this.store.reset(key, cause));
@@ -700,23 +709,31 @@ class SessionEngine implements Engine {
   private execute(batch: Batch): Promise<TurnResult> {
     const { route } = batch;
     const { key, agent } = route;
-    return this.lanes.run(key, async () => {
+    let replied!: (result: TurnResult) => void;
+    const reply = new Promise<TurnResult>((resolve) => {
+      replied = resolve;
+    });
+    const lane = this.lanes.run(key, async () => {
       this.events.emit({ type: "turn.started", key, agent });
+      let result: TurnResult;
       try {
         await this.admitted.ready(key, batch.ids);
         if (batch.summary !== undefined) {
           await this.pipeline.record(route, { ...withoutMessageId(batch.input), text: batch.summary });
         }
         for (const earlier of batch.context) await this.pipeline.record(route, earlier);
-        const result = await this.pipeline.run(route, batch.input, batch.run, batch.signal);
+        result = await this.pipeline.run(route, batch.input, batch.run, batch.signal);
         this.events.emit({ type: "turn.finished", key, agent, ok: true });
-        return result;
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         this.events.emit({ type: "turn.finished", key, agent, ok: false, error: message });
         throw error;
       }
+      replied(result);
+      // The reply is out; still in the lane, so the next turn on the key runs on the compacted context.
+      await this.pipeline.compactAfter(route, result);
     });
+    return Promise.race([reply, lane.then(() => reply)]);
   }
 
   /** `/queue <mode>`: sets the session's queue mode (a note records it); `/queue` alone says the current one. */

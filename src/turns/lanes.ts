@@ -61,6 +61,11 @@ export class Lanes {
     return hold(0);
   }
 
+  /** Resolves once the work accepted so far on `key` has finished (never rejects). */
+  async idle(key: string): Promise<void> {
+    await this.lanes.get(key)?.tail;
+  }
+
   /** Turns running or waiting on a key. */
   depth(key: string): number {
     return this.lanes.get(key)?.size ?? 0;

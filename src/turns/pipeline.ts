@@ -58,10 +58,14 @@ export interface PipelineDeps {
 }
 
 /**
- * One turn, run inside the key's lane: store the input (idempotent), compact when due, assemble the
- * context with fresh injected context, run, store the reply with its tool calls recorded safely.
+ * One turn, run inside the key's lane: store the input (idempotent), assemble the context with fresh
+ * injected context, run, store the reply with its tool calls recorded safely; `compactAfter` then
+ * compacts when due, once the reply is out.
  */
 export class TurnPipeline {
+  /** What a turn left for `compactAfter`: its context with the reply, so it is not loaded again. */
+  private readonly after = new WeakMap<TurnResult, { context: StoredContext; settings: AgentTurnSettings }>();
+
   constructor(private readonly deps: PipelineDeps) {}
 
   async run(route: Route, envelope: Envelope, run: TurnRunner, signal: AbortSignal): Promise<TurnResult> {
@@ -92,16 +96,9 @@ export class TurnPipeline {
       if (answered) return { key, sessionId: input.sessionId, input, reply: answered, deduplicated: true };
     }
 
-    let stored = await this.load(key);
+    const stored = await this.load(key);
     const settings = this.deps.settings(route.agent, stored.session);
-    const compacted = await this.deps.compactor.maybeCompact({
-      key,
-      context: stored,
-      policy: settings.policy,
-      ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
-      signal,
-    });
-    if (compacted) stored = await this.load(key);
+    const compacted = compactedSinceLastTurn(stored, input);
 
     // A runtime that hangs past the deadline is aborted and no longer waited for: the lane is freed.
     const deadline = turnDeadline(key, signal, settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS);
@@ -157,9 +154,30 @@ export class TurnPipeline {
       reply: saved.entries[0] as MessageEntry,
       deduplicated: false,
     };
-    if (compacted) result.compaction = compacted.entry as CompactionEntry;
+    if (compacted) result.compaction = compacted;
     if (fresh.reset) result.reset = fresh.reset;
+    const context: StoredContext = { session: saved.session, entries: [...stored.entries, ...saved.entries] };
+    if (stored.summary) context.summary = stored.summary;
+    this.after.set(result, { context, settings });
     return result;
+  }
+
+  /**
+   * After a turn's reply, in the key's lane (the next turn waits for it and runs on the compacted context):
+   * compacts the session when due. Never throws: a failed summary is noted in the session (Compactor),
+   * and a store that failed here fails the next turn too.
+   */
+  async compactAfter(route: Route, result: TurnResult): Promise<void> {
+    const after = this.after.get(result);
+    if (!after) return;
+    this.after.delete(result);
+    const { context, settings } = after;
+    await this.deps.compactor.maybeCompact({
+      key: route.key,
+      context,
+      policy: settings.policy,
+      ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
+    });
   }
 
   /** Stores an inbound message as context only, with no turn (a group message not addressed to the bot). */
@@ -326,6 +344,14 @@ export class TurnPipeline {
     const later = await this.deps.store.readEntries(input.sessionId, { afterSeq: input.seq });
     return later.find((e): e is MessageEntry => e.type === "message" && e.replyTo === input.id);
   }
+}
+
+/** The compaction made after the previous turn's reply: the latest, with no message between it and the input. */
+function compactedSinceLastTurn(stored: StoredContext, input: MessageEntry): CompactionEntry | undefined {
+  const summary = stored.summary;
+  if (!summary) return undefined;
+  const since = stored.entries.some((e) => e.seq > summary.seq && e.seq < input.seq && e.type === "message");
+  return since ? undefined : (summary as CompactionEntry);
 }
 
 function inputEntry(envelope: Envelope, text: string): EntryInput {

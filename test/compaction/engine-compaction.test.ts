@@ -52,7 +52,7 @@ describe("compaction in the engine", () => {
     return engine;
   };
 
-  it("summarises through the OpenAI protocol when the message threshold passes, keeping identifiers", async () => {
+  it("summarises through the OpenAI protocol once a reply passes the message threshold, keeping identifiers", async () => {
     await open();
     await engine.turn(
       dm("1", "Book flight LH-4411 to https://example.com/trips/42 for order 987654"),
@@ -60,25 +60,47 @@ describe("compaction in the engine", () => {
     );
     for (let i = 2; i <= 5; i++) await engine.turn(dm("1", `question ${i}`), async () => `answer ${i}`);
     expect(server.chatRequests()).toHaveLength(0);
-    const sixth = await engine.turn(dm("1", "question 6"), async (context) => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let asked!: () => void;
+    const summaryAsked = new Promise<void>((r) => {
+      asked = r;
+    });
+    server.setHandler(async (body) => {
+      asked();
+      await gate;
+      return summaryHandler(body);
+    });
+    // Twelve messages once it is stored: the reply is answered while the summary is still being written.
+    const sixth = await engine.turn(dm("1", "question 6"), async () => "answer 6");
+    expect(sixth.reply?.content).toBe("answer 6");
+    expect(sixth.compaction).toBeUndefined();
+    await summaryAsked;
+    const seventh = engine.turn(dm("1", "question 7"), async (context) => {
+      // It waited for the compaction: its context starts with the summary.
       expect(context.messages[0]).toMatchObject({ role: "user" });
       expect(context.messages[0]!.content.startsWith(SUMMARY_HEADER)).toBe(true);
-      return "answer 6";
+      return "answer 7";
     });
-    expect(sixth.compaction).toMatchObject({ summarizer: "openai", model: "summ-1", fromSeq: 1 });
+    release();
+    const compacted = (await seventh).compaction;
+    expect(compacted).toMatchObject({ summarizer: "openai", model: "summ-1", fromSeq: 1 });
     const request = server.chatRequests()[0]!;
     expect(request.model).toBe("summ-1");
     expect(request.temperature).toBe(0.2);
     expect(request.messages[0]!.role).toBe("system");
-    const summary = sixth.compaction!.summary;
+    const summary = compacted!.summary;
     for (const id of ["LH-4411", "https://example.com/trips/42", "987654"]) expect(summary).toContain(id);
 
+    await engine.idle("telegram:1");
     const context = (await engine.context("telegram:1"))!;
-    expect(context.summary?.seq).toBe(sixth.compaction!.seq);
-    expect(context.entries[0]!.seq).toBe(sixth.compaction!.firstKeptSeq);
+    expect(context.summary?.seq).toBe(compacted!.seq);
+    expect(context.entries[0]!.seq).toBe(compacted!.firstKeptSeq);
     expect(context.entries.filter((e) => e.type === "message").length).toBeLessThanOrEqual(6);
     const all = await engine.history("telegram:1");
-    expect(all.filter((e) => e.type === "message")).toHaveLength(12);
+    expect(all.filter((e) => e.type === "message")).toHaveLength(14);
   });
 
   it("triggers on estimated tokens and on the model's context window", async () => {
@@ -114,6 +136,7 @@ describe("compaction in the engine", () => {
       expect(result.compaction).toBeUndefined();
       expect(result.reply?.content).toBe(`reply ${i}`);
     }
+    await engine.idle("telegram:4");
     const context = (await engine.context("telegram:4"))!;
     expect(context.summary).toBeUndefined();
     expect(context.session.generation).toBe(1);
@@ -124,7 +147,8 @@ describe("compaction in the engine", () => {
 
     server.setHandler(summaryHandler);
     await new Promise((r) => setTimeout(r, 20));
-    const next = await engine.turn(dm("4", "message 7"), async () => "reply 7");
+    await engine.turn(dm("4", "message 7"), async () => "reply 7");
+    const next = await engine.turn(dm("4", "message 8"), async () => "reply 8");
     expect(next.compaction?.summary).toContain("XK-1001");
   });
 

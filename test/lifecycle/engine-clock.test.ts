@@ -55,14 +55,16 @@ describe("one clock for the engine", () => {
       engine.turn(dm("fail please"), async () => Promise.reject(new Error("boom"))),
     ).rejects.toThrow();
     for (let i = 2; i <= 3; i++) await engine.turn(dm(`order ${1000 + i}`), async () => `noted ${i}`);
-    // Over 6 messages: the compaction fails and is noted; the next turn is inside the backoff.
-    await engine.turn(dm("order 1004"), async () => "noted 4");
+    // Over 6 messages after that reply: the compaction fails and is noted; the next turn is inside the backoff.
+    await engine.idle("telegram:1");
     expect(summarizer.calls).toBe(1);
-    await engine.turn(dm("order 1005"), async () => "noted 5");
+    await engine.turn(dm("order 1004"), async () => "noted 4");
+    await engine.idle("telegram:1");
     expect(summarizer.calls).toBe(1);
     // Past the backoff on the engine's clock, with no sleep: it tries again and succeeds.
     summarizer.failing = false;
     clock.advance(60_001);
+    await engine.turn(dm("order 1005"), async () => "noted 5");
     const compacted = await engine.turn(dm("order 1006"), async () => "noted 6");
     expect(summarizer.calls).toBe(2);
     expect(compacted.compaction).toBeDefined();

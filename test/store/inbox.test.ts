@@ -1,11 +1,13 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createEngine } from "../../src/engine.js";
 import { JsonlInbox } from "../../src/store/jsonl/inbox.js";
 import { MemoryInbox } from "../../src/store/memory/inbox.js";
 import { openStore } from "../../src/store/open.js";
 import { SqliteInbox } from "../../src/store/sqlite/inbox.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { inboxContract } from "./inbox-contract.js";
 
 const dirs: string[] = [];
@@ -35,6 +37,19 @@ inboxContract("sqlite", {
   open: async () => new SqliteInbox({ path: join(sqliteDir(), "sessiond.db") }),
   reopen: async () => new SqliteInbox({ path: join(sqliteDir(), "sessiond.db") }),
 });
+
+/** Stores opened for the store-connection inbox: closed after their inboxes, at the end of each test. */
+const stores: SqliteStore[] = [];
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+});
+const sharedDir = perTest();
+const storeInbox = async () => {
+  const store = new SqliteStore({ path: join(sharedDir(), "sessiond.db") });
+  stores.push(store);
+  return store.inbox();
+};
+inboxContract("sqlite (the store's connection)", { open: storeInbox, reopen: storeInbox });
 
 const jsonlDir = perTest();
 inboxContract("jsonl", {
@@ -70,6 +85,52 @@ describe("the SQLite inbox beside the store", () => {
     const reopened = new SqliteInbox({ path });
     expect((await reopened.unfinished()).map((i) => i.id)).toEqual([item.id]);
     await reopened.close();
+  });
+});
+
+describe("the SQLite store's own inbox", () => {
+  const open = () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-inbox-"));
+    dirs.push(dir);
+    const store = new SqliteStore({ path: join(dir, "sessiond.db") });
+    stores.push(store);
+    return store;
+  };
+  const dataVersion = (store: SqliteStore) => store.sqlite.db.pragma("data_version", { simple: true });
+
+  it("writes through the store's connection, so the store never takes an admission for another process's write", async () => {
+    const store = open();
+    const inbox = store.inbox();
+    store.sqlite.foreignChanges();
+    const before = dataVersion(store);
+    const { item } = await inbox.admit({ key: "web:a", envelope, at: 1 });
+    await inbox.transition(item.id, "done", 2);
+    // Another connection's commit bumps it, and the store then drops every cached session and context.
+    expect(dataVersion(store)).toBe(before);
+    expect(store.sqlite.foreignChanges()).toEqual({ kind: "none" });
+    await inbox.close();
+  });
+
+  it("is the inbox of an engine given the store, so admissions survive a restart", async () => {
+    const store = open();
+    const engine = await createEngine({ dataDir: dirname(store.path), store });
+    expect(engine.inbox?.backend).toBe("sqlite");
+    await engine.close();
+  });
+
+  it("commits the admissions of one tick together and resolves them once the store's WAL fsync is done", async () => {
+    const store = open();
+    const inbox = store.inbox();
+    const walSync = store.sqlite.walSync;
+    if (!walSync) throw new Error("the store is not in WAL mode");
+    const fsyncs = walSync.completed;
+    const admitted = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => inbox.admit({ key: `web:${i}`, envelope, at: i })),
+    );
+    expect(admitted.every((a) => a.admitted)).toBe(true);
+    expect(walSync.completed - fsyncs).toBe(1);
+    expect(store.sqlite.db.prepare("SELECT count(*) FROM inbox").pluck().get()).toBe(20);
+    await inbox.close();
   });
 });
 

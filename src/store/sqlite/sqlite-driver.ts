@@ -274,6 +274,24 @@ export class SqliteDriver implements StoreDriver {
     }
   }
 
+  /**
+   * Runs `write` (tables beside the store's: the inbox) in an IMMEDIATE transaction of this connection,
+   * made durable as the store's commits are: by `durableBarrier` in WAL mode, else by `synchronous`.
+   */
+  transact<T>(write: () => T, durable: boolean): T {
+    if (!this.walSync)
+      this.setSynchronous(durable || this.options.durability === "strict" ? "FULL" : "NORMAL");
+    try {
+      const result = this.db.transaction(write).immediate();
+      this.walSync?.committed();
+      return result;
+    } catch (error) {
+      throw isFsyncError(error) ? walSyncFailed(this.path, error) : asStoreError(error);
+    } finally {
+      this.checkpointer?.request();
+    }
+  }
+
   /** At a commit boundary: copies what the checkpoint thread left, so the next commit starts the WAL over. */
   private finishCheckpoint(): void {
     if (!this.checkpointer) return;

@@ -2,6 +2,7 @@ import { normaliseSearch, type SearchQuery, type SearchResult } from "../../sear
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
 import type { Durability } from "../store.js";
+import { SqliteInbox } from "./inbox.js";
 import { SearchBackfill } from "./search-backfill.js";
 import type { IndexProgress } from "./search-index.js";
 import { SqliteDriver } from "./sqlite-driver.js";
@@ -81,6 +82,14 @@ export class SqliteStore extends LogStore implements SearchableStore {
   /** Messages whose text matches, best first (search-index.ts). */
   search(query: SearchQuery): Promise<SearchResult> {
     return this.read(() => this.sqlite.searchIndex.search(normaliseSearch(query, Date.now())));
+  }
+
+  /**
+   * The inbox of admitted inputs, a table of this file written through this store's connection and fsync
+   * (inbox.ts says why); close it before the store.
+   */
+  inbox(): SqliteInbox {
+    return new SqliteInbox({ connection: this.sqlite });
   }
 
   /** How far the background build of the search index got. */
