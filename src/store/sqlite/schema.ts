@@ -111,6 +111,8 @@ CREATE TABLE IF NOT EXISTS search_terms (term TEXT PRIMARY KEY) WITHOUT ROWID;
 INSERT INTO search_words (search_words, rank) VALUES ('automerge', 16);
 INSERT INTO search_words (search_words, rank) VALUES ('crisismerge', 64);
 `;
+/** The search tables as a new database gets them (the JSONL store's sidecar index is such a database too). */
+export const SEARCH_SCHEMA = `${SCHEMA_V3}${SCHEMA_V4}`;
 const FILL_TERMS_V4 = `
 CREATE VIRTUAL TABLE temp.search_vocab USING fts5vocab(main, search_words, row);
 INSERT OR IGNORE INTO search_terms (term) SELECT term FROM temp.search_vocab;
