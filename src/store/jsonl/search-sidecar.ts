@@ -100,7 +100,13 @@ export class JsonlSearchIndex {
     this.sidecar = openSearchDb(metaDir, fs);
     this.sql = new Statements(this.sidecar.db);
     this.index = new SqliteSearchIndex(this.sidecar.db, this.sql);
-    if (this.sidecar.owner) this.reconcile();
+    if (!this.sidecar.owner) return;
+    try {
+      this.reconcile();
+    } catch (error) {
+      if (!isDamaged(error)) throw error;
+      this.recover();
+    }
   }
 
   get owner(): boolean {
@@ -285,7 +291,7 @@ export class JsonlSearchIndex {
             record.mtime === tracked.mtimeMs;
           if (!whole) {
             if (record && record.stale === 0) this.index.remove(record.sid);
-            stale.push({ id: session.id, at: session.lastActivityAt });
+            stale.push({ id: session.id, at: session.createdAt });
             if (record) this.sql.get(SQL.stale).run(session.id);
           }
           if (!record) this.upsert(session, -1, null, 1);
@@ -297,7 +303,8 @@ export class JsonlSearchIndex {
         }
       })
       .immediate();
-    // Oldest first, so that the index's rows follow the messages' time as they do when appended.
+    // Oldest first, so that the index's rows (the order its windows take matches in) follow the messages'
+    // time, as they do when appended.
     stale.sort((a, b) => a.at - b.at);
     for (const { id } of stale) this.enqueue(id);
     this.scheduleStep(0);
