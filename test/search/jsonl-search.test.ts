@@ -163,8 +163,11 @@ describe("the JSONL store's search index", () => {
     await first.append("telegram:1", [{ type: "message", role: "user", content: "alpha quokka" }], { init });
     await first.append("telegram:2", [{ type: "message", role: "user", content: "gone quokka" }], { init });
     await first.close();
-    const files = readdirSync(dir).filter((n) => n.endsWith(".jsonl"));
-    const [one, two] = files
+    const files = readdirSync(dir)
+      .filter((n) => n.endsWith(".jsonl"))
+      .map((f) => join(dir, f));
+    const one = files.find((f) => readFileSync(f, "utf8").includes("alpha"));
+    const two = files.find((f) => f !== one);
       .map((f) => join(dir, f))
       .sort((a, b) => (readFileSync(a, "utf8").includes("alpha") ? -1 : b ? 1 : 0));
     // CrabTalk's own line (no sessiond fields), and the same bytes count with another word.
@@ -228,7 +231,7 @@ describe("the JSONL store's search index", () => {
       const page = await store.search({ text: "x".repeat(200), limit: 100, ...(cursor ? { cursor } : {}) });
       for (const h of page.hits) {
         const [entry] = await store.readEntries(h.sessionId, { afterSeq: h.seq - 1, limit: 1 });
-        (found[h.key] ??= []).push(`${h.seq} ${entry?.id}`);
+        found[h.key] = [...(found[h.key] ?? []), `${h.seq} ${entry?.id}`];
       }
       cursor = page.nextCursor;
     } while (cursor);
