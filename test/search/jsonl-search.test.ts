@@ -168,8 +168,6 @@ describe("the JSONL store's search index", () => {
       .map((f) => join(dir, f));
     const one = files.find((f) => readFileSync(f, "utf8").includes("alpha"));
     const two = files.find((f) => f !== one);
-      .map((f) => join(dir, f))
-      .sort((a, b) => (readFileSync(a, "utf8").includes("alpha") ? -1 : b ? 1 : 0));
     // CrabTalk's own line (no sessiond fields), and the same bytes count with another word.
     appendFileSync(one!, `${JSON.stringify({ role: "assistant", content: "a walrus by hand" })}\n`);
     writeFileSync(one!, readFileSync(one!, "utf8").replace("alpha quokka", "omega quokka"));
