@@ -266,6 +266,9 @@ describe("the JSONL store's search index", () => {
     await owner.search({ text: "gannet" });
     const reader = new JsonlStore({ path: dir, onProblem: () => undefined });
     expect((await reader.search({ text: "gannet" })).hits.map((h) => h.key)).toEqual(["telegram:1"]);
+    // Deleted by the reader: the owner's index still has it, the reader's results do not.
+    await reader.delete("telegram:1");
+    expect((await reader.search({ text: "gannet" })).hits).toEqual([]);
     await reader.close();
     expect(existsSync(meta(dir, "search.json"))).toBe(false);
     await owner.close();

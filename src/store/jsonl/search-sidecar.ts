@@ -234,7 +234,14 @@ export class JsonlSearchIndex {
             for (const id of this.written) {
               const tracked = this.files.get(id);
               if (!tracked || this.queued.has(id)) continue;
-              const stat = this.fs.statSync(join(this.dir, tracked.file));
+              let stat: { size: number; mtimeMs: number };
+              try {
+                stat = this.fs.statSync(join(this.dir, tracked.file));
+              } catch {
+                // Gone or unreadable (another process): the next open compares it again.
+                this.sql.get(SQL.stale).run(id);
+                continue;
+              }
               this.sql.get(SQL.measured).run(stat.size, stat.mtimeMs, id);
             }
           })
