@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { LRUCache } from "lru-cache";
 import type { Entry } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
 import { indexedText } from "../../search/indexed-text.js";
@@ -24,7 +25,9 @@ export interface JsonlIndexProgress {
 const FLUSH_ENTRIES = 1000;
 const FLUSH_CHARS = 1024 * 1024;
 /** …or this long after it started waiting, or before a search, a step of the rebuild, or the close. */
-const FLUSH_DELAY_MS = 100;
+const FLUSH_DELAY_MS = 250;
+/** Sessions whose row this store knows as written (sid and mirrored fields), so a flush skips rewriting it. */
+const KNOWN_SESSIONS = 10_000;
 /** A step of the rebuild indexes at most this many sessions, or files of about this many bytes. */
 const STEP_SESSIONS = 200;
 const STEP_BYTES = 8 * 1024 * 1024;
@@ -83,6 +86,8 @@ export class JsonlSearchIndex {
   /** Stale sessions, in the order the rebuild takes them. */
   private queue: string[] = [];
   private readonly queued = new Set<string>();
+  /** Rows as last written: a flush rewrites a session's row only when what it mirrors changed. */
+  private readonly rows = new LRUCache<string, SessionRecord>({ max: KNOWN_SESSIONS });
   private done = 0;
   private total = 0;
   private flushTimer: NodeJS.Timeout | undefined;
@@ -202,7 +207,12 @@ export class JsonlSearchIndex {
               this.forget(id);
               continue;
             }
-            const sid = this.upsert(tracked.session, tracked.size, null, 0);
+            const known = this.rows.get(id);
+            // The size is measured at close: a flush only needs the row to exist and mirror the session.
+            const sid =
+              known && mirrors(known, tracked.session)
+                ? known.sid
+                : this.upsert(tracked.session, tracked.size, null, 0);
             const entries = waiting.get(id);
             if (entries) this.index.add(sid, entries);
             this.written.add(id);
@@ -211,6 +221,7 @@ export class JsonlSearchIndex {
         .immediate();
     } catch (error) {
       this.index.forgetWords();
+      this.rows.clear();
       for (const id of touched) if (this.files.get(id)) this.enqueue(id);
       if (isDamaged(error)) this.recover();
       else this.scheduleStep(RETRY_MS);
@@ -305,6 +316,7 @@ export class JsonlSearchIndex {
           else if (!mirrors(record, session)) this.upsert(session, record.size, record.mtime, record.stale);
         }
         for (const record of records.values()) {
+          this.rows.delete(record.id);
           this.index.remove(record.sid);
           this.sql.get(SQL.forget).run(record.sid);
         }
@@ -358,6 +370,7 @@ export class JsonlSearchIndex {
         .immediate();
     } catch (error) {
       this.index.forgetWords();
+      this.rows.clear();
       this.queue.unshift(...batch);
       if (isDamaged(error)) this.recover();
       else this.scheduleStep(RETRY_MS);
@@ -396,13 +409,14 @@ export class JsonlSearchIndex {
     this.sidecar = openSearchDb(this.metaDir, this.fs);
     this.sql = new Statements(this.sidecar.db);
     this.index = new SqliteSearchIndex(this.sidecar.db, this.sql);
+    this.rows.clear();
     this.queue = [];
     this.queued.clear();
     if (this.sidecar.owner) this.reconcile();
   }
 
   private upsert(session: Session, size: number, mtime: number | null, stale: number): number {
-    return this.sql.get(SQL.upsert).pluck().get({
+    const sid = this.sql.get(SQL.upsert).pluck().get({
       id: session.id,
       key: session.key,
       generation: session.generation,
@@ -413,10 +427,14 @@ export class JsonlSearchIndex {
       mtime,
       stale,
     }) as number;
+    const { id, key, generation, state, agent, channel } = session;
+    this.rows.set(id, { sid, id, key, generation, state, agent, channel, size, mtime, stale });
+    return sid;
   }
 
   private forget(id: string): void {
     const sid = this.sql.get(SQL.sidOf).pluck().get(id) as number | undefined;
+    this.rows.delete(id);
     if (sid === undefined) return;
     this.index.remove(sid);
     this.sql.get(SQL.forget).run(sid);
