@@ -9,6 +9,8 @@ import { processMayBeRunning, selfOwner } from "./journal-owner.js";
 export const SEARCH_DB = "search.db";
 export const SEARCH_RECORD = "search.json";
 const VERSION = 1;
+/** The index's page cache: what memory it takes, whatever its size on disk. */
+const PAGE_CACHE_KB = 16 * 1024;
 
 /**
  * The search tables of the SQLite store (search-index.ts runs on them unchanged) over a mirror of the
@@ -106,6 +108,8 @@ function connect(path: string): Database.Database {
   db.pragma("journal_mode = MEMORY");
   db.pragma("synchronous = OFF");
   db.pragma("busy_timeout = 2000");
+  db.pragma("temp_store = MEMORY");
+  db.pragma(`cache_size = ${-PAGE_CACHE_KB}`);
   return db;
 }
 
