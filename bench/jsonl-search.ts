@@ -1,19 +1,13 @@
 import { join } from "node:path";
-import type { SearchQuery } from "../src/search/query.js";
 import { JsonlStore } from "../src/store/jsonl/jsonl-store.js";
 import type { Bench, BenchContext, Row } from "./report.js";
-import { atLeast, below, fixed, int, ratioText } from "./report.js";
+import { atLeast, fixed, int, ratioText } from "./report.js";
+import { type Latency, latency, latencyRow } from "./search.js";
 import { BENCH_INIT, benchKey, messageContents, percentile, userMessage } from "./support.js";
 
 const PER_SESSION = 100;
 const RARE = "zygomorphic";
 const ROUNDS = 3;
-
-interface Latency {
-  p50Ms: number;
-  p99Ms: number;
-  hits: number;
-}
 
 export interface JsonlSearchResult {
   messages: number;
@@ -27,19 +21,6 @@ export interface JsonlSearchResult {
   /** Durable appends/s with the index and without it, each round's, interleaved in this run. */
   indexed: number[];
   unindexed: number[];
-}
-
-async function latency(store: JsonlStore, query: SearchQuery, samples: number): Promise<Latency> {
-  const times: number[] = [];
-  let hits = 0;
-  for (let i = 0; i < samples + 5; i++) {
-    const start = performance.now();
-    const result = await store.search(query);
-    if (i >= 5) times.push(performance.now() - start);
-    hits = result.hits.length;
-  }
-  times.sort((a, b) => a - b);
-  return { p50Ms: percentile(times, 50), p99Ms: percentile(times, 99), hits };
 }
 
 /** The searched directory: `sessions` sessions of PER_SESSION messages, a rare term in five of them. */
@@ -126,14 +107,6 @@ const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return percentile(sorted, 50);
 };
-
-const latencyRow = (name: string, l: Latency): Row => ({
-  figure: `${name} p50 / p99 (ms), ${l.hits} hits`,
-  value: `${fixed(l.p50Ms, 2)} / ${fixed(l.p99Ms, 2)}`,
-  baseline: "",
-  ratio: "",
-  checks: [below(l.p50Ms, 10, "p50 10 ms"), below(l.p99Ms, 50, "p99 50 ms")],
-});
 
 export const jsonlSearchBench: Bench<JsonlSearchResult> = {
   name: "JSONL search (sidecar index, 20,000 messages in 200 sessions; --quick: 5,000 in 50)",
