@@ -158,7 +158,8 @@ export function closeSearchDb(search: SearchDb, clean: boolean, fs: FileSystem):
   }
   const stat = fs.statSync(path);
   const record: CloseRecord = { version: VERSION, size: stat.size, mtimeMs: stat.mtimeMs };
-  writeFileAtomic(join(path, "..", SEARCH_RECORD), JSON.stringify(record), true, fs);
+  // Not fsync'd itself: a record a power cut loses (or leaves unreadable) only costs a rebuild.
+  writeFileAtomic(join(path, "..", SEARCH_RECORD), JSON.stringify(record), false, fs);
 }
 
 /** The close record, removed: it vouches for the index only until the next owner writes to it. */
