@@ -12,6 +12,7 @@ import { dashboardReads } from "./dashboard.js";
 import { gatewayThroughput } from "./gateway.js";
 import { gatewayMemory } from "./gateway-memory.js";
 import { jsonlConcurrentAppends, jsonlLoad, jsonlSequentialAppends } from "./jsonl.js";
+import { jsonlSearchBench } from "./jsonl-search.js";
 import { packInstall } from "./pack-install.js";
 import { postgresBench } from "./postgres.js";
 import { redactionCost } from "./redaction.js";
@@ -72,6 +73,7 @@ const BENCHES: readonly Planned[] = [
   plan("memory", gatewayMemory),
   plan("dashboard", dashboardReads),
   plan("search", searchBench),
+  plan("jsonlSearch", jsonlSearchBench),
   plan("postgres", postgresBench),
   plan("startup", startup),
   plan("pack", packInstall),

@@ -198,5 +198,6 @@ async function sessionsSearch(
     at: new Date(h.ts).toISOString(),
     text: plainSnippet(h.snippet),
   }));
-  return { content: JSON.stringify({ hits }) };
+  // While the index is being built some messages are not found yet: the model is told so.
+  return { content: JSON.stringify(result.indexing ? { hits, indexing: true } : { hits }) };
 }

@@ -362,7 +362,8 @@ export class LogStore implements Store {
     });
   }
 
-  private foreign(): MaybePromise<void> {
+  /** Drops what the core remembers of keys other writers changed (before a read that relies on it). */
+  protected foreign(): MaybePromise<void> {
     return chain(this.driver.foreignChanges(), (changes: ForeignChanges) => {
       if (changes.kind === "all") this.forgetAll();
       else if (changes.kind === "keys") for (const key of changes.keys) this.forget(key);

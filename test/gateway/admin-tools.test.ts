@@ -6,6 +6,7 @@ import { loadConfig } from "../../src/config/load.js";
 import type { RuntimeEvent } from "../../src/model/runtime.js";
 import { ADMIN_TOOL_MAX_LIMIT, adminToolsFor } from "../../src/runtimes/admin-tools.js";
 import { MAX_TOOL_ROUNDS, modelRuntime } from "../../src/runtimes/model.js";
+import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import {
   type ChatRequestBody,
   echoHandler,
@@ -250,5 +251,35 @@ describe("the model runtime's tool loop", () => {
       false,
       true,
     ]);
+  });
+});
+
+describe("sessions_search while the store's index is being built", () => {
+  it("says so beside its hits", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-admin-jsonl-"));
+    const init = { agent: "main", channel: "telegram", createdBy: "test" };
+    try {
+      const first = new JsonlStore({ path: dir });
+      for (let i = 0; i < 40; i++)
+        await first.append(`telegram:${i}`, [{ type: "message", role: "user", content: `plan ${i}` }], {
+          init,
+        });
+      await first.close();
+      rmSync(join(dir, ".sessiond", "search.db"));
+      const store = new JsonlStore({ path: dir });
+      const reader = {
+        store,
+        sessions: { list: () => Promise.resolve({ sessions: [] }) },
+        history: () => Promise.resolve([]),
+      };
+      const result = await adminToolsFor("alice", { engine: reader, admins: ["alice"] }).execute(
+        { name: "sessions_search", arguments: JSON.stringify({ query: "plan" }) },
+        new AbortController().signal,
+      );
+      expect(JSON.parse(result.content)).toMatchObject({ indexing: true });
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -40,7 +40,8 @@ async function run(faults: Faults): Promise<Run> {
   const result: Run = { dir, fault, acked };
   let store: JsonlStore;
   try {
-    store = new JsonlStore({ path: dir, fs: fault.fs, onProblem: () => undefined });
+    // The search index is SQLite's own I/O, outside the fault layer: these runs are about the files.
+    store = new JsonlStore({ path: dir, fs: fault.fs, onProblem: () => undefined, searchIndex: false });
   } catch (error) {
     if (!isSessiondError(error)) throw error;
     return result; // died while opening

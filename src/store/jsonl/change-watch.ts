@@ -20,15 +20,23 @@ export class ChangeWatch {
   private unknown = true;
   private watcher: FSWatcher | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
+  /** Files named by an event since the last `takeNamed` (kept for the search index when asked to). */
+  private named: Set<string> | undefined;
+  private namedUnknown = false;
 
-  constructor(dir: string) {
+  constructor(dir: string, keepNamed = false) {
+    if (keepNamed) this.named = new Set();
     if (process.platform !== "linux") return;
     try {
       this.watcher = watch(dir, { persistent: false }, (_event, file) => {
         if (typeof file === "string") {
           this.unchanged.delete(file);
           this.changed.add(file);
-        } else this.forgetAll();
+          this.named?.add(file);
+        } else {
+          this.forgetAll();
+          this.namedUnknown = true;
+        }
       });
       this.watcher.on("error", () => this.stopWatching());
     } catch {
@@ -61,6 +69,21 @@ export class ChangeWatch {
     const changed = this.changed;
     if (changed.size > 0) this.changed = new Set();
     return changed;
+  }
+
+  /**
+   * The files events named since the last call, whatever `take` answered meanwhile, or `all` when any may
+   * have changed unseen (no watch, or an event without a name). Only with `keepNamed`.
+   */
+  takeNamed(): "all" | ReadonlySet<string> {
+    const named = this.named;
+    if (!named) return "all";
+    this.named = new Set();
+    if (this.namedUnknown || !this.watcher) {
+      this.namedUnknown = false;
+      return "all";
+    }
+    return named;
   }
 
   close(): void {

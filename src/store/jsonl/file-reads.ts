@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { Entry } from "../../model/entry.js";
 import type { ChangeWatch } from "./change-watch.js";
 import type { Tracked } from "./directory-scan.js";
 import type { FileSystem } from "./durable-fs.js";
@@ -14,6 +15,9 @@ import { hasSize } from "./size-probe.js";
  * to, and memory put back as the disk holds it after a batch that could not be written.
  */
 export class FileReads {
+  /** Called for a session whose file another process changed, once it is read again (the search index). */
+  onReread: ((tracked: Tracked) => void) | undefined;
+
   constructor(
     private readonly dir: string,
     private readonly files: SessionFiles,
@@ -37,6 +41,19 @@ export class FileReads {
     const bytes = queued === undefined ? written : Buffer.concat([written, Buffer.from(queued)]);
     const { parsed } = parseSessionFile(tracked.file, bytes, tracked.session);
     return this.cache.put(id, parsed?.entries ?? [], bytes.length);
+  }
+
+  /**
+   * The session's entries as its file holds them now, with the file's size and mtime, for the search
+   * index: the bytes this process still holds for it are written first; nothing is cached.
+   */
+  forIndex(tracked: Tracked): { entries: Entry[]; size: number; mtimeMs: number } {
+    this.writes.writeQueuedOf(tracked.session.id);
+    const path = join(this.dir, tracked.file);
+    const bytes = this.fs.readFileSync(path);
+    const { mtimeMs } = this.fs.statSync(path);
+    const { parsed } = parseSessionFile(tracked.file, bytes, tracked.session);
+    return { entries: parsed?.entries ?? [], size: bytes.length, mtimeMs };
   }
 
   /**
@@ -74,6 +91,7 @@ export class FileReads {
     // Where this process's next bytes land (O_APPEND), torn bytes of the other writer included.
     tracked.size = size;
     this.cache.drop(parsed.session.id);
+    this.onReread?.(tracked);
     return true;
   }
 

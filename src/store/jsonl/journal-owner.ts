@@ -43,7 +43,14 @@ export function parseJournalName(name: string): JournalOwner | undefined {
  * back to "a process has that PID".
  */
 export function ownerMayBeRunning(name: string, owner: JournalOwner): boolean {
-  if (openJournals.has(name)) return true;
+  return openJournals.has(name) || processMayBeRunning(owner);
+}
+
+/**
+ * Whether the process `owner` names may still be running: not this one, else a running PID started at
+ * the recorded moment in the same boot (where those are recorded), else any process with that PID.
+ */
+export function processMayBeRunning(owner: JournalOwner): boolean {
   const me = selfOwner();
   // The process with this PID is this one: the journal is of a store of it that is gone, or of a
   // predecessor under the same PID.

@@ -3,6 +3,7 @@ import { makeDirSync } from "../../fs/make-dir.js";
 import type { Entry } from "../../model/entry.js";
 import { isSessiondError, SessiondError } from "../../model/errors.js";
 import type { Session } from "../../model/session.js";
+import type { NormalisedSearch, SearchResult } from "../../search/query.js";
 import type {
   ForeignChanges,
   GroupOutcome,
@@ -27,6 +28,7 @@ import { GroupApply } from "./group-apply.js";
 import { saveDirectoryIndex } from "./index-snapshot.js";
 import { replayJournals } from "./journal-replay.js";
 import { META_DIR } from "./meta-dir.js";
+import { type JsonlIndexProgress, JsonlSearchIndex } from "./search-sidecar.js";
 import type { LineProblem } from "./session-file.js";
 import { SessionFiles } from "./session-files.js";
 import { Sidecars } from "./sidecar.js";
@@ -41,6 +43,8 @@ export interface JsonlDriverOptions {
   report: (problem: LineProblem) => void;
   /** Whether nothing waits to be committed. */
   idle: () => boolean;
+  /** Keep the search index (`.sessiond/search.db`); reports each step of its rebuild. */
+  search: false | { onProgress?: (progress: JsonlIndexProgress) => void };
 }
 
 const NONE: ForeignChanges = { kind: "none" };
@@ -67,6 +71,10 @@ export class JsonlDriver implements StoreDriver {
   private readonly changes: ChangeWatch;
   private readonly reads: FileReads;
   private readonly groups: GroupApply;
+  /** The search index, or why there is none. */
+  private readonly searchIndex: JsonlSearchIndex | SessiondError;
+  /** Keys whose files a search found changed by another process: the core drops them at its next ask. */
+  private readonly changedKeys = new Set<string>();
   private closed = false;
 
   constructor(private readonly options: JsonlDriverOptions) {
@@ -97,7 +105,7 @@ export class JsonlDriver implements StoreDriver {
       }
       throw asStoreError(error, this.path);
     }
-    this.changes = new ChangeWatch(this.path);
+    this.changes = new ChangeWatch(this.path, options.search !== false);
     this.reads = new FileReads(
       this.path,
       this.files,
@@ -117,6 +125,31 @@ export class JsonlDriver implements StoreDriver {
       this.titles,
       this.fs,
     );
+    this.searchIndex = this.openSearch();
+  }
+
+  private openSearch(): JsonlSearchIndex | SessiondError {
+    const search = this.options.search;
+    if (search === false)
+      return new SessiondError("SEARCH_UNAVAILABLE", "the jsonl store was opened without its search index");
+    try {
+      const index = new JsonlSearchIndex(
+        this.path,
+        this.metaDir,
+        this.files,
+        this.reads,
+        this.fs,
+        search.onProgress,
+      );
+      this.reads.onReread = (tracked) => index.stale(tracked.session.id);
+      return index;
+    } catch (error) {
+      return new SessiondError(
+        "SEARCH_UNAVAILABLE",
+        `the search index of ${this.path} could not be opened: ${messageOf(error)}`,
+        { cause: error },
+      );
+    }
   }
 
   cacheStats(): { sessions: number; bytes: number } {
@@ -190,10 +223,11 @@ export class JsonlDriver implements StoreDriver {
   foreignChanges(): ForeignChanges {
     if (this.closed) return NONE;
     const changed = this.changes.take();
+    const keys = [...this.changedKeys];
+    this.changedKeys.clear();
     // Unseen changes: each key's file is compared when the core next loads the key (`loadKey`).
     if (changed === "all") return ALL;
-    if (changed.size === 0) return NONE;
-    const keys: string[] = [];
+    if (changed.size === 0) return keys.length > 0 ? { kind: "keys", keys } : NONE;
     for (const file of changed) {
       const tracked = this.files.byFileName(file);
       if (tracked && this.guard(() => this.reads.refresh(tracked))) keys.push(tracked.session.key);
@@ -216,6 +250,8 @@ export class JsonlDriver implements StoreDriver {
       if (failed) throw failed;
       this.writes.write();
       this.titles.rewriteDue();
+      if (this.searchIndex instanceof JsonlSearchIndex)
+        this.searchIndex.committed(groups.filter((_, i) => outcomes[i]?.ok));
       // A batch the core does not make durable (relaxed appends) is done here.
       if (!durable) this.writes.settleNow(this.options.durability === "strict");
       return outcomes;
@@ -224,6 +260,35 @@ export class JsonlDriver implements StoreDriver {
     } finally {
       this.writes.endBatch();
     }
+  }
+
+  /**
+   * Messages whose text matches, best first (search-sidecar.ts). The files change events named since the
+   * last search (every file, without events) are compared first, and those another process changed are
+   * read again, so their sessions are indexed again.
+   */
+  search(q: NormalisedSearch): SearchResult {
+    const index = this.searchIndex;
+    if (!(index instanceof JsonlSearchIndex)) throw index;
+    if (index.owner) {
+      const named = this.changes.takeNamed();
+      const files = named === "all" ? [...this.files.all()] : [...named].map((f) => this.files.byFileName(f));
+      for (const tracked of files) {
+        if (!tracked) continue;
+        try {
+          if (this.reads.refresh(tracked)) this.changedKeys.add(tracked.session.key);
+        } catch {
+          // A file that cannot be read now is compared again at the next search.
+        }
+      }
+    }
+    return this.guard(() => index.search(q));
+  }
+
+  searchProgress(): JsonlIndexProgress {
+    const index = this.searchIndex;
+    if (!(index instanceof JsonlSearchIndex)) throw index;
+    return index.progress();
   }
 
   durableBarrier(): Promise<void> {
@@ -261,6 +326,7 @@ export class JsonlDriver implements StoreDriver {
     } catch (error) {
       throw asStoreError(error, this.path);
     } finally {
+      this.closeSearch(checkpointed);
       this.release(!checkpointed);
     }
     if (!checkpointed) return;
@@ -274,6 +340,16 @@ export class JsonlDriver implements StoreDriver {
       );
     } catch {
       // The index only saves the next open some reading: without it, that open reads the files.
+    }
+  }
+
+  /** The index is vouched for at close only when the files hold everything (`clean`). */
+  private closeSearch(clean: boolean): void {
+    if (!(this.searchIndex instanceof JsonlSearchIndex)) return;
+    try {
+      this.searchIndex.close(clean);
+    } catch {
+      // Without its close record, the next open builds the index again from the files.
     }
   }
 

@@ -1,11 +1,16 @@
 import { LRUCache } from "lru-cache";
+import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
+import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
+import { chain } from "../maybe-promise.js";
 import type { Durability } from "../store.js";
 import { type FileSystem, realFs } from "./durable-fs.js";
 import { JsonlDriver } from "./jsonl-driver.js";
+import type { JsonlIndexProgress } from "./search-sidecar.js";
 import type { LineProblem } from "./session-file.js";
 
 export { META_DIR } from "./meta-dir.js";
+export type { JsonlIndexProgress } from "./search-sidecar.js";
 
 export interface JsonlStoreOptions {
   /** The directory of session files. */
@@ -28,13 +33,17 @@ export interface JsonlStoreOptions {
   maxQueuedBytes?: number;
   /** The file layer (default node:fs); tests put one that injects faults here. */
   fs?: FileSystem;
+  /** Keep the search index in `.sessiond/search.db` (default true); without it, `search` fails with SEARCH_UNAVAILABLE. */
+  searchIndex?: boolean;
+  /** Reports each step of the index's rebuild from the files (when it was missing, stale or damaged). */
+  onIndexProgress?: (progress: JsonlIndexProgress) => void;
 }
 
 /**
  * Sessions as a directory of CrabTalk session files (behaviours.md §2), one file per session: the log
  * core over the JSONL driver (jsonl-driver.ts), which group-commits appends through a write-ahead journal.
  */
-export class JsonlStore extends LogStore {
+export class JsonlStore extends LogStore implements SearchableStore {
   readonly path: string;
   private readonly jsonl: JsonlDriver;
   /** The newest problems found, bounded by bytes (oldest dropped first). */
@@ -63,12 +72,30 @@ export class JsonlStore extends LogStore {
         onProblem(problem);
       },
       idle: () => queued() === 0,
+      search:
+        options.searchIndex === false
+          ? false
+          : options.onIndexProgress
+            ? { onProgress: options.onIndexProgress }
+            : {},
     });
     super(driver, options);
     queued = () => this.writer.queued;
     this.path = options.path;
     this.jsonl = driver;
     this.problemLog = problemLog;
+  }
+
+  /** Messages whose text matches, best first (search-sidecar.ts). */
+  search(query: SearchQuery): Promise<SearchResult> {
+    return this.read(() =>
+      chain(this.foreign(), () => this.jsonl.search(normaliseSearch(query, Date.now()))),
+    );
+  }
+
+  /** How far the rebuild of the search index from the files got. */
+  searchProgress(): JsonlIndexProgress {
+    return this.jsonl.searchProgress();
   }
 
   /** The newest problems found in the files (at most `problemBytes` of them), oldest first. */

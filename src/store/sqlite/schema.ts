@@ -126,6 +126,8 @@ CREATE TABLE search_state (
 INSERT INTO search_words (search_words, rank) VALUES ('automerge', 16);
 INSERT INTO search_words (search_words, rank) VALUES ('crisismerge', 64);
 `;
+/** The search tables as a new database gets them (the JSONL store's sidecar index is such a database too). */
+export const SEARCH_SCHEMA = SCHEMA_V5;
 
 export function migrate(db: Database.Database): void {
   const version = db.pragma("user_version", { simple: true }) as number;

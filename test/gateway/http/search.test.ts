@@ -103,10 +103,37 @@ describe("GET /api/search and WS sessions.search (SQLite store)", () => {
   });
 });
 
+describe("GET /api/search on a JSONL store", () => {
+  it("answers hits from the store's sidecar index", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-search-jsonl-"));
+    const gw = await startTestGateway({ store: { backend: "jsonl", path: dir } });
+    try {
+      await gw.engine.store.append(
+        "telegram:1",
+        [{ type: "message", role: "user", content: "where is the <b>kiwi</b>?" }],
+        { init },
+      );
+      const res = await gw.api("/api/search?q=kiwi");
+      expect(res.status).toBe(200);
+      const body = (await json(res)) as unknown as {
+        hits: Array<{ key: string; snippet: string }>;
+        indexing: boolean;
+      };
+      expect(body.hits.map((h) => [h.key, h.snippet])).toEqual([
+        ["telegram:1", "where is the &lt;b&gt;<mark>kiwi</mark>&lt;/b&gt;?"],
+      ]);
+      expect(body.indexing).toBe(false);
+    } finally {
+      await gw.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("a store without a search index", () => {
   it("answers 501 SEARCH_UNAVAILABLE", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sessiond-search-jsonl-"));
-    const gw = await startTestGateway({ store: { backend: "jsonl", path: dir } });
+    const gw = await startTestGateway({ store: { backend: "jsonl", path: dir, searchIndex: false } });
     try {
       const res = await gw.api("/api/search?q=kiwi");
       expect(res.status).toBe(501);
