@@ -50,7 +50,8 @@ if (unclassified.length > 0)
 
 /** The package a bare import names (`@scope/name/sub` → `@scope/name`), or undefined for a path. */
 function packageOf(specifier) {
-  if (specifier.startsWith(".") || specifier.startsWith("/") || specifier.startsWith("node:")) return undefined;
+  if (specifier.startsWith(".") || specifier.startsWith("/") || specifier.startsWith("node:"))
+    return undefined;
   const parts = specifier.split("/");
   return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
 }
