@@ -80,8 +80,8 @@ writeFileSync(
   ].join("\n"),
 );
 
-/** The modules `node <args>` loads before it writes `readyLine` to stdout; then it is stopped. */
-async function loadedBeforeReady(args: string[], readyLine: string): Promise<string[]> {
+/** The files `node <args>` loads before it writes `readyLine` to stdout; then it is stopped. */
+async function filesBeforeReady(args: string[], readyLine: string): Promise<string[]> {
   const child = spawn(
     process.execPath,
     [
@@ -108,7 +108,7 @@ async function loadedBeforeReady(args: string[], readyLine: string): Promise<str
     child.once("close", (code) => reject(new Error(`exited ${code} before ready: ${err.slice(-2000)}`)));
   });
   try {
-    return filesIn(await ready).flatMap(modulesOf);
+    return filesIn(await ready);
   } finally {
     child.kill("SIGTERM");
     await exited;
@@ -133,9 +133,51 @@ describe("start-up loads what the command needs", () => {
       "node_modules/hono/",
       "node_modules/yaml/",
       "node_modules/zod/",
+      // The other commands' modules: each command imports its own.
+      "dist/src/cli/commands/sessions",
+      "dist/src/cli/commands/serve.js",
+      "dist/src/cli/commands/import.js",
+      "dist/src/export/",
+      "dist/src/search/",
     ]) {
       expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
     }
+  });
+
+  it("sessions list loads no other command's modules", async () => {
+    const modules = await loaded([CLI, "--data-dir", join(dir, "data"), "sessions", "list"]);
+    expect(modules).toContain("dist/src/cli/commands/sessions-list.js");
+    for (const part of [
+      "dist/src/cli/commands/route.js",
+      "dist/src/cli/commands/serve.js",
+      "dist/src/cli/commands/import.js",
+      "dist/src/cli/commands/sessions-export.js",
+      "dist/src/cli/commands/sessions-show.js",
+      "dist/src/export/",
+    ]) {
+      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
+    }
+  });
+
+  it("the bin carries its pure-JS packages: route reads no file of node_modules, serve none of hono, ws or commander", async () => {
+    const route = await loadedFiles([CLI, "route", "--channel", "telegram", "--sender", "1"]);
+    expect(route.filter((file) => file.startsWith("node_modules/"))).toEqual([]);
+    expect(route.flatMap(modulesOf)).toContain("node_modules/commander/lib/command.js");
+    const dataDir = join(dir, "serve-files-data");
+    const engine = await createEngine({ dataDir });
+    await engine.close();
+    const serve = await filesBeforeReady(
+      [CLI, "--data-dir", dataDir, "serve", "--port", "0"],
+      "sessiond gateway listening on",
+    );
+    for (const part of [
+      "node_modules/hono/",
+      "node_modules/@hono/",
+      "node_modules/ws/",
+      "node_modules/commander/",
+    ])
+      expect(serve.filter((file) => file.startsWith(part))).toEqual([]);
+    expect(serve.flatMap(modulesOf).some((m) => m.startsWith("node_modules/hono/"))).toBe(true);
   });
 
   it("sessions list without a config file loads neither zod, Temporal nor hono", async () => {
@@ -197,10 +239,12 @@ describe("start-up loads what the command needs", () => {
     const dataDir = join(dir, "serve-data");
     const engine = await createEngine({ dataDir });
     await engine.close();
-    const modules = await loadedBeforeReady(
-      [CLI, "--data-dir", dataDir, "serve", "--port", "0"],
-      "sessiond gateway listening on",
-    );
+    const modules = (
+      await filesBeforeReady(
+        [CLI, "--data-dir", dataDir, "serve", "--port", "0"],
+        "sessiond gateway listening on",
+      )
+    ).flatMap(modulesOf);
     expect(modules).toContain("dist/src/gateway/server.js");
     expect(modules).toContain("dist/src/store/sqlite/sqlite-store.js");
     for (const part of [
