@@ -48,6 +48,9 @@ const unclassified = Object.keys(manifest.dependencies).filter(
 if (unclassified.length > 0)
   throw new Error(`scripts/bundle.mjs: bundle or keep external in the CLI? ${unclassified.join(", ")}`);
 
+// The library bundles only the packages no caller could share an instance with (ids, a cache, a decoder).
+const INLINE_IN_LIBRARY = ["ulid", "lru-cache", "fzstd"];
+
 /** The package a bare import names (`@scope/name/sub` → `@scope/name`), or undefined for a path. */
 function packageOf(specifier) {
   if (specifier.startsWith(".") || specifier.startsWith("/") || specifier.startsWith("node:"))
@@ -56,12 +59,13 @@ function packageOf(specifier) {
   return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
 }
 
-const externalPackages = (names) => ({
+/** Leaves as imports the packages `isExternal` names; the rest is bundled. */
+const externalPackages = (isExternal) => ({
   name: "external-packages",
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       const name = packageOf(args.path);
-      return name !== undefined && names.includes(name) ? { path: args.path, external: true } : undefined;
+      return name !== undefined && isExternal(name) ? { path: args.path, external: true } : undefined;
     });
   },
 });
@@ -71,15 +75,15 @@ const REQUIRE_BANNER =
   'import { createRequire as __sessiondCreateRequire } from "node:module"; const require = __sessiondCreateRequire(import.meta.url);';
 
 // Three graphs, so each shares chunks only with what runs in the same process: the CLI, the library (the
-// root export and its subpaths, which must share one instance of every module, and leave packages external
-// so a caller's own hono or zod is the one sessiond uses), and the compaction worker, one file started by its
+// root export and its subpaths, which must share one instance of every module, and leave the other packages
+// external so a caller's own hono or zod is the one sessiond uses), and the compaction worker, one file started by its
 // path beside the chunk that starts it (compaction/thread.ts): so every output is flat in dist/bundle, and
 // entry names must not clash.
 const graphs = [
   {
     entryPoints: [join(src, "cli", "main.js")],
     splitting: true,
-    plugins: [externalPackages(EXTERNAL_IN_CLI)],
+    plugins: [externalPackages((name) => EXTERNAL_IN_CLI.includes(name))],
     banner: { js: REQUIRE_BANNER },
   },
   {
@@ -90,7 +94,7 @@ const graphs = [
         .map((name) => join(publicDir, name)),
     ],
     splitting: true,
-    packages: "external",
+    plugins: [externalPackages((name) => !INLINE_IN_LIBRARY.includes(name))],
   },
   { entryPoints: [join(src, "compaction", "thread-program.js")], splitting: false, packages: "external" },
 ];

@@ -188,10 +188,12 @@ describe("start-up loads what the command needs", () => {
     }
   });
 
-  it("import of the root loads no optional package, gateway, yaml, zod or Temporal", async () => {
+  it("import of the root loads no optional package, gateway, yaml, zod, Temporal or better-sqlite3", async () => {
     const modules = await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(INDEX)})`]);
     expect(modules).toContain("dist/src/engine.js");
     for (const part of [
+      "node_modules/better-sqlite3/",
+      "node_modules/bindings/",
       "node_modules/openai/",
       "node_modules/@anthropic-ai/",
       "node_modules/@openai/",

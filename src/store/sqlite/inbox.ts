@@ -1,4 +1,4 @@
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
 import type {
   AdmitInput,
@@ -10,6 +10,7 @@ import type {
 } from "../../model/inbox.js";
 import { canTransition } from "../../model/inbox.js";
 import { MemoryInbox } from "../memory/inbox.js";
+import { sqliteDatabase } from "./better-sqlite3.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS inbox (
@@ -55,7 +56,7 @@ export class SqliteInbox implements Inbox {
   private closed = false;
 
   constructor(options: SqliteInboxOptions) {
-    this.db = new Database(options.path);
+    this.db = new (sqliteDatabase())(options.path);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
     this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
