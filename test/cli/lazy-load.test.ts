@@ -115,6 +115,11 @@ async function filesBeforeReady(args: string[], readyLine: string): Promise<stri
   }
 }
 
+/** None of `loaded` (files or modules) starts with any of `parts`. */
+function expectNoneOf(loaded: string[], parts: string[]): void {
+  expect(loaded.filter((name) => parts.some((part) => name.startsWith(part)))).toEqual([]);
+}
+
 /** The modules (dist/src files inside the chunks, and node_modules files) that `node <args>` loads. */
 async function loaded(args: string[]): Promise<string[]> {
   return (await loadedFiles(args)).flatMap(modulesOf);
@@ -124,7 +129,7 @@ describe("start-up loads what the command needs", () => {
   it("route loads no engine, store backend or gateway", async () => {
     const modules = await loaded([CLI, "route", "--channel", "telegram", "--sender", "1"]);
     expect(modules).toContain("dist/src/keys/route.js");
-    for (const part of [
+    expectNoneOf(modules, [
       "dist/src/engine.js",
       "dist/src/store/open.js",
       "dist/src/store/sqlite/",
@@ -139,24 +144,20 @@ describe("start-up loads what the command needs", () => {
       "dist/src/cli/commands/import.js",
       "dist/src/export/",
       "dist/src/search/",
-    ]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    ]);
   });
 
   it("sessions list loads no other command's modules", async () => {
     const modules = await loaded([CLI, "--data-dir", join(dir, "data"), "sessions", "list"]);
     expect(modules).toContain("dist/src/cli/commands/sessions-list.js");
-    for (const part of [
+    expectNoneOf(modules, [
       "dist/src/cli/commands/route.js",
       "dist/src/cli/commands/serve.js",
       "dist/src/cli/commands/import.js",
       "dist/src/cli/commands/sessions-export.js",
       "dist/src/cli/commands/sessions-show.js",
       "dist/src/export/",
-    ]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    ]);
   });
 
   it("the bin carries its pure-JS packages: route reads no file of node_modules, serve none of hono, ws or commander", async () => {
@@ -170,28 +171,25 @@ describe("start-up loads what the command needs", () => {
       [CLI, "--data-dir", dataDir, "serve", "--port", "0"],
       "sessiond gateway listening on",
     );
-    for (const part of [
+    expectNoneOf(serve, [
       "node_modules/hono/",
       "node_modules/@hono/",
       "node_modules/ws/",
       "node_modules/commander/",
-    ])
-      expect(serve.filter((file) => file.startsWith(part))).toEqual([]);
+    ]);
     expect(serve.flatMap(modulesOf).some((m) => m.startsWith("node_modules/hono/"))).toBe(true);
   });
 
   it("sessions list without a config file loads neither zod, Temporal nor hono", async () => {
     const modules = await loaded([CLI, "--data-dir", join(dir, "data"), "sessions", "list"]);
     expect(modules).toContain("dist/src/engine.js");
-    for (const part of ["node_modules/zod/", "node_modules/temporal-polyfill/", "node_modules/hono/"]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    expectNoneOf(modules, ["node_modules/zod/", "node_modules/temporal-polyfill/", "node_modules/hono/"]);
   });
 
   it("import of the root loads no optional package, gateway, yaml, zod, Temporal or better-sqlite3", async () => {
     const modules = await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(INDEX)})`]);
     expect(modules).toContain("dist/src/engine.js");
-    for (const part of [
+    expectNoneOf(modules, [
       "node_modules/better-sqlite3/",
       "node_modules/bindings/",
       "node_modules/openai/",
@@ -203,9 +201,7 @@ describe("start-up loads what the command needs", () => {
       "node_modules/yaml/",
       "node_modules/temporal-polyfill/",
       "node_modules/zod/",
-    ]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    ]);
   });
 
   it("sessions list on a SQLite data dir loads no other backend and not the secret scanner's rules", async () => {
@@ -219,22 +215,18 @@ describe("start-up loads what the command needs", () => {
     const modules = await loaded([CLI, "--data-dir", dataDir, "sessions", "list"]);
     expect(modules).toContain("dist/src/store/sqlite/sqlite-store.js");
     expect(modules).toContain("node_modules/better-sqlite3/lib/index.js");
-    for (const part of [
+    expectNoneOf(modules, [
       "dist/src/store/jsonl/jsonl-store.js",
       "dist/src/store/postgres/",
       "node_modules/@secretlint/",
       "node_modules/zod/",
       "dist/src/gateway/app.js",
-    ]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    ]);
   });
 
   it("the root export loads neither the JSONL backend nor the secret scanner's rules", async () => {
     const modules = await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(INDEX)})`]);
-    for (const part of ["dist/src/store/jsonl/jsonl-store.js", "node_modules/@secretlint/"]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    expectNoneOf(modules, ["dist/src/store/jsonl/jsonl-store.js", "node_modules/@secretlint/"]);
   });
 
   it("serve on an existing SQLite data dir loads no zod, OpenAPI generator, channel adapter, runtime SDK, prom-client or secret rules before ready", async () => {
@@ -249,7 +241,7 @@ describe("start-up loads what the command needs", () => {
     ).flatMap(modulesOf);
     expect(modules).toContain("dist/src/gateway/server.js");
     expect(modules).toContain("dist/src/store/sqlite/sqlite-store.js");
-    for (const part of [
+    expectNoneOf(modules, [
       "dist/src/channels/index.js",
       "dist/src/channels/telegram.js",
       "dist/src/channels/msteams.js",
@@ -270,9 +262,7 @@ describe("start-up loads what the command needs", () => {
       "node_modules/@secretlint/",
       "dist/src/store/jsonl/jsonl-store.js",
       "dist/src/store/postgres/",
-    ]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    ]);
   });
 
   it("the bin and the root export are bundles: a few dozen files, not one per source module", async () => {
