@@ -32,8 +32,8 @@ function leaves(command: Command): Command[] {
  * The CLI reference, from commander's own definitions (what `--help` prints): each command's usage and
  * description, then its options. The global options and exit codes come first.
  */
-export function cliReference(): string {
-  const program = buildProgram(quietIo());
+export async function cliReference(): Promise<string> {
+  const program = await buildProgram(quietIo());
   const help = program.createHelp();
   const lines: string[] = [];
   const options = (command: Command) => {

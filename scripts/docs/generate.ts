@@ -3,6 +3,6 @@ import { configReference } from "./config-reference.js";
 import type { GeneratedSection } from "./readme-sections.js";
 
 /** What each generated README part holds now, from the code. */
-export function generatedSections(): Record<GeneratedSection, string> {
-  return { cli: cliReference(), config: configReference() };
+export async function generatedSections(): Promise<Record<GeneratedSection, string>> {
+  return { cli: await cliReference(), config: configReference() };
 }

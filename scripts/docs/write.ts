@@ -9,7 +9,7 @@ import { GENERATED_SECTIONS, withSection } from "./readme-sections.js";
 
 const README = fileURLToPath(new URL("../../README.md", import.meta.url));
 const before = readFileSync(README, "utf8");
-const sections = generatedSections();
+const sections = await generatedSections();
 const after = GENERATED_SECTIONS.reduce((text, name) => withSection(text, name, sections[name]), before);
 if (process.argv.includes("--check")) {
   if (after !== before) {

@@ -1,16 +1,29 @@
 import { Command } from "commander";
-import { registerAgents } from "./commands/agents.js";
-import { registerImport } from "./commands/import.js";
-import { registerRoute } from "./commands/route.js";
-import { registerSearch } from "./commands/search.js";
-import { registerServe } from "./commands/serve.js";
-import { registerSessions } from "./commands/sessions.js";
+import { type CommandTable, registerCommands } from "./command-table.js";
 import { EXIT_CODES_HELP, EXIT_OK, reportError } from "./errors.js";
 import type { CliIo } from "./io.js";
 import { packageVersion } from "./version.js";
 
-/** The `sessiond` command. Settings are set before subcommands are added, which copy them. */
-export function buildProgram(io: CliIo): Command {
+const COMMANDS: CommandTable = [
+  [["route"], async () => (await import("./commands/route.js")).registerRoute],
+  [["sessions"], async () => (await import("./commands/sessions.js")).registerSessions],
+  [["search"], async () => (await import("./commands/search.js")).registerSearch],
+  [
+    ["serve"],
+    async () => {
+      const { registerServe } = await import("./commands/serve.js");
+      return (program, io) => registerServe(program, io);
+    },
+  ],
+  [["agents"], async () => (await import("./commands/agents.js")).registerAgents],
+  [["import"], async () => (await import("./commands/import.js")).registerImport],
+];
+
+/**
+ * The `sessiond` command, with only the subcommand `argv` names when given one (every command without
+ * `argv`). Settings are set before subcommands are added, which copy them.
+ */
+export async function buildProgram(io: CliIo, argv?: readonly string[]): Promise<Command> {
   const program = new Command("sessiond")
     .description("sessiond: the session layer for AI agent gateways")
     .version(packageVersion(), "-V, --version")
@@ -21,18 +34,13 @@ export function buildProgram(io: CliIo): Command {
     .showHelpAfterError("(add --help for usage)")
     .configureHelp({ showGlobalOptions: true })
     .addHelpText("afterAll", `\n${EXIT_CODES_HELP}\n`);
-  registerRoute(program, io);
-  registerSessions(program, io);
-  registerSearch(program, io);
-  registerServe(program, io);
-  registerAgents(program, io);
-  registerImport(program, io);
+  await registerCommands(program, io, COMMANDS, argv, ["--config", "--data-dir"]);
   return program;
 }
 
 /** Runs one command line and returns the exit code; never throws. */
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
-  const program = buildProgram(io);
+  const program = await buildProgram(io, argv);
   if (argv.length === 0) {
     program.outputHelp();
     return EXIT_OK;

@@ -80,8 +80,8 @@ writeFileSync(
   ].join("\n"),
 );
 
-/** The modules `node <args>` loads before it writes `readyLine` to stdout; then it is stopped. */
-async function loadedBeforeReady(args: string[], readyLine: string): Promise<string[]> {
+/** The files `node <args>` loads before it writes `readyLine` to stdout; then it is stopped. */
+async function filesBeforeReady(args: string[], readyLine: string): Promise<string[]> {
   const child = spawn(
     process.execPath,
     [
@@ -108,11 +108,16 @@ async function loadedBeforeReady(args: string[], readyLine: string): Promise<str
     child.once("close", (code) => reject(new Error(`exited ${code} before ready: ${err.slice(-2000)}`)));
   });
   try {
-    return filesIn(await ready).flatMap(modulesOf);
+    return filesIn(await ready);
   } finally {
     child.kill("SIGTERM");
     await exited;
   }
+}
+
+/** None of `loaded` (files or modules) starts with any of `parts`. */
+function expectNoneOf(loaded: string[], parts: string[]): void {
+  expect(loaded.filter((name) => parts.some((part) => name.startsWith(part)))).toEqual([]);
 }
 
 /** The modules (dist/src files inside the chunks, and node_modules files) that `node <args>` loads. */
@@ -124,7 +129,7 @@ describe("start-up loads what the command needs", () => {
   it("route loads no engine, store backend or gateway", async () => {
     const modules = await loaded([CLI, "route", "--channel", "telegram", "--sender", "1"]);
     expect(modules).toContain("dist/src/keys/route.js");
-    for (const part of [
+    expectNoneOf(modules, [
       "dist/src/engine.js",
       "dist/src/store/open.js",
       "dist/src/store/sqlite/",
@@ -133,23 +138,60 @@ describe("start-up loads what the command needs", () => {
       "node_modules/hono/",
       "node_modules/yaml/",
       "node_modules/zod/",
-    ]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+      // The other commands' modules: each command imports its own.
+      "dist/src/cli/commands/sessions",
+      "dist/src/cli/commands/serve.js",
+      "dist/src/cli/commands/import.js",
+      "dist/src/export/",
+      "dist/src/search/",
+    ]);
+  });
+
+  it("sessions list loads no other command's modules", async () => {
+    const modules = await loaded([CLI, "--data-dir", join(dir, "data"), "sessions", "list"]);
+    expect(modules).toContain("dist/src/cli/commands/sessions-list.js");
+    expectNoneOf(modules, [
+      "dist/src/cli/commands/route.js",
+      "dist/src/cli/commands/serve.js",
+      "dist/src/cli/commands/import.js",
+      "dist/src/cli/commands/sessions-export.js",
+      "dist/src/cli/commands/sessions-show.js",
+      "dist/src/export/",
+    ]);
+  });
+
+  it("the bin carries its pure-JS packages: route reads no file of node_modules, serve none of hono, ws or commander", async () => {
+    const route = await loadedFiles([CLI, "route", "--channel", "telegram", "--sender", "1"]);
+    expect(route.filter((file) => file.startsWith("node_modules/"))).toEqual([]);
+    expect(route.flatMap(modulesOf)).toContain("node_modules/commander/lib/command.js");
+    const dataDir = join(dir, "serve-files-data");
+    const engine = await createEngine({ dataDir });
+    await engine.close();
+    const serve = await filesBeforeReady(
+      [CLI, "--data-dir", dataDir, "serve", "--port", "0"],
+      "sessiond gateway listening on",
+    );
+    expectNoneOf(serve, [
+      "node_modules/hono/",
+      "node_modules/@hono/",
+      "node_modules/ws/",
+      "node_modules/commander/",
+    ]);
+    expect(serve.flatMap(modulesOf).some((m) => m.startsWith("node_modules/hono/"))).toBe(true);
   });
 
   it("sessions list without a config file loads neither zod, Temporal nor hono", async () => {
     const modules = await loaded([CLI, "--data-dir", join(dir, "data"), "sessions", "list"]);
     expect(modules).toContain("dist/src/engine.js");
-    for (const part of ["node_modules/zod/", "node_modules/temporal-polyfill/", "node_modules/hono/"]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    expectNoneOf(modules, ["node_modules/zod/", "node_modules/temporal-polyfill/", "node_modules/hono/"]);
   });
 
-  it("import of the root loads no optional package, gateway, yaml, zod or Temporal", async () => {
+  it("import of the root loads no optional package, gateway, yaml, zod, Temporal or better-sqlite3", async () => {
     const modules = await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(INDEX)})`]);
     expect(modules).toContain("dist/src/engine.js");
-    for (const part of [
+    expectNoneOf(modules, [
+      "node_modules/better-sqlite3/",
+      "node_modules/bindings/",
       "node_modules/openai/",
       "node_modules/@anthropic-ai/",
       "node_modules/@openai/",
@@ -159,9 +201,7 @@ describe("start-up loads what the command needs", () => {
       "node_modules/yaml/",
       "node_modules/temporal-polyfill/",
       "node_modules/zod/",
-    ]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    ]);
   });
 
   it("sessions list on a SQLite data dir loads no other backend and not the secret scanner's rules", async () => {
@@ -175,35 +215,33 @@ describe("start-up loads what the command needs", () => {
     const modules = await loaded([CLI, "--data-dir", dataDir, "sessions", "list"]);
     expect(modules).toContain("dist/src/store/sqlite/sqlite-store.js");
     expect(modules).toContain("node_modules/better-sqlite3/lib/index.js");
-    for (const part of [
+    expectNoneOf(modules, [
       "dist/src/store/jsonl/jsonl-store.js",
       "dist/src/store/postgres/",
       "node_modules/@secretlint/",
       "node_modules/zod/",
       "dist/src/gateway/app.js",
-    ]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    ]);
   });
 
   it("the root export loads neither the JSONL backend nor the secret scanner's rules", async () => {
     const modules = await loaded(["--input-type=module", "-e", `await import(${JSON.stringify(INDEX)})`]);
-    for (const part of ["dist/src/store/jsonl/jsonl-store.js", "node_modules/@secretlint/"]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    expectNoneOf(modules, ["dist/src/store/jsonl/jsonl-store.js", "node_modules/@secretlint/"]);
   });
 
   it("serve on an existing SQLite data dir loads no zod, OpenAPI generator, channel adapter, runtime SDK, prom-client or secret rules before ready", async () => {
     const dataDir = join(dir, "serve-data");
     const engine = await createEngine({ dataDir });
     await engine.close();
-    const modules = await loadedBeforeReady(
-      [CLI, "--data-dir", dataDir, "serve", "--port", "0"],
-      "sessiond gateway listening on",
-    );
+    const modules = (
+      await filesBeforeReady(
+        [CLI, "--data-dir", dataDir, "serve", "--port", "0"],
+        "sessiond gateway listening on",
+      )
+    ).flatMap(modulesOf);
     expect(modules).toContain("dist/src/gateway/server.js");
     expect(modules).toContain("dist/src/store/sqlite/sqlite-store.js");
-    for (const part of [
+    expectNoneOf(modules, [
       "dist/src/channels/index.js",
       "dist/src/channels/telegram.js",
       "dist/src/channels/msteams.js",
@@ -224,9 +262,7 @@ describe("start-up loads what the command needs", () => {
       "node_modules/@secretlint/",
       "dist/src/store/jsonl/jsonl-store.js",
       "dist/src/store/postgres/",
-    ]) {
-      expect(modules.filter((m) => m.startsWith(part))).toEqual([]);
-    }
+    ]);
   });
 
   it("the bin and the root export are bundles: a few dozen files, not one per source module", async () => {

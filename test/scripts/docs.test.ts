@@ -7,17 +7,17 @@ import { GENERATED_SECTIONS, sectionOf } from "../../scripts/docs/readme-section
 
 const README = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
 
-describe("README's generated references", () => {
-  const current = generatedSections();
+const current = await generatedSections();
 
+describe("README's generated references", () => {
   for (const name of GENERATED_SECTIONS) {
     it(`the ${name} reference is what the code says (npm run docs rewrites it)`, () => {
       expect(sectionOf(README, name)).toBe(current[name]);
     });
   }
 
-  it("lists every command and option commander knows, so a new one shows up as drift", () => {
-    const reference = cliReference();
+  it("lists every command and option commander knows, so a new one shows up as drift", async () => {
+    const reference = await cliReference();
     for (const usage of [
       "sessiond sessions list [options]",
       "sessiond serve [options]",

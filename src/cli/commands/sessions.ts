@@ -1,28 +1,23 @@
 import type { Command } from "commander";
+import { type CommandTable, registerCommands } from "../command-table.js";
 import type { CliIo } from "../io.js";
-import { registerAppend } from "./sessions-append.js";
-import { registerCompact } from "./sessions-compact.js";
-import { registerDelete } from "./sessions-delete.js";
-import { registerExport } from "./sessions-export.js";
-import { registerIdentity } from "./sessions-identity.js";
-import { registerList } from "./sessions-list.js";
-import { registerOverrides } from "./sessions-overrides.js";
-import { registerPrune } from "./sessions-prune.js";
-import { registerReset } from "./sessions-reset.js";
-import { registerShow } from "./sessions-show.js";
 
-export function registerSessions(program: Command, io: CliIo): void {
+const SUBCOMMANDS: CommandTable = [
+  [["list"], async () => (await import("./sessions-list.js")).registerList],
+  [["show"], async () => (await import("./sessions-show.js")).registerShow],
+  [["append"], async () => (await import("./sessions-append.js")).registerAppend],
+  [["export"], async () => (await import("./sessions-export.js")).registerExport],
+  [["compact"], async () => (await import("./sessions-compact.js")).registerCompact],
+  [["set", "unset"], async () => (await import("./sessions-overrides.js")).registerOverrides],
+  [["relink", "forget"], async () => (await import("./sessions-identity.js")).registerIdentity],
+  [["reset"], async () => (await import("./sessions-reset.js")).registerReset],
+  [["prune"], async () => (await import("./sessions-prune.js")).registerPrune],
+  [["delete"], async () => (await import("./sessions-delete.js")).registerDelete],
+];
+
+export async function registerSessions(program: Command, io: CliIo, rest?: readonly string[]): Promise<void> {
   const sessions = program
     .command("sessions")
     .description("list, inspect, export, compact, reset and delete stored sessions");
-  registerList(sessions, io);
-  registerShow(sessions, io);
-  registerAppend(sessions, io);
-  registerExport(sessions, io);
-  registerCompact(sessions, io);
-  registerOverrides(sessions, io);
-  registerIdentity(sessions, io);
-  registerReset(sessions, io);
-  registerPrune(sessions, io);
-  registerDelete(sessions, io);
+  await registerCommands(sessions, io, SUBCOMMANDS, rest);
 }

@@ -1,4 +1,5 @@
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { sqliteDatabase } from "../../store/sqlite/better-sqlite3.js";
 import type { ImportProblem } from "../types.js";
 
 /**
@@ -24,7 +25,7 @@ export function withDatabase(
 
 function openReadOnly(file: string, problems: ImportProblem[]): Database.Database | undefined {
   try {
-    const db = new Database(file, { readonly: true, fileMustExist: true });
+    const db = new (sqliteDatabase())(file, { readonly: true, fileMustExist: true });
     db.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();
     return db;
   } catch (error) {

@@ -1,7 +1,8 @@
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { makeDirSync } from "../../fs/make-dir.js";
 import { SessiondError } from "../../model/errors.js";
+import { sqliteDatabase } from "../../store/sqlite/better-sqlite3.js";
 import { type CostBaseline, type CostTotals, emptyTotals, type RunCost, roundUsd } from "./cost.js";
 import { type CostRow, costOf, recordOf, type SessionRow } from "./rows.js";
 import type { AttentionMark, RunCostRecord, RuntimeSessionRecord, RuntimeSessionStore } from "./store.js";
@@ -41,7 +42,7 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
   constructor(readonly path: string) {
     try {
       if (path !== ":memory:") makeDirSync(dirname(path));
-      this.db = new Database(path);
+      this.db = new (sqliteDatabase())(path);
       this.db.pragma("journal_mode = WAL");
       this.db.pragma("synchronous = NORMAL");
       this.db.pragma("busy_timeout = 5000");

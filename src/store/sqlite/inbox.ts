@@ -1,4 +1,4 @@
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
 import type {
   AdmitInput,
@@ -11,6 +11,7 @@ import type {
 import { canTransition } from "../../model/inbox.js";
 import { type BatchResult, GroupCommit } from "../group-commit.js";
 import { MemoryInbox } from "../memory/inbox.js";
+import { sqliteDatabase } from "./better-sqlite3.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS inbox (
@@ -87,7 +88,7 @@ export class SqliteInbox implements Inbox {
       transact = (write, durable) => options.connection.transact(write, durable);
       barrier = options.connection.durableBarrier;
     } else {
-      this.db = new Database(options.path);
+      this.db = new (sqliteDatabase())(options.path);
       this.owned = true;
       this.db.pragma("journal_mode = WAL");
       this.db.pragma("synchronous = FULL");

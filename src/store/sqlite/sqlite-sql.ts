@@ -1,9 +1,10 @@
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { makeDirSync } from "../../fs/make-dir.js";
 import { SessiondError } from "../../model/errors.js";
 import { messageOf } from "../group-commit.js";
 import type { Durability } from "../store.js";
+import { sqliteDatabase } from "./better-sqlite3.js";
 import { migrate } from "./schema.js";
 
 /** better-sqlite3 caches nothing itself; a statement per distinct SQL text is prepared once. */
@@ -70,7 +71,7 @@ export function openDatabase(
 ): Database.Database {
   try {
     if (path !== ":memory:") makeDirSync(dirname(path));
-    const db = new Database(path);
+    const db = new (sqliteDatabase())(path);
     db.pragma("journal_mode = WAL");
     // Savepoints (one per write in a batch) spill to temporary files otherwise.
     db.pragma("temp_store = MEMORY");
