@@ -2,7 +2,7 @@
  * The PostgreSQL store on a throwaway cluster (bench/postgres-cluster.ts; fsync on), in one run:
  * - durable appends/s from 100 concurrent sessions beside raw `INSERT … SELECT FROM unnest` transactions
  *   of 100 rows (synchronous commit) into a table shaped like `entries`, on the same server;
- * - the same appends with the search index (migration 3) beside a database whose index was dropped;
+ * - the same appends with the search index beside a database whose indexes were dropped;
  * - the lease's cost per turn: p50 of an echo turn through the engine on postgres (lease taken, fenced
  *   appends, released) beside the same turn on SQLite;
  * - CPU per turn of `sessiond serve` (echo runtime) with one gateway, and with two on one database.
@@ -58,15 +58,16 @@ async function storeAppends(url: string, perSession: number): Promise<number> {
   }
 }
 
-/** A migrated database without the search index: its words column and trigram index dropped. */
+/**
+ * A migrated database without the search index: its GIN indexes dropped (the words, computed by this
+ * process, are still sent and stored: what the comparison leaves out is the server's indexing).
+ */
 async function withoutSearch(url: string): Promise<string> {
   await (await PostgresStore.open({ url })).close();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(
-      "DROP INDEX IF EXISTS entries_search_grams; ALTER TABLE entries DROP COLUMN search_words",
-    );
+    await client.query("DROP INDEX IF EXISTS entries_search_grams; DROP INDEX entries_search_words");
   } finally {
     await client.end();
   }
