@@ -94,6 +94,9 @@ export class LogStore implements Store {
       intervalMs: options.commitIntervalMs ?? 0,
       maxBatch: options.maxBatch ?? 2000,
       ...(barrier ? { durableBarrier: barrier } : {}),
+      ...(!barrier && (driver.concurrentCommits ?? 1) > 1
+        ? { maxInFlight: driver.concurrentCommits, keysOf: (op: Operation) => op.keys }
+        : {}),
       ...(options.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: options.maxQueuedBytes }),
     });
   }

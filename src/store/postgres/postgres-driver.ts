@@ -35,6 +35,8 @@ const BEGIN_RELAXED = "BEGIN; SET LOCAL synchronous_commit = off";
  */
 export class PostgresDriver implements StoreDriver {
   readonly backend = "postgres";
+  /** The next batch is planned and sent on a second connection while the previous one's COMMIT is in flight. */
+  readonly concurrentCommits = 2;
   private readonly foreign: ForeignKeys;
   readonly fallbacks: BatchFallbacks;
   private stopListening: (() => void) | undefined;
