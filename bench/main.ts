@@ -14,6 +14,7 @@ import { gatewayMemory } from "./gateway-memory.js";
 import { jsonlConcurrentAppends, jsonlLoad, jsonlSequentialAppends } from "./jsonl.js";
 import { packInstall } from "./pack-install.js";
 import { postgresBench } from "./postgres.js";
+import { postgresSearchBench } from "./postgres-search.js";
 import { redactionCost } from "./redaction.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
@@ -73,6 +74,7 @@ const BENCHES: readonly Planned[] = [
   plan("dashboard", dashboardReads),
   plan("search", searchBench),
   plan("postgres", postgresBench),
+  plan("postgresSearch", postgresSearchBench),
   plan("startup", startup),
   plan("pack", packInstall),
 ];

@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { SearchQuery } from "../src/search/query.js";
+import type { SearchableStore } from "../src/search/searchable.js";
 import { SCHEMA_VERSION } from "../src/store/sqlite/schema.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { buildStore } from "./bulk-build.js";
@@ -9,10 +10,10 @@ import type { Bench, BenchContext, Row } from "./report.js";
 import { atLeast, below, fixed, int, ratioText } from "./report.js";
 import { BENCH_INIT, benchKey, percentile, userMessage } from "./support.js";
 
-const PER_SESSION = 100;
-const RARE = "zygomorphic";
+export const PER_SESSION = 100;
+export const RARE = "zygomorphic";
 
-interface Latency {
+export interface Latency {
   p50Ms: number;
   p99Ms: number;
   hits: number;
@@ -48,7 +49,7 @@ function indexInBulk(path: string): number {
   return performance.now() - start;
 }
 
-async function latency(store: SqliteStore, query: SearchQuery, samples: number): Promise<Latency> {
+export async function latency(store: SearchableStore, query: SearchQuery, samples: number): Promise<Latency> {
   const times: number[] = [];
   let hits = 0;
   for (let i = 0; i < samples + 5; i++) {
@@ -152,7 +153,7 @@ async function run(ctx: BenchContext): Promise<SearchBenchResult> {
   return result;
 }
 
-const latencyRow = (name: string, l: Latency): Row => ({
+export const latencyRow = (name: string, l: Latency): Row => ({
   figure: `${name} p50 / p99 (ms), ${l.hits} hits`,
   value: `${fixed(l.p50Ms, 2)} / ${fixed(l.p99Ms, 2)}`,
   baseline: "",
