@@ -15,6 +15,7 @@ import { jsonlConcurrentAppends, jsonlLoad, jsonlSequentialAppends } from "./jso
 import { jsonlSearchBench } from "./jsonl-search.js";
 import { packInstall } from "./pack-install.js";
 import { postgresBench } from "./postgres.js";
+import { postgresSearchBench } from "./postgres-search.js";
 import { redactionCost } from "./redaction.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
@@ -75,6 +76,7 @@ const BENCHES: readonly Planned[] = [
   plan("search", searchBench),
   plan("jsonlSearch", jsonlSearchBench),
   plan("postgres", postgresBench),
+  plan("postgresSearch", postgresSearchBench),
   plan("startup", startup),
   plan("pack", packInstall),
 ];

@@ -10,8 +10,8 @@ import type { Bench, BenchContext, Row } from "./report.js";
 import { atLeast, below, fixed, int, ratioText } from "./report.js";
 import { BENCH_INIT, benchKey, percentile, userMessage } from "./support.js";
 
-const PER_SESSION = 100;
-const RARE = "zygomorphic";
+export const PER_SESSION = 100;
+export const RARE = "zygomorphic";
 
 export interface Latency {
   p50Ms: number;

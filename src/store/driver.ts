@@ -135,6 +135,11 @@ export interface StoreDriver {
    */
   commit(groups: readonly WriteGroup[], durable: boolean): MaybePromise<GroupOutcome[]>;
   /**
+   * How many batches `commit` may be running at once, on keys no two of them share (default 1): a driver
+   * whose commits are durable themselves and each take their own connection (PostgreSQL).
+   */
+  readonly concurrentCommits?: number;
+  /**
    * Makes the last committed batch durable, off the event loop, while the next batch gathers; the
    * batch's appends resolve when it does. A rejection stops the store. Absent: `commit` is durable itself.
    */

@@ -15,7 +15,7 @@ interface Pending<Op> {
  */
 export const INLINE_SYNC_MAX_BATCH = 8;
 
-export interface GroupCommitOptions {
+export interface GroupCommitOptions<Op = () => unknown> {
   /** 0: commit on the next turn of the event loop; otherwise wait this long to gather more. */
   intervalMs: number;
   /** The most operations in one transaction. */
@@ -30,7 +30,19 @@ export interface GroupCommitOptions {
   maxQueuedBytes?: number;
   /** The most operations waiting to be committed; default 100,000. */
   maxQueued?: number;
+  /**
+   * How many batches may be committing at once (default 1). Above 1 (a database across a socket, one
+   * connection per batch), the next batch is planned and sent while the previous one's COMMIT is in
+   * flight, from the operations whose keys no batch in flight holds (`keysOf`), and a burst is split so
+   * that there is a next batch to overlap with.
+   */
+  maxInFlight?: number;
+  /** The keys an operation writes, known before it is planned; undefined: it waits for a batch of its own. */
+  keysOf?: (op: Op) => readonly string[] | undefined;
 }
+
+/** A burst of fewer operations than this is not split between batches in flight. */
+export const PIPELINE_SPLIT_MIN = 16;
 
 export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_MAX_QUEUED = 100_000;
@@ -86,10 +98,15 @@ export class GroupCommit<Op = () => unknown> {
   private readonly listeners = new Set<(operations: number) => void>();
   /** Committed batches waiting for their durable barrier. */
   private readonly settling = new Set<Promise<void>>();
+  /** Pipelined batches (maxInFlight > 1) not settled yet, and the keys they hold (how many batches hold each). */
+  private inFlight = 0;
+  private readonly busyKeys = new Map<string, number>();
+  /** A batch in flight holds an operation of unknown keys: nothing else starts until it settles. */
+  private exclusive = false;
 
   constructor(
     private readonly commit: CommitBatch<Op>,
-    private readonly options: GroupCommitOptions,
+    private readonly options: GroupCommitOptions<Op>,
   ) {}
 
   /**
@@ -172,17 +189,92 @@ export class GroupCommit<Op = () => unknown> {
 
   private drain(): void {
     this.scheduled = false;
+    if ((this.options.maxInFlight ?? 1) > 1) {
+      this.drainPipelined();
+      return;
+    }
     // While a batch waits for the disk, the queue keeps filling: the next transaction takes all of it
     // once the fsync is back (one commit and one fsync for many appends, instead of one per tick).
     if (this.settling.size > 0 && this.queue.length > 0) return;
     const batch = this.queue.splice(0, this.options.maxBatch);
+    this.start(batch);
+  }
+
+  private start(batch: Array<Pending<Op>>, keys?: Set<string>): void {
     for (const p of batch) this.queuedBytes -= p.bytes;
-    if (batch.length > 0) this.runBatch(batch);
+    if (batch.length > 0) {
+      if (keys) this.track(keys);
+      this.runBatch(batch, keys);
+    }
     if (this.queue.length > 0) this.schedule();
     else for (const resolve of this.idle.splice(0)) resolve();
   }
 
-  private runBatch(batch: Array<Pending<Op>>): void {
+  /**
+   * Up to `maxInFlight` batches at once, none sharing a key with another in flight, each key's operations
+   * in the order submitted (one held back holds back the later ones on its keys; one of unknown keys holds
+   * back everything after it, and runs alone).
+   */
+  private drainPipelined(): void {
+    const limit = this.options.maxInFlight ?? 1;
+    if (this.queue.length === 0 || this.exclusive || this.inFlight >= limit) {
+      if (this.queue.length === 0) this.start([]);
+      return;
+    }
+    const keysOf = this.options.keysOf ?? (() => undefined);
+    let room = this.options.maxBatch;
+    // A burst with nothing in flight is split, so that the next part is planned while this one commits.
+    if (this.inFlight === 0 && this.queue.length >= PIPELINE_SPLIT_MIN)
+      room = Math.min(room, Math.ceil(this.queue.length / limit));
+    const taken: Array<Pending<Op>> = [];
+    const kept: Array<Pending<Op>> = [];
+    const keys = new Set<string>();
+    const held = new Set<string>();
+    let exclusive = false;
+    for (let i = 0; i < this.queue.length; i++) {
+      const p = this.queue[i]!;
+      const opKeys = taken.length < room && !exclusive ? keysOf(p.run) : undefined;
+      if (opKeys === undefined) {
+        // Alone, and only with nothing in flight: it may write any key.
+        if (taken.length === 0 && this.inFlight === 0 && !exclusive && room > 0) {
+          taken.push(p);
+          exclusive = true;
+          continue;
+        }
+        kept.push(...this.queue.slice(i));
+        break;
+      }
+      if (opKeys.some((k) => this.busyKeys.has(k) || held.has(k))) {
+        for (const k of opKeys) held.add(k);
+        kept.push(p);
+        continue;
+      }
+      for (const k of opKeys) keys.add(k);
+      taken.push(p);
+    }
+    this.queue = kept;
+    // Everything left waits on a key in flight: that batch settling schedules the next drain.
+    if (taken.length === 0) return;
+    if (exclusive) this.exclusive = true;
+    this.start(taken, keys);
+  }
+
+  private track(keys: Set<string>): void {
+    this.inFlight++;
+    for (const k of keys) this.busyKeys.set(k, (this.busyKeys.get(k) ?? 0) + 1);
+  }
+
+  private untrack(keys: Set<string>): void {
+    this.inFlight--;
+    this.exclusive = false;
+    for (const k of keys) {
+      const n = this.busyKeys.get(k)!;
+      if (n <= 1) this.busyKeys.delete(k);
+      else this.busyKeys.set(k, n - 1);
+    }
+  }
+
+  private runBatch(batch: Array<Pending<Op>>, keys?: Set<string>): void {
     this.batchSizes.push(batch.length);
     if (this.batchSizes.length > 1000) this.batchSizes.splice(0, this.batchSizes.length - 1000);
     let results: ReturnType<CommitBatch<Op>>;
@@ -193,17 +285,27 @@ export class GroupCommit<Op = () => unknown> {
         durable,
       );
     } catch (error) {
+      if (keys) this.untrack(keys);
       this.batchFailed(batch, error);
       return;
     }
     if (results instanceof Promise) {
       this.hold(
         results.then(
-          (settled) => this.committed(batch, settled, durable),
-          (error: unknown) => this.batchFailed(batch, error),
+          (settled) => {
+            if (keys) this.untrack(keys);
+            this.committed(batch, settled, durable);
+          },
+          (error: unknown) => {
+            if (keys) this.untrack(keys);
+            this.batchFailed(batch, error);
+          },
         ),
       );
-    } else this.committed(batch, results, durable);
+    } else {
+      if (keys) this.untrack(keys);
+      this.committed(batch, results, durable);
+    }
   }
 
   private batchFailed(batch: ReadonlyArray<Pending<Op>>, error: unknown): void {

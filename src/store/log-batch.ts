@@ -30,6 +30,11 @@ export interface Planned<T> {
 export interface Operation<T = unknown> {
   prepare(reads: BatchReads, batch: BatchState): MaybePromise<void>;
   plan(batch: BatchState, now: number): Planned<T>;
+  /**
+   * The keys the operation writes, when known before it is planned: a pipelined writer commits it beside
+   * batches that hold none of them. Undefined: it may write any key.
+   */
+  readonly keys?: readonly string[];
   /** The lease fence the operation was submitted under (see fence.ts), checked by drivers with leases. */
   fence?: { key: string; epoch: number };
 }

@@ -53,6 +53,7 @@ function readHead(key: string) {
  */
 class AppendOperation implements Operation<AppendResult> {
   private readonly idempotencyKeys: string[] | undefined;
+  readonly keys: readonly string[];
   fence?: { key: string; epoch: number };
 
   constructor(
@@ -69,6 +70,7 @@ class AppendOperation implements Operation<AppendResult> {
       keys.push(input.idempotencyKey);
     }
     this.idempotencyKeys = keys;
+    this.keys = [key];
   }
 
   prepare(reads: BatchReads, batch: BatchState): MaybePromise<void> {

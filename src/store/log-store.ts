@@ -70,6 +70,13 @@ export class LogStore implements Store {
   private readonly hooks: CommitHooks;
   private readonly reads: BatchReads;
   private closed = false;
+  /**
+   * What other writers were found to have changed, numbered: when each key (or every key) was last
+   * dropped for it. A commit does not cache the head of a key dropped while it was in flight.
+   */
+  private foreignSeen = 0;
+  private allDroppedAt = 0;
+  private readonly droppedAt = new Map<string, number>();
 
   constructor(
     protected readonly driver: StoreDriver,
@@ -94,6 +101,9 @@ export class LogStore implements Store {
       intervalMs: options.commitIntervalMs ?? 0,
       maxBatch: options.maxBatch ?? 2000,
       ...(barrier ? { durableBarrier: barrier } : {}),
+      ...(!barrier && (driver.concurrentCommits ?? 1) > 1
+        ? { maxInFlight: driver.concurrentCommits, keysOf: (op: Operation) => op.keys }
+        : {}),
       ...(options.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: options.maxQueuedBytes }),
     });
   }
@@ -263,6 +273,7 @@ export class LogStore implements Store {
     round: number,
   ): MaybePromise<BatchResult[]> {
     const batch = new BatchState();
+    const seen = this.foreignSeen;
     // Only the Promises are collected: a synchronous driver's prepares allocate nothing here.
     let waiting: Array<Promise<void>> | undefined;
     for (const i of indexes) {
@@ -329,9 +340,13 @@ export class LogStore implements Store {
           if ("stale" in outcome) stale.push(index);
           else results[index] = { ok: false, error: outcome.error };
         });
+        // Another writer's change heard meanwhile (by a read, or a batch committing beside this one) may
+        // be newer than this commit: its keys are read again rather than cached as this batch left them.
         for (const key of doneKeys) {
           const head = batch.headOf(key);
-          if (head && !failedKeys.has(key)) this.heads.set(key, head);
+          const fresh = this.allDroppedAt <= seen && (this.droppedAt.get(key) ?? 0) <= seen;
+          if (!fresh) this.forget(key);
+          else if (head && !failedKeys.has(key)) this.heads.set(key, head);
         }
         for (const key of failedKeys) this.forget(key);
         if (stale.length === 0) return results;
@@ -365,8 +380,19 @@ export class LogStore implements Store {
   /** Drops what the core remembers of keys other writers changed (before a read that relies on it). */
   protected foreign(): MaybePromise<void> {
     return chain(this.driver.foreignChanges(), (changes: ForeignChanges) => {
+      if (changes.kind === "none") return;
+      const at = ++this.foreignSeen;
+      // Bounded: past 10,000 keys, every key counts as dropped now.
+      if (changes.kind === "all" || this.droppedAt.size + changes.keys.length > 10_000) {
+        this.allDroppedAt = at;
+        this.droppedAt.clear();
+      }
       if (changes.kind === "all") this.forgetAll();
-      else if (changes.kind === "keys") for (const key of changes.keys) this.forget(key);
+      else
+        for (const key of changes.keys) {
+          this.forget(key);
+          if (this.allDroppedAt !== at) this.droppedAt.set(key, at);
+        }
     });
   }
 

@@ -149,3 +149,12 @@ export interface CommitObservable {
 export function isCommitObservable(store: object): store is CommitObservable {
   return typeof (store as Partial<CommitObservable>).observeCommits === "function";
 }
+
+/** A store that counts the batches that fell back to a slower commit path (PostgreSQL). */
+export interface BatchFallbackReporting {
+  batchFallbacks(): { count: number };
+}
+
+export function reportsBatchFallbacks(store: object): store is BatchFallbackReporting {
+  return typeof (store as Partial<BatchFallbackReporting>).batchFallbacks === "function";
+}

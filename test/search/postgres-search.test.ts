@@ -55,6 +55,72 @@ describe("search on PostgreSQL", () => {
     }
   });
 
+  it("upgrades a schema-3 database (migration 4): its words kept, its CJK text moved to the column the trigram index reads", async () => {
+    const url = await cluster.createDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(
+        "CREATE TABLE sessiond_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+      );
+      for (const [i, migration] of MIGRATIONS.slice(0, 3).entries()) {
+        await client.query(migration);
+        await client.query("INSERT INTO sessiond_schema (version) VALUES ($1)", [i + 1]);
+      }
+      const now = Date.now();
+      await client.query(
+        `INSERT INTO sessions (id, key, generation, state, agent, channel, created_by, created_at, last_activity_at,
+           entry_count, message_count)
+         VALUES ('s-old', 'old:1', 1, 'active', 'main', 'telegram', 'test', $1, $1, 2, 2)`,
+        [now],
+      );
+      const message = (role: string, content: string) => JSON.stringify({ type: "message", role, content });
+      await client.query(
+        `INSERT INTO entries (sid, seq, id, ts, type, data)
+         SELECT sid, 1, 'e1', $1::bigint, 'message', $2 FROM sessions UNION ALL
+         SELECT sid, 2, 'e2', $1::bigint, 'message', $3 FROM sessions`,
+        [now, message("user", "a café with a quokka"), message("assistant", "我们明天去北京大学")],
+      );
+    } finally {
+      await client.end();
+    }
+    const store = await PostgresStore.open({ url });
+    try {
+      await store.append("old:1", [{ type: "message", role: "user", content: "北京 again, and a quokka" }]);
+      const bySeq = async (text: string) => (await store.search({ text })).hits.map((h) => h.seq).sort();
+      expect(await bySeq("quokka")).toEqual([1, 3]);
+      expect(await bySeq("cafe")).toEqual([1]);
+      expect(await bySeq("北京")).toEqual([2, 3]);
+      const { rows } = await store.pool.query<{ generated: string; cjk: number; grams: string | null }>(
+        `SELECT (SELECT attgenerated FROM pg_attribute WHERE attrelid = 'entries'::regclass
+            AND attname = 'search_words') AS generated,
+          (SELECT count(*)::int FROM entries WHERE search_cjk IS NOT NULL) AS cjk,
+          (SELECT indexdef FROM pg_indexes WHERE indexname = 'entries_search_grams') AS grams`,
+      );
+      expect(rows[0]!.generated).toBe("");
+      expect(rows[0]!.cjk).toBe(2);
+      if (rows[0]!.grams !== null)
+        expect(rows[0]!.grams).toMatch(/\(search_cjk gin_trgm_ops\) WHERE \(search_cjk IS NOT NULL\)/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("stores and finds a message with more words than a tsvector holds (the server's to_tsvector refused its append)", async () => {
+    const store = await PostgresStore.open({ url: await cluster.createDatabase() });
+    try {
+      // 200,000 distinct words of 6-7 letters: about 1.3 MB of lexemes, past PostgreSQL's 1 MB.
+      const words = Array.from({ length: 200_000 }, (_, i) => `w${(i + 36 ** 5).toString(36)}`);
+      words[0] = "aardvark";
+      await store.append("big:1", [{ type: "message", role: "user", content: words.join(" ") }], {
+        init: { agent: "main", channel: "telegram", createdBy: "test" },
+      });
+      expect((await store.search({ text: "aardvark" })).hits.map((h) => h.key)).toEqual(["big:1"]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("answers GET /api/search (no longer 501)", async () => {
     const gw = await startTestGateway({
       store: { backend: "postgres", url: await cluster.createDatabase() },

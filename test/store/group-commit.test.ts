@@ -102,3 +102,93 @@ describe("GroupCommit queue bound", () => {
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
   });
 });
+
+describe("GroupCommit pipelined (maxInFlight 2)", () => {
+  interface Op {
+    keys?: string[];
+    name: string;
+  }
+  /** A commit that answers only when told to: each call's ops and its release. */
+  function heldCommits() {
+    const calls: Array<{ names: string[]; release: () => void }> = [];
+    let notify: (() => void) | undefined;
+    const commit: CommitBatch<Op> = (ops) =>
+      new Promise((resolve) => {
+        calls.push({
+          names: ops.map((o) => o.name),
+          release: () => resolve(ops.map((o) => ({ ok: true as const, value: o.name }))),
+        });
+        notify?.();
+      });
+    const called = (n: number) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (calls.length >= n) resolve();
+          else notify = check;
+        };
+        check();
+      });
+    return { calls, commit, called };
+  }
+  const options = { intervalMs: 0, maxBatch: 100, maxInFlight: 2, keysOf: (op: Op) => op.keys };
+
+  it("commits the next batch while one is in flight, holding back the keys that batch holds, in order", async () => {
+    const { calls, commit, called } = heldCommits();
+    const writer = new GroupCommit<Op>(commit, options);
+    const settled: string[] = [];
+    const submit = (name: string, keys?: string[]) =>
+      writer.submit<string>(keys ? { name, keys } : { name }).then((v) => settled.push(v));
+    const first = [submit("a1", ["a"]), submit("b1", ["b"])];
+    await called(1);
+    const later = [submit("a2", ["a"]), submit("c1", ["c"]), submit("a3", ["a"])];
+    await called(2);
+    // c1 went beside the batch in flight; a2 and a3 wait for it, in order.
+    expect(calls.map((c) => c.names)).toEqual([["a1", "b1"], ["c1"]]);
+    expect(settled).toEqual([]);
+    calls[1]!.release();
+    await later[1];
+    // Resolved only by its own commit: the first batch is still in flight.
+    expect(settled).toEqual(["c1"]);
+    calls[0]!.release();
+    await Promise.all(first);
+    await called(3);
+    expect(calls[2]!.names).toEqual(["a2", "a3"]);
+    calls[2]!.release();
+    await Promise.all(later);
+    expect(settled).toEqual(["c1", "a1", "b1", "a2", "a3"]);
+  });
+
+  it("runs an operation of unknown keys alone, after the batches in flight, and the later ones after it", async () => {
+    const { calls, commit, called } = heldCommits();
+    const writer = new GroupCommit<Op>(commit, options);
+    const a = writer.submit({ name: "a1", keys: ["a"] });
+    await called(1);
+    const reset = writer.submit({ name: "any" });
+    const b = writer.submit({ name: "b1", keys: ["b"] });
+    // Nothing starts beside a batch while an operation of unknown keys waits ahead.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toHaveLength(1);
+    calls[0]!.release();
+    await a;
+    await called(2);
+    expect(calls[1]!.names).toEqual(["any"]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toHaveLength(2);
+    calls[1]!.release();
+    await reset;
+    await called(3);
+    expect(calls[2]!.names).toEqual(["b1"]);
+    calls[2]!.release();
+    await b;
+  });
+
+  it("splits a burst with nothing in flight, so that its second part is committed beside the first", async () => {
+    const { calls, commit, called } = heldCommits();
+    const writer = new GroupCommit<Op>(commit, options);
+    const all = Array.from({ length: 40 }, (_, i) => writer.submit({ name: `k${i}`, keys: [`k${i}`] }));
+    await called(2);
+    expect(calls.map((c) => c.names.length)).toEqual([20, 20]);
+    for (const c of calls) c.release();
+    await Promise.all(all);
+  });
+});

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Engine } from "../../engine.js";
+import { reportsBatchFallbacks } from "../../store/store.js";
 import type { StoreFallback } from "../store-fallback.js";
 
 /** One thing the gateway counts, as the recorder saw it (before prom-client is loaded, it waits in a buffer). */
@@ -73,6 +74,20 @@ export function buildRegistry(engine: Engine, storeFallback?: StoreFallback): Me
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048],
     registers: [registry],
   });
+  if (reportsBatchFallbacks(engine.store)) {
+    const store = engine.store;
+    let counted = 0;
+    new Counter({
+      name: "sessiond_store_batch_fallbacks_total",
+      help: "Store batches that failed on their quicker commit path and were committed the slower way (PostgreSQL)",
+      registers: [registry],
+      collect() {
+        const { count } = store.batchFallbacks();
+        if (count > counted) this.inc(count - counted);
+        counted = count;
+      },
+    });
+  }
   const dropped = new Counter({
     name: "sessiond_metrics_dropped_total",
     help: "Observations lost while the metrics were still loading (their buffer was full)",

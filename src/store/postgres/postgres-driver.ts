@@ -15,6 +15,7 @@ import { type EntryRow, entryFromRow, type SessionRow, sessionFromRow } from "..
 import type { EntryRange, SessionScan } from "../store.js";
 import { CHANGED_CHANNEL } from "./append-notify.js";
 import { commitAlone, commitCareful, commitFast, unavailableWrite } from "./batch-commit.js";
+import { type BatchFallback, BatchFallbacks } from "./batch-fallbacks.js";
 import { ForeignKeys } from "./foreign-keys.js";
 import type { PgNotifications } from "./notifications.js";
 import { connect, inTransaction, isConnectionError, query, release, unavailable } from "./pool.js";
@@ -34,7 +35,10 @@ const BEGIN_RELAXED = "BEGIN; SET LOCAL synchronous_commit = off";
  */
 export class PostgresDriver implements StoreDriver {
   readonly backend = "postgres";
+  /** The next batch is planned and sent on a second connection while the previous one's COMMIT is in flight. */
+  readonly concurrentCommits = 2;
   private readonly foreign: ForeignKeys;
+  readonly fallbacks: BatchFallbacks;
   private stopListening: (() => void) | undefined;
   private closed = false;
 
@@ -43,8 +47,10 @@ export class PostgresDriver implements StoreDriver {
     private readonly notifications: PgNotifications,
     /** This store's id in the NOTIFYs it sends, so it skips its own. */
     private readonly writer: string,
+    onFallback?: (fallback: BatchFallback) => void,
   ) {
     this.foreign = new ForeignKeys(writer);
+    this.fallbacks = new BatchFallbacks(onFallback);
   }
 
   /** Starts hearing what other processes change (before the core caches anything it could miss). */
@@ -154,8 +160,10 @@ export class PostgresDriver implements StoreDriver {
           const alone = await commitAlone(client, groups, this.writer);
           if (alone) return alone;
         } catch (error) {
-          // Another process changed what the batch was planned on: nothing was written; the careful way.
+          // Another process changed what the batch was planned on, or the statement failed: nothing was
+          // written; the batch goes the longer way, counted.
           if (isConnectionError(error)) throw error;
+          this.fallbacks.fellBack(error);
         }
         committing = false;
       }
@@ -165,6 +173,7 @@ export class PostgresDriver implements StoreDriver {
         outcomes = await commitFast(client, groups, this.writer);
       } catch (error) {
         if (isConnectionError(error)) throw error;
+        this.fallbacks.fellBack(error);
         await client.query(`ROLLBACK; ${begin}`);
         outcomes = await commitCareful(client, groups, this.writer);
       }

@@ -5,6 +5,7 @@ import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
 import type { Durability } from "../store.js";
 import { type ForeignAppend, listenForeignAppends } from "./append-notify.js";
+import type { BatchFallback, BatchFallbackStats, BatchFallbacks } from "./batch-fallbacks.js";
 import { PgInbox } from "./inbox.js";
 import { PgLeases } from "./leases.js";
 import { migrate } from "./migrate.js";
@@ -24,6 +25,8 @@ export interface PostgresStoreOptions {
   maxQueuedBytes?: number;
   /** How long a turn's lease on its key lasts unrenewed (a crashed process's lapses after it); default 30 s. */
   leaseTtlMs?: number;
+  /** Told of the first batch that fell back to a slower path (default: a process warning); all are counted. */
+  onBatchFallback?: (fallback: BatchFallback) => void;
 }
 
 /**
@@ -34,6 +37,7 @@ export interface PostgresStoreOptions {
 export class PostgresStore extends LogStore implements SearchableStore {
   /** One turn per key across every process on this database (the engine's lanes take them). */
   readonly leases: PgLeases;
+  private readonly fallbacks: BatchFallbacks;
 
   private constructor(
     readonly pool: Pool,
@@ -47,6 +51,7 @@ export class PostgresStore extends LogStore implements SearchableStore {
       ...(options.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: options.maxQueuedBytes }),
     });
     this.leases = leases;
+    this.fallbacks = driver.fallbacks;
   }
 
   /** Connects, applies the schema's migrations (refusing a newer schema) and opens the store. */
@@ -56,7 +61,7 @@ export class PostgresStore extends LogStore implements SearchableStore {
     try {
       await migrate(pool);
       const leases = new PgLeases(pool, notifications, { ttlMs: options.leaseTtlMs });
-      const driver = new PostgresDriver(pool, notifications, leases.holder);
+      const driver = new PostgresDriver(pool, notifications, leases.holder, options.onBatchFallback);
       await driver.listen();
       return new PostgresStore(pool, notifications, leases, driver, options);
     } catch (error) {
@@ -66,6 +71,11 @@ export class PostgresStore extends LogStore implements SearchableStore {
         ? error
         : new SessiondError("STORE_UNAVAILABLE", `PostgreSQL: ${String(error)}`, { cause: error });
     }
+  }
+
+  /** How many batches fell back from the one-statement path (or the few-statements one), and the first's error. */
+  batchFallbacks(): BatchFallbackStats {
+    return this.fallbacks.snapshot();
   }
 
   /** Messages whose text matches, best first (search.ts). */

@@ -156,6 +156,22 @@ DO $$ BEGIN
   END IF;
 END $$;
 `,
+  // 4: an entry's search columns come with its row (search-words.ts computes them), so the server no
+  // longer parses the JSON and folds the words of every append: the words column keeps what migration 3
+  // computed for the rows already stored, the CJK text becomes a column of its own, and the trigram index
+  // holds only the entries that have some.
+  `
+ALTER TABLE entries ALTER COLUMN search_words DROP EXPRESSION;
+ALTER TABLE entries ADD COLUMN search_cjk text;
+UPDATE entries SET search_cjk = sessiond_search_cjk(type, data)
+  WHERE type = 'message' AND sessiond_search_cjk(type, data) IS NOT NULL;
+DROP INDEX IF EXISTS entries_search_grams;
+DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    CREATE INDEX entries_search_grams ON entries USING gin (search_cjk gin_trgm_ops) WHERE search_cjk IS NOT NULL;
+  END IF;
+END $$;
+`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -12,6 +12,7 @@ import {
 import { recencyScore } from "../../search/rank.js";
 import { makeSnippet } from "../../search/snippet.js";
 import { query } from "./pool.js";
+import { tsqueryOf } from "./search-words.js";
 
 /** How many matches one window ranks, as on SQLite (`SEARCH_WINDOW`): the newest ones below its top. */
 export const PG_SEARCH_WINDOW = 200;
@@ -38,9 +39,8 @@ interface Scored {
   top: number;
 }
 
-/** An entry's indexed text when it has CJK, as migration 3 defines it (the trigram index's expression). */
-const CJK_TEXT = "sessiond_search_cjk(e.type, e.data)";
-const CONFIG = "'sessiond_search'::regconfig";
+/** An entry's indexed text when it has CJK (migration 4), what the trigram index holds. */
+const CJK_TEXT = "e.search_cjk";
 
 /** SQL with numbered parameters, built a condition at a time. */
 class Conditions {
@@ -52,19 +52,10 @@ class Conditions {
   }
 }
 
-/**
- * The words part of a query as a tsquery expression: every non-CJK term, phrases as written, the last word
- * typed (not in quotes) as a prefix. Tokenised and folded by the server with the index's configuration.
- * Undefined when every term is CJK.
- */
+/** The words part of a query (search-words.ts folds and splits it as it did the entries' words). */
 function wordsQuery(q: NormalisedSearch, c: Conditions): string | undefined {
-  const parts = q.terms.flatMap((term, i) => {
-    if (CJK.test(term.text)) return [];
-    if (term.phrase || i < q.terms.length - 1) return [`phraseto_tsquery(${CONFIG}, ${c.param(term.text)})`];
-    // parseTerms leaves letters, digits, marks and `_` only: nothing to_tsquery would read as syntax.
-    return [`to_tsquery(${CONFIG}, ${c.param(`'${term.text}':*`)})`];
-  });
-  return parts.length === 0 ? undefined : `(${parts.join(" && ")})`;
+  const words = tsqueryOf(q.terms);
+  return words === undefined ? undefined : `${c.param(words)}::tsquery`;
 }
 
 /** The filters, and each CJK term as a substring of the text (the trigram index answers ILIKE). */
@@ -112,8 +103,8 @@ ORDER BY e.n DESC`;
 }
 
 /**
- * Search over PostgreSQL (migration 3): the words are a generated column of the entry row, so whatever an
- * acknowledged append committed is found, a deleted session's rows are gone with it, and resets and rekeys
+ * Search over PostgreSQL (migrations 3 and 4): the words are columns of the entry row, written with it
+ * (search-words.ts), so whatever an acknowledged append committed is found, a deleted session's rows are gone with it, and resets and rekeys
  * (session rows) need nothing. Ranked as on SQLite: window after window of the newest matches, each by
  * relevance times recency (`recencyScore`; lower is better) and `n`; a cursor holds its window's top, so
  * the next page ranks the same window again whatever was appended since.

@@ -4,6 +4,7 @@ import type { Session } from "../../model/session.js";
 import type { WriteChange } from "../driver.js";
 import { entryInsertParams, sessionAfterAppendParams } from "../sqlite/rows.js";
 import type { Notice } from "./append-notify.js";
+import { searchColumns } from "./search-words.js";
 
 /**
  * The statements that write a batch's changes. Rows are the SQLite store's (`../sqlite/rows.ts`): the pool
@@ -103,19 +104,23 @@ function sessionColumns(sessions: Iterable<Session>): unknown[][] {
 }
 
 /** Entries as columns, each row naming its session by id (`$1`); `sessions` gives the sid for that id. */
-const ENTRY_INSERT = (sessions: string) => `INSERT INTO entries (sid, seq, id, ts, type, idem_key, data)
-SELECT s.sid, u.seq, u.id, u.ts, u.type, u.idem_key, u.data
-FROM unnest($1::text[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[])
-  AS u(session_id, seq, id, ts, type, idem_key, data)
+const ENTRY_INSERT = (sessions: string) => `INSERT INTO entries (sid, seq, id, ts, type, idem_key, data,
+  search_words, search_cjk)
+SELECT s.sid, u.seq, u.id, u.ts, u.type, u.idem_key, u.data, u.search_words, u.search_cjk
+FROM unnest($1::text[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[],
+    $8::tsvector[], $9::text[])
+  AS u(session_id, seq, id, ts, type, idem_key, data, search_words, search_cjk)
 JOIN ${sessions} s ON s.id = u.session_id RETURNING 1`;
 
 function entryColumns(entries: readonly Entry[]): unknown[][] {
   const rows = entries.map((entry) => {
     const row = entryInsertParams(0, entry);
     row[0] = entry.sessionId;
+    const search = searchColumns(entry);
+    row.push(search.words, search.cjk);
     return row;
   });
-  return columnsOf(rows, 7);
+  return columnsOf(rows, 9);
 }
 
 /** One statement of data-modifying CTEs, each counted, so a row that matched nothing is noticed. */

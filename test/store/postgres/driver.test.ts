@@ -8,6 +8,7 @@ import { openPool } from "../../../src/store/postgres/pool.js";
 import { PostgresDriver } from "../../../src/store/postgres/postgres-driver.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { cloneSession, planAppend } from "../../../src/store/session-log.js";
+import { startTestGateway } from "../../gateway/http/helpers.js";
 import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
 
 let cluster: PostgresCluster;
@@ -158,6 +159,69 @@ describe("the PostgreSQL driver under the log core", () => {
     } finally {
       client.release();
       await pool.end();
+    }
+  });
+});
+
+describe("batch fallbacks", () => {
+  const SECRET = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+  /** Makes every one-statement batch fail on the server with an error that quotes a secret. */
+  const breakOneStatementPath = (pool: import("pg").Pool) =>
+    pool.query(`CREATE OR REPLACE FUNCTION sessiond_expect(ok boolean) RETURNS boolean LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'forced failure with ${SECRET}'; END $$`);
+
+  it("counts each batch that fell back from the one-statement path and reports the first, redacted", async () => {
+    const reported: Array<{ code?: string; message: string }> = [];
+    const store = await PostgresStore.open({
+      url: await cluster.createDatabase(),
+      onBatchFallback: (f) => reported.push(f),
+    });
+    try {
+      await store.append("k", [msg("first")], { init });
+      expect(store.batchFallbacks()).toEqual({ count: 0 });
+      await breakOneStatementPath(store.pool);
+      for (let i = 0; i < 3; i++) await store.append("k", [msg(`after ${i}`)]);
+      // Every append still committed, the slower way.
+      expect((await store.readEntries((await store.getSession("k"))!.id)).map((e) => e.seq)).toEqual([
+        1, 2, 3, 4,
+      ]);
+      const stats = store.batchFallbacks();
+      expect(stats.count).toBe(3);
+      expect(reported).toHaveLength(1);
+      expect(stats.first).toEqual(reported[0]);
+      expect(reported[0]!.code).toBe("P0001");
+      expect(reported[0]!.message).toContain("forced failure with [redacted]");
+      expect(reported[0]!.message).not.toContain(SECRET);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("exposes the count as sessiond_store_batch_fallbacks_total on /metrics", async () => {
+    const gw = await startTestGateway({
+      store: { backend: "postgres", url: await cluster.createDatabase() },
+    });
+    const warned = new Promise<Error>((resolve) => {
+      const heard = (warning: Error & { code?: string }) => {
+        if (warning.code !== "SESSIOND_PG_BATCH_FALLBACK") return;
+        process.off("warning", heard);
+        resolve(warning);
+      };
+      process.on("warning", heard);
+    });
+    try {
+      const store = gw.engine.store as PostgresStore;
+      await store.append("k", [msg("first")], { init });
+      await breakOneStatementPath(store.pool);
+      await store.append("k", [msg("second")]);
+      await store.append("k", [msg("third")]);
+      const text = await (await gw.api("/metrics")).text();
+      expect(text).toMatch(/^sessiond_store_batch_fallbacks_total 2$/m);
+      const warning = await warned;
+      expect(warning.message).toContain("[redacted]");
+      expect(warning.message).not.toContain(SECRET);
+    } finally {
+      await gw.stop();
     }
   });
 });
