@@ -174,9 +174,11 @@ export interface Engine {
   /**
    * Settles the inputs the inbox still has from before a crash or restart: those whose reply was stored
    * are marked done, those cut off or older than `turns.recoverMaxAgeMs` are marked interrupted (with a
-   * note), the rest run again in admission order. `sessiond serve` calls it once at start-up.
+   * note), the rest run again in admission order. `sessiond serve` calls it once at start-up. On a
+   * PostgreSQL store only the inputs of processes found dead are taken (their heartbeat lapsed), and from
+   * then on those of any process that dies later, each reported to `onTakeOver`.
    */
-  recover(): Promise<RecoveryReport>;
+  recover(onTakeOver?: (report: RecoveryReport) => void): Promise<RecoveryReport>;
   /**
    * A turn's state by id (from `start`, or any turn's `id` in `GET /api/inspect`): queued, running, or how
    * it ended with its reply; `{ state: "evicted" }` once its result left the bounded memory for finished
@@ -680,8 +682,8 @@ class SessionEngine implements Engine {
     return { id: turn.id, key: turn.key, result: turn.result };
   }
 
-  recover(): Promise<RecoveryReport> {
-    return this.admitted.recover();
+  recover(onTakeOver?: (report: RecoveryReport) => void): Promise<RecoveryReport> {
+    return this.admitted.recover(onTakeOver);
   }
 
   turnStatus(id: string): Promise<TurnStatus | EvictedTurn | undefined> {
@@ -823,6 +825,7 @@ class SessionEngine implements Engine {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.sweeper.stop();
+      await this.admitted.close();
       await this.turns.drain();
       await this.lanes.drain();
       await this.titles?.drain();

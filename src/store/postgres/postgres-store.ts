@@ -6,6 +6,7 @@ import { LogStore } from "../log-store.js";
 import type { Durability } from "../store.js";
 import { type ForeignAppend, listenForeignAppends } from "./append-notify.js";
 import { PgInbox } from "./inbox.js";
+import { InboxOwner } from "./inbox-owners.js";
 import { PgLeases } from "./leases.js";
 import { migrate } from "./migrate.js";
 import { PgNotifications } from "./notifications.js";
@@ -34,6 +35,8 @@ export interface PostgresStoreOptions {
 export class PostgresStore extends LogStore implements SearchableStore {
   /** One turn per key across every process on this database (the engine's lanes take them). */
   readonly leases: PgLeases;
+  /** This process's heartbeat as an owner of inbox items (each `inbox()` shares it). */
+  private readonly inboxOwner: InboxOwner;
 
   private constructor(
     readonly pool: Pool,
@@ -47,6 +50,7 @@ export class PostgresStore extends LogStore implements SearchableStore {
       ...(options.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: options.maxQueuedBytes }),
     });
     this.leases = leases;
+    this.inboxOwner = new InboxOwner(pool, leases.holder, leases.ttlMs);
   }
 
   /** Connects, applies the schema's migrations (refusing a newer schema) and opens the store. */
@@ -73,9 +77,12 @@ export class PostgresStore extends LogStore implements SearchableStore {
     return this.read(() => searchPostgres(this.pool, normaliseSearch(query, Date.now())));
   }
 
-  /** The inbox of admitted inputs, in this database, on this store's connections (closed with the store). */
+  /**
+   * The inbox of admitted inputs, in this database, on this store's connections (closed with the store);
+   * this process owns what it admits while its heartbeat, renewed as often as a lease, lives.
+   */
   inbox(): PgInbox {
-    return new PgInbox(this.pool);
+    return new PgInbox(this.pool, this.inboxOwner);
   }
 
   /**
@@ -88,6 +95,7 @@ export class PostgresStore extends LogStore implements SearchableStore {
 
   override async close(): Promise<void> {
     this.leases.close();
+    await this.inboxOwner.close();
     await super.close();
   }
 }

@@ -156,6 +156,16 @@ DO $$ BEGIN
   END IF;
 END $$;
 `,
+  // 4: reserved for the search migration written in parallel (an empty step until it lands).
+  "SELECT 1",
+  // 5: gateways sharing the database. Every unfinished inbox item has an owner (the process that admitted
+  // it or took it over) and every process a heartbeat row, renewed while it lives (inbox-owners.ts): an
+  // item whose owner's heartbeat lapsed is taken over by a live process, one item by one process.
+  `
+ALTER TABLE inbox ADD COLUMN owner text COLLATE "C";
+CREATE INDEX inbox_owned ON inbox (owner, n) WHERE state IN ('pending', 'running');
+CREATE TABLE inbox_owners (owner text COLLATE "C" PRIMARY KEY, expires_at timestamptz NOT NULL);
+`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
