@@ -12,6 +12,10 @@ export interface Gateway {
   child: ChildProcess;
   /** POST /api/chat on `session` (an `admin-…` key): status and body. */
   chat(session: string, message: string): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** POST /api/chat?async=1: the admitted turn's id (the input is in the inbox when this resolves). */
+  start(session: string, message: string): Promise<string>;
+  /** Resolves once the process printed a line matching `pattern`, with that line. */
+  printed(pattern: RegExp): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -43,28 +47,57 @@ export async function startGateway(
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
-  const url = await new Promise<string>((resolvePromise, reject) => {
-    let text = "";
-    const collect = (chunk: Buffer) => {
-      text += chunk.toString();
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(text);
-      if (match) resolvePromise(match[1]!);
-    };
-    child.stdout?.on("data", collect);
-    child.stderr?.on("data", collect);
-    child.on("exit", (code) => reject(new Error(`sessiond serve exited (${code}): ${text}`)));
-  });
+  let text = "";
+  const watchers = new Set<() => void>();
+  const collect = (chunk: Buffer) => {
+    text += chunk.toString();
+    for (const watch of watchers) watch();
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  const printed = (pattern: RegExp) =>
+    new Promise<string>((resolvePromise, reject) => {
+      const watch = () => {
+        // Whole lines only: a chunk may end inside one.
+        const line = text
+          .split("\n")
+          .slice(0, -1)
+          .find((l) => pattern.test(l));
+        if (line !== undefined) {
+          watchers.delete(watch);
+          resolvePromise(line);
+        } else if (child.exitCode !== null || child.signalCode !== null) {
+          watchers.delete(watch);
+          reject(new Error(`sessiond serve exited without printing ${pattern}: ${text}`));
+        }
+      };
+      watchers.add(watch);
+      child.once("exit", watch);
+      watch();
+    });
+  const url = (await printed(/listening on http:\/\/127\.0\.0\.1:\d+/)).replace(/^.*listening on (\S+).*$/, "$1");
+  const post = (session: string, message: string, query = "") =>
+    fetch(`${url}/api/chat${query}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ message, session_id: session }),
+    });
   return {
     url,
     child,
     async chat(session, message) {
-      const response = await fetch(`${url}/api/chat`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify({ message, session_id: session }),
-      });
+      const response = await post(session, message);
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
+    async start(session, message) {
+      const response = await post(session, message, "?async=1");
+      const body = (await response.json()) as { id?: string };
+      if (response.status !== 202 || !body.id) {
+        throw new Error(`async chat answered ${response.status}: ${JSON.stringify(body)}`);
+      }
+      return body.id;
+    },
+    printed,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once("exit", r));
