@@ -75,7 +75,10 @@ export async function startGateway(
       child.once("exit", watch);
       watch();
     });
-  const url = (await printed(/listening on http:\/\/127\.0\.0\.1:\d+/)).replace(/^.*listening on (\S+).*$/, "$1");
+  const url = (await printed(/listening on http:\/\/127\.0\.0\.1:\d+/)).replace(
+    /^.*listening on (\S+).*$/,
+    "$1",
+  );
   const post = (session: string, message: string, query = "") =>
     fetch(`${url}/api/chat${query}`, {
       method: "POST",
@@ -160,4 +163,24 @@ export async function connectWs(gateway: Gateway): Promise<WsClient> {
     },
     close: () => ws.close(),
   };
+}
+
+/**
+ * `promise`, or a failure naming `what` after `ms`: generous bounds for waits on other processes, so a
+ * stuck one fails with what it was waiting for instead of the test's timeout.
+ */
+export async function within<T>(ms: number, what: string | (() => string), promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(new Error(`still waiting after ${ms / 1000} s: ${typeof what === "string" ? what : what()}`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

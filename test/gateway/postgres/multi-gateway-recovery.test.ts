@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { type ChatHandler, type OpenAiServer, startOpenAiServer } from "../../support/openai-server.js";
 import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
-import { connectWs, type Gateway, startGateway } from "./gateways.js";
+import { connectWs, type Gateway, startGateway, within } from "./gateways.js";
 
 let cluster: PostgresCluster;
 let model: OpenAiServer;
@@ -97,11 +97,16 @@ describe("recovery with several gateways on one PostgreSQL database", () => {
     a!.child.kill("SIGKILL");
     await exited;
     // c starts while b still runs its turns: its recovery must leave b's inputs (running, queued) alone.
-    const c = await startGateway(url, model.baseUrl, TTL_MS);
+    const c = await within(
+      120_000,
+      "the third gateway to start (its recovery must not wait on the live gateway's turns)",
+      startGateway(url, model.baseUrl, TTL_MS),
+    );
     gateways.push(c);
     const everything = [...mine, "hold-1", "hold-2", "b-queued"];
     const watcher = await connectWs(b!);
-    for (const key of keys) expect((await watcher.request("sessions.subscribe", { session: key })).ok).toBe(true);
+    for (const key of keys)
+      expect((await watcher.request("sessions.subscribe", { session: key })).ok).toBe(true);
     const replied = new Set<string>();
     const allReplied = watcher.event((name, data) => {
       if (name !== "session.appended") return false;
@@ -112,8 +117,16 @@ describe("recovery with several gateways on one PostgreSQL database", () => {
     });
     release();
     // a's inputs are taken over once its heartbeat lapsed, by b or by c (whichever beat first).
-    await Promise.race([b!.printed(/took over inputs/), c.printed(/took over inputs|recovered inputs/)]);
-    await allReplied;
+    await within(
+      120_000,
+      "a live gateway to take the killed one's inputs over",
+      Promise.race([b!.printed(/took over inputs/), c.printed(/took over inputs|recovered inputs/)]),
+    );
+    await within(
+      120_000,
+      () => `a reply to every input (replied: ${[...replied].join(" ")}; runs: ${JSON.stringify([...runs])})`,
+      allReplied,
+    );
     watcher.close();
     // Every input ends done (the inbox hears of it just after the reply): none interrupted, failed, twice.
     await expect
@@ -142,5 +155,5 @@ describe("recovery with several gateways on one PostgreSQL database", () => {
       const ofA = texts.filter((t) => t?.startsWith("a-"));
       expect(ofA).toEqual(mine.filter((_, i) => keys[i % 2] === key));
     }
-  }, 240_000);
+  }, 420_000);
 });
