@@ -4,7 +4,6 @@ import { newId } from "../../model/ids.js";
 import type {
   AdmitInput,
   AdmitResult,
-  Inbox,
   InboxItem,
   InboxOutcome,
   InboxState,

@@ -12,6 +12,12 @@ export interface Gateway {
   child: ChildProcess;
   /** POST /api/chat on `session` (an `admin-…` key): status and body. */
   chat(session: string, message: string): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** Any authorised request: status and JSON body. */
+  api(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
   /** POST /api/chat?async=1: the admitted turn's id (the input is in the inbox when this resolves). */
   start(session: string, message: string): Promise<string>;
   /** Resolves once the process printed a line matching `pattern`, with that line. */
@@ -30,7 +36,8 @@ export async function startGateway(
     join(dir, "sessiond.yaml"),
     [
       `store: { backend: postgres, url: "${databaseUrl}", lease_ttl_ms: ${leaseTtlMs} }`,
-      `models: { local: { provider: openai, base_url: "${modelUrl}", model: test-model } }`,
+      // \`other\`: what an agent edited through the API may switch to (its requests name other-model).
+      `models: { local: { provider: openai, base_url: "${modelUrl}", model: test-model }, other: { provider: openai, base_url: "${modelUrl}", model: other-model } }`,
       "agents: [{ id: main, model: local }]",
       "titles: { enabled: false }",
       "compaction: { enabled: false }",
@@ -101,6 +108,14 @@ export async function startGateway(
       return body.id;
     },
     printed,
+    async api(method, path, body) {
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once("exit", r));
