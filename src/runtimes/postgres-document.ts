@@ -118,7 +118,8 @@ export class PgDocument<T> implements SettingsDocument<T> {
   }
 
   private parse(body: unknown): T {
-    const parsed = this.schema.safeParse(body);
+    // The store's pool leaves jsonb as text (pool.ts).
+    const parsed = this.schema.safeParse(typeof body === "string" ? JSON.parse(body) : body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new SessiondError(
