@@ -5,8 +5,8 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../../src/engine.js";
 import type { Envelope } from "../../../src/model/envelope.js";
-import type { RecoveryReport } from "../../../src/turns/admitted-turns.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import type { RecoveryReport } from "../../../src/turns/admitted-turns.js";
 import { HeldRuntime } from "../../support/held-runtime.js";
 import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
 
