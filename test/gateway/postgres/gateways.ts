@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import pg from "pg";
 import WebSocket from "ws";
 
 const CLI = resolve("dist/src/cli/main.js");
@@ -197,5 +198,16 @@ export async function within<T>(ms: number, what: string | (() => string), promi
     return await Promise.race([promise, late]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** One statement on the database, on a connection of its own. */
+export async function queryDb<R extends object>(url: string, sql: string): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(sql)).rows;
+  } finally {
+    await client.end();
   }
 }

@@ -1,9 +1,8 @@
-import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { type ChatHandler, type OpenAiServer, startOpenAiServer } from "../../support/openai-server.js";
 import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
-import { connectWs, type Gateway, startGateway, within } from "./gateways.js";
+import { connectWs, type Gateway, queryDb, startGateway, within } from "./gateways.js";
 
 let cluster: PostgresCluster;
 let model: OpenAiServer;
@@ -27,16 +26,6 @@ const inputOf = (body: Parameters<ChatHandler>[0]) => {
   const last = [...body.messages].reverse().find((m) => m.role === "user");
   return TEXT.exec(typeof last?.content === "string" ? last.content : "")?.[1] ?? "";
 };
-
-async function rows<R extends object>(url: string, sql: string): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(sql)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 async function entriesOf(url: string, key: string) {
   const store = await PostgresStore.open({ url });
@@ -84,7 +73,7 @@ describe("recovery with several gateways on one PostgreSQL database", () => {
     // a admits 10 inputs (each in the inbox once its 202 is back); they wait in a for b's leases.
     const mine = Array.from({ length: 10 }, (_, i) => `a-${i}`);
     for (const [i, text] of mine.entries()) await a!.start(keys[i % 2]!, text);
-    const owners = await rows<{ text: string; owner: string }>(
+    const owners = await queryDb<{ text: string; owner: string }>(
       url,
       "SELECT envelope->>'text' AS text, owner FROM inbox ORDER BY n",
     );
@@ -132,13 +121,13 @@ describe("recovery with several gateways on one PostgreSQL database", () => {
     await expect
       .poll(
         async () =>
-          (await rows<{ state: string }>(url, "SELECT state FROM inbox")).filter((r) => r.state !== "done")
+          (await queryDb<{ state: string }>(url, "SELECT state FROM inbox")).filter((r) => r.state !== "done")
             .length,
         { timeout: 60_000, interval: 200 },
       )
       .toBe(0);
     expect(Object.fromEntries(runs)).toEqual(Object.fromEntries(everything.map((t) => [t, 1])));
-    const after = await rows<{ text: string; owner: string }>(
+    const after = await queryDb<{ text: string; owner: string }>(
       url,
       "SELECT envelope->>'text' AS text, owner FROM inbox",
     );

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { type ChatHandler, type OpenAiServer, startOpenAiServer } from "../../support/openai-server.js";
 import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
-import { connectWs, type Gateway, startGateway, within } from "./gateways.js";
+import { connectWs, type Gateway, queryDb, startGateway, within } from "./gateways.js";
 
 let cluster: PostgresCluster;
 let model: OpenAiServer;
@@ -130,6 +130,19 @@ describe("several sessiond serve processes on one PostgreSQL database", () => {
       const messages = await storedMessages(url, "admin-crash");
       expect(messages.map((m) => m.role)).toEqual(["user", "user", "assistant"]);
       expect(messages[0]!.content).toBe("hang");
+      // b took a's input over once a's heartbeat lapsed: cut off mid-turn, so marked interrupted, not run again.
+      await expect
+        .poll(
+          async () =>
+            (
+              await queryDb<{ state: string }>(
+                url,
+                "SELECT state FROM inbox WHERE envelope->>'text' = 'hang'",
+              )
+            )[0]?.state,
+          { timeout: WAIT_MS, interval: 200 },
+        )
+        .toBe("interrupted");
     },
     MULTI_PROCESS_MS,
   );
