@@ -3,7 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pg from "pg";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import WebSocket from "ws";
+import { type OpenAiServer, startOpenAiServer } from "../../support/openai-server.js";
+import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
 
 const CLI = resolve("dist/src/cli/main.js");
 export const TOKEN = "multi-gateway-token-0123456789";
@@ -210,4 +213,51 @@ export async function queryDb<R extends object>(url: string, sql: string): Promi
   } finally {
     await client.end();
   }
+}
+
+/** A test file's throwaway cluster and fake model server, and the gateways each test starts on them. */
+export interface MultiGatewaySuite {
+  readonly cluster: PostgresCluster;
+  readonly model: OpenAiServer;
+  /** `count` gateways on a new database of their own (stopped after the test): its URL, and them. */
+  gatewaysOn(count: number, leaseTtlMs: number): Promise<[string, Gateway[]]>;
+  /** One more gateway on the database `url`, stopped after the test. */
+  another(url: string, leaseTtlMs: number): Promise<Gateway>;
+}
+
+/** Registers the file's hooks: cluster and model before all, gateways stopped after each test. */
+export function multiGatewaySuite(): MultiGatewaySuite {
+  let cluster: PostgresCluster | undefined;
+  let model: OpenAiServer | undefined;
+  const gateways: Gateway[] = [];
+  beforeAll(async () => {
+    cluster = await startPostgres();
+    model = await startOpenAiServer();
+  });
+  afterEach(async () => {
+    await Promise.all(gateways.splice(0).map((g) => g.stop()));
+  });
+  afterAll(async () => {
+    await model?.close();
+    await cluster?.remove();
+  });
+  const suite: MultiGatewaySuite = {
+    get cluster() {
+      return cluster!;
+    },
+    get model() {
+      return model!;
+    },
+    async another(url, leaseTtlMs) {
+      const gateway = await startGateway(url, model!.baseUrl, leaseTtlMs);
+      gateways.push(gateway);
+      return gateway;
+    },
+    async gatewaysOn(count, leaseTtlMs) {
+      const url = await cluster!.createDatabase();
+      const started = await Promise.all(Array.from({ length: count }, () => suite.another(url, leaseTtlMs)));
+      return [url, started];
+    },
+  };
+  return suite;
 }

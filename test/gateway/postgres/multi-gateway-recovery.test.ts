@@ -1,23 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
-import { type ChatHandler, type OpenAiServer, startOpenAiServer } from "../../support/openai-server.js";
-import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
-import { connectWs, type Gateway, queryDb, startGateway, within } from "./gateways.js";
+import type { ChatHandler } from "../../support/openai-server.js";
+import { connectWs, multiGatewaySuite, queryDb, within } from "./gateways.js";
 
-let cluster: PostgresCluster;
-let model: OpenAiServer;
-const gateways: Gateway[] = [];
-beforeAll(async () => {
-  cluster = await startPostgres();
-  model = await startOpenAiServer();
-});
-afterEach(async () => {
-  await Promise.all(gateways.splice(0).map((g) => g.stop()));
-});
-afterAll(async () => {
-  await model?.close();
-  await cluster?.remove();
-});
+const suite = multiGatewaySuite();
 
 // Long enough that a live gateway's heartbeat (renewed every third of it) never lapses on a loaded machine.
 const TTL_MS = 6000;
@@ -39,12 +25,7 @@ async function entriesOf(url: string, key: string) {
 
 describe("recovery with several gateways on one PostgreSQL database", () => {
   it("runs each of a killed gateway's 10 queued inputs exactly once on the live ones, and never touches a live gateway's inputs", async () => {
-    const url = await cluster.createDatabase();
-    const [a, b] = await Promise.all([
-      startGateway(url, model.baseUrl, TTL_MS),
-      startGateway(url, model.baseUrl, TTL_MS),
-    ]);
-    gateways.push(a!, b!);
+    const [url, [a, b]] = await within(120_000, "two gateways to start", suite.gatewaysOn(2, TTL_MS));
     const runs = new Map<string, number>();
     let held = 0;
     let bothHeld!: () => void;
@@ -55,7 +36,7 @@ describe("recovery with several gateways on one PostgreSQL database", () => {
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
-    model.setHandler(async (body) => {
+    suite.model.setHandler(async (body) => {
       const input = inputOf(body);
       runs.set(input, (runs.get(input) ?? 0) + 1);
       if (input.startsWith("hold")) {
@@ -89,9 +70,8 @@ describe("recovery with several gateways on one PostgreSQL database", () => {
     const c = await within(
       120_000,
       "the third gateway to start (its recovery must not wait on the live gateway's turns)",
-      startGateway(url, model.baseUrl, TTL_MS),
+      suite.another(url, TTL_MS),
     );
-    gateways.push(c);
     const everything = [...mine, "hold-1", "hold-2", "b-queued"];
     const watcher = await connectWs(b!);
     for (const key of keys)

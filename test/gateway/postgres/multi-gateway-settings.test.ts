@@ -1,30 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type OpenAiServer, startOpenAiServer } from "../../support/openai-server.js";
-import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
-import { connectWs, type Gateway, startGateway, within } from "./gateways.js";
+import { describe, expect, it } from "vitest";
+import { connectWs, type Gateway, multiGatewaySuite, within } from "./gateways.js";
 
-let cluster: PostgresCluster;
-let model: OpenAiServer;
-const gateways: Gateway[] = [];
-beforeAll(async () => {
-  cluster = await startPostgres();
-  model = await startOpenAiServer();
-});
-afterEach(async () => {
-  await Promise.all(gateways.splice(0).map((g) => g.stop()));
-});
-afterAll(async () => {
-  await model?.close();
-  await cluster?.remove();
-});
+const suite = multiGatewaySuite();
 
 async function twoGateways(): Promise<[Gateway, Gateway]> {
-  const url = await cluster.createDatabase();
-  const [a, b] = await Promise.all([
-    startGateway(url, model.baseUrl, 10_000),
-    startGateway(url, model.baseUrl, 10_000),
-  ]);
-  gateways.push(a!, b!);
+  const [, [a, b]] = await within(120_000, "two gateways to start", suite.gatewaysOn(2, 10_000));
   return [a!, b!];
 }
 
@@ -48,7 +28,7 @@ describe("settings shared by several gateways on one PostgreSQL database", () =>
   it("use an agent edited through gateway A on gateway B's next turn", async () => {
     const [a, b] = await twoGateways();
     const asked: string[] = [];
-    model.setHandler(async (body) => {
+    suite.model.setHandler(async (body) => {
       asked.push(body.model);
       return { content: `echo from ${body.model}` };
     });
@@ -64,7 +44,7 @@ describe("settings shared by several gateways on one PostgreSQL database", () =>
 
   it("list on gateway B a work session started on gateway A, and its end", async () => {
     const [a, b] = await twoGateways();
-    model.setHandler(async () => ({ content: "ok" }));
+    suite.model.setHandler(async () => ({ content: "ok" }));
     expect((await a.chat("admin-work", "hello")).status).toBe(200);
     const started = await a.api("POST", "/api/sessions/admin-work/work-session", {
       agent: "main",

@@ -1,23 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
-import { type ChatHandler, type OpenAiServer, startOpenAiServer } from "../../support/openai-server.js";
-import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
-import { connectWs, type Gateway, queryDb, startGateway, within } from "./gateways.js";
+import type { ChatHandler } from "../../support/openai-server.js";
+import { connectWs, multiGatewaySuite, queryDb, within } from "./gateways.js";
 
-let cluster: PostgresCluster;
-let model: OpenAiServer;
-const gateways: Gateway[] = [];
-beforeAll(async () => {
-  cluster = await startPostgres();
-  model = await startOpenAiServer();
-});
-afterEach(async () => {
-  await Promise.all(gateways.splice(0).map((g) => g.stop()));
-});
-afterAll(async () => {
-  await model?.close();
-  await cluster?.remove();
-});
+const suite = multiGatewaySuite();
 
 // Each test starts its own processes on a loaded machine: a generous bound, and bounded waits inside it
 // that name what they waited for.
@@ -29,15 +15,9 @@ const lastUser = (body: Parameters<ChatHandler>[0]) => {
   return typeof last?.content === "string" ? last.content : "";
 };
 
-async function gatewaysOn(count: number, leaseTtlMs: number): Promise<[string, Gateway[]]> {
-  const url = await cluster.createDatabase();
-  const started = await within(
-    WAIT_MS,
-    `${count} gateways to start`,
-    Promise.all(Array.from({ length: count }, () => startGateway(url, model.baseUrl, leaseTtlMs))),
-  );
-  gateways.push(...started);
-  return [url, started];
+/** Started within a bound, so a gateway that cannot start fails the test saying so. */
+function gatewaysOn(count: number, leaseTtlMs: number) {
+  return within(WAIT_MS, `${count} gateways to start`, suite.gatewaysOn(count, leaseTtlMs));
 }
 
 async function storedMessages(url: string, key: string): Promise<Array<{ role: string; content: string }>> {
@@ -60,7 +40,7 @@ describe("several sessiond serve processes on one PostgreSQL database", () => {
       let running = 0;
       let maxRunning = 0;
       const seen: string[] = [];
-      model.setHandler(async (body) => {
+      suite.model.setHandler(async (body) => {
         running++;
         maxRunning = Math.max(maxRunning, running);
         seen.push(lastUser(body));
@@ -82,7 +62,7 @@ describe("several sessiond serve processes on one PostgreSQL database", () => {
           ),
         ),
       );
-      model.setHandler(async (body) => ({ content: `echo: ${lastUser(body)}` }));
+      suite.model.setHandler(async (body) => ({ content: `echo: ${lastUser(body)}` }));
       for (const ws of clients) ws.close();
       expect(answers.every((a) => a.ok)).toBe(true);
       expect(seen).toHaveLength(60);
@@ -114,7 +94,7 @@ describe("several sessiond serve processes on one PostgreSQL database", () => {
       const atModel = new Promise<void>((resolve) => {
         arrived = resolve;
       });
-      model.setHandler(async (body) => {
+      suite.model.setHandler(async (body) => {
         if (lastUser(body).endsWith("hang")) {
           arrived();
           await new Promise(() => {}); // the holder dies before any answer
@@ -159,7 +139,7 @@ describe("several sessiond serve processes on one PostgreSQL database", () => {
       const answered = new Promise<void>((resolve) => {
         answer = resolve;
       });
-      model.setHandler(async (body) => {
+      suite.model.setHandler(async (body) => {
         if (lastUser(body).endsWith("pause")) {
           arrived();
           await answered;
@@ -196,7 +176,7 @@ describe("several sessiond serve processes on one PostgreSQL database", () => {
     "show a turn made on one gateway to a WebSocket subscriber of another",
     async () => {
       const [, [a, b]] = await gatewaysOn(2, 10_000);
-      model.setHandler(async (body) => ({ content: `echo: ${lastUser(body)}` }));
+      suite.model.setHandler(async (body) => ({ content: `echo: ${lastUser(body)}` }));
       const watcher = await connectWs(b!);
       expect((await watcher.request("sessions.subscribe", { session: "admin-live" })).ok).toBe(true);
       const seenReply = watcher.event((name, data) => {
