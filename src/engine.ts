@@ -179,9 +179,11 @@ export interface Engine {
   /**
    * Settles the inputs the inbox still has from before a crash or restart: those whose reply was stored
    * are marked done, those cut off or older than `turns.recoverMaxAgeMs` are marked interrupted (with a
-   * note), the rest run again in admission order. `sessiond serve` calls it once at start-up.
+   * note), the rest run again in admission order. `sessiond serve` calls it once at start-up. On a
+   * PostgreSQL store only the inputs of processes found dead are taken (their heartbeat lapsed), and from
+   * then on those of any process that dies later, each reported to `onTakeOver`.
    */
-  recover(): Promise<RecoveryReport>;
+  recover(onTakeOver?: (report: RecoveryReport) => void): Promise<RecoveryReport>;
   /**
    * A turn's state by id (from `start`, or any turn's `id` in `GET /api/inspect`): queued, running, or how
    * it ended with its reply; `{ state: "evicted" }` once its result left the bounded memory for finished
@@ -281,40 +283,40 @@ interface Owned {
 
 async function wireEngine(given: EngineConfig, hooks: EngineHooks, owned: Owned): Promise<Engine> {
   const dataDir = resolve(given.dataDir ?? ".sessiond");
-  const opened = openAgentRuntimes(given);
-  // Agents added with `sessiond agents duplicate` (agents.json) route like the config's own.
-  const config: EngineConfig =
-    opened.added.length === 0
-      ? given
-      : { ...given, agents: [...(given.agents ?? [given.defaultAgent ?? "main"]), ...opened.added] };
-  const routing = routingConfigOf(config);
-  const models = buildModels(config.models ?? {});
+  const models = buildModels(given.models ?? {});
   const thread = compactionThread();
-  const summarizer = config.compaction?.summarizer ?? summarizerOf(config.compaction?.model, models, thread);
+  const summarizer = given.compaction?.summarizer ?? summarizerOf(given.compaction?.model, models, thread);
   const titleModel =
-    config.titles?.model === undefined ? undefined : modelNamed(config.titles.model, models, "titles.model");
-  for (const [agent, options] of Object.entries(config.agentOptions ?? {})) {
+    given.titles?.model === undefined ? undefined : modelNamed(given.titles.model, models, "titles.model");
+  for (const [agent, options] of Object.entries(given.agentOptions ?? {})) {
     if (options.model !== undefined && usesModelEndpoint(options.runtime)) {
       modelNamed(options.model, models, `agents.${agent}.model`);
     }
   }
-  const ownsStore = !isStore(config.store);
-  const store = isStore(config.store)
-    ? config.store
-    : await openStore(config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
+  const ownsStore = !isStore(given.store);
+  const store = isStore(given.store)
+    ? given.store
+    : await openStore(given.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") });
   if (ownsStore) owned.store = store;
-  const clock = config.lifecycle?.clock ?? systemClock;
+  const clock = given.lifecycle?.clock ?? systemClock;
   const inbox = await openInbox(
-    config.turns?.inbox,
+    given.turns?.inbox,
     store,
-    config.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") },
+    given.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") },
   );
   if (inbox) owned.inbox = inbox;
-  const agents = await opened.build(async (key, text) => {
+  const { agents, added } = await openAgentRuntimes(given, store, async (key, text) => {
     if (!(await store.getSession(key))) return;
     const note = { type: "note", level: "info", code: "RUNTIME_SESSIONS_CLEARED", text } as const;
     await store.append(key, [{ ...note, ts: clock.now() }]);
-  }, store);
+  });
+  // Agents added with `sessiond agents duplicate` (agents.json, or the shared database) route like the
+  // config's own.
+  const config: EngineConfig =
+    added.length === 0
+      ? given
+      : { ...given, agents: [...(given.agents ?? [given.defaultAgent ?? "main"]), ...added] };
+  const routing = routingConfigOf(config);
   const agentNotices = await agents.reconcile();
   return new SessionEngine({
     agents,
@@ -689,8 +691,8 @@ class SessionEngine implements Engine {
     return { id: turn.id, key: turn.key, result: turn.result };
   }
 
-  recover(): Promise<RecoveryReport> {
-    return this.admitted.recover();
+  recover(onTakeOver?: (report: RecoveryReport) => void): Promise<RecoveryReport> {
+    return this.admitted.recover(onTakeOver);
   }
 
   turnStatus(id: string): Promise<TurnStatus | EvictedTurn | undefined> {
@@ -796,6 +798,7 @@ class SessionEngine implements Engine {
         permissionFor: (agent, key) => this.agents.permissionFor(agent, key),
         store: this.agents.store,
         agents: this.routing.agents,
+        settled: () => this.agents.settled(),
       },
       { ...(tools ? { tools } : {}), ...(onEvent ? { onEvent: (event) => onEvent(event) } : {}) },
     );
@@ -840,6 +843,7 @@ class SessionEngine implements Engine {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.sweeper.stop();
+      await this.admitted.close();
       await this.turns.drain();
       await this.lanes.drain();
       await this.titles?.drain();

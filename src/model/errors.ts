@@ -9,6 +9,7 @@ export type ErrorCode =
   | "TURN_CANCELLED"
   | "TURN_TIMEOUT"
   | "TURN_INTERRUPTED"
+  | "TURN_TAKEN_OVER"
   | "QUEUE_DROPPED"
   | "STORE_CLOSED"
   | "STORE_UNAVAILABLE"

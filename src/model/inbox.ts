@@ -97,6 +97,31 @@ export interface Inbox {
   close(): Promise<void>;
 }
 
+/**
+ * An inbox several processes share (PostgreSQL): each unfinished item is owned by the process that admitted
+ * it or took it over, and only its owner moves it on (`transition` resolves false for another's). A process
+ * is alive while it renews its heartbeat; the items of one whose heartbeat lapsed are orphans.
+ */
+export interface SharedInbox extends Inbox {
+  readonly shared: true;
+  /**
+   * Makes this process the owner of every orphaned item, in one transaction, so that each goes to exactly
+   * one process; resolves with them in admission order. Items of live processes are never taken.
+   */
+  takeOver(): Promise<InboxItem[]>;
+  /**
+   * Marks the items `running` when this process still owns every one of them (and then only): false when
+   * another process took one over while this one was paused; the batch must not run here.
+   */
+  start(ids: readonly string[], at: number): Promise<boolean>;
+  /** Calls `listener` after each heartbeat with whether some item now has no live owner. */
+  onHeartbeat(listener: (orphans: boolean) => void): () => void;
+}
+
+export function isSharedInbox(inbox: Inbox): inbox is SharedInbox {
+  return (inbox as Partial<SharedInbox>).shared === true;
+}
+
 /** Whether an item may move from `from` to `to`: forward only, and never out of an end state. */
 export function canTransition(from: InboxState, to: InboxState): boolean {
   if (FINISHED_STATES.has(from) || from === to) return false;

@@ -13,6 +13,8 @@ export interface AgentRunnerDeps {
   store: RuntimeSessionStore;
   /** Every agent's id, for the new-activity prompt. */
   agents: readonly string[];
+  /** Resolves once agent settings changed through another process are read (before the runtime is chosen). */
+  settled(): Promise<void>;
 }
 
 export interface AgentRunOptions {
@@ -29,7 +31,8 @@ export interface AgentRunOptions {
 export function agentRunner(deps: AgentRunnerDeps, options: AgentRunOptions = {}): TurnRunner {
   const { tools, onEvent } = options;
   const runnerOptions = { agents: deps.agents, ...(onEvent ? { onEvent } : {}) };
-  return (context) => {
+  return async (context) => {
+    await deps.settled();
     const { model, provider } = context.session.overrides;
     const runtime = deps.runtimeFor(context.agent, { model, provider });
     const permission = deps.permissionFor(context.agent, context.key);

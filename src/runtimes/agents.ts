@@ -1,8 +1,7 @@
-import { existsSync } from "node:fs";
 import type { z } from "zod";
 import { SessiondError } from "../model/errors.js";
 import { lazySchema } from "../model/zod.js";
-import { readJsonFile, writeJsonFile } from "./json-file.js";
+import type { SettingsDocument } from "./settings-document.js";
 
 export const RUNTIME_KINDS = ["model", "echo", "claude-code", "codex", "a2a"] as const;
 export type RuntimeKind = (typeof RUNTIME_KINDS)[number];
@@ -44,13 +43,15 @@ export const agentSettingsSchema = lazySchema((z) =>
   }),
 );
 
-const fileSchema = lazySchema((z) =>
+export const agentsLayerSchema = lazySchema((z) =>
   z.strictObject({
     agents: z.record(z.string(), agentSettingsSchema()).default({}),
     deleted: z.array(z.string()).default([]),
   }),
 );
-type AgentsFile = z.infer<ReturnType<typeof fileSchema>>;
+export type AgentsLayer = z.infer<ReturnType<typeof agentsLayerSchema>>;
+
+export const emptyAgentsLayer = (): AgentsLayer => ({ agents: {}, deleted: [] });
 
 export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -60,58 +61,58 @@ export function keepsRuntimeSessions(runtime: RuntimeKind | undefined): boolean 
 }
 
 /**
- * Agent settings the CLI and API can edit: `agents.json` in the data directory, layered over the config
- * file's agents (a value there wins; an agent listed under `deleted` is gone even if the config names it).
- * Without a path (memory store) the layer lives in memory.
+ * Agent settings the CLI and API can edit, layered over the config file's agents (a value there wins; an
+ * agent listed under `deleted` is gone even if the config names it). The layer is a settings document:
+ * `agents.json` in the data directory, a row of the PostgreSQL database every gateway shares, or memory.
  */
-export class AgentSettingsFile {
-  private layer: AgentsFile;
-
+export class AgentSettings {
   constructor(
-    private readonly path: string | undefined,
+    private readonly layer: SettingsDocument<AgentsLayer>,
     private readonly base: Record<string, AgentRuntimeSettings>,
-  ) {
-    this.layer =
-      path !== undefined && existsSync(path) ? readJsonFile(path, fileSchema()) : { agents: {}, deleted: [] };
-  }
+  ) {}
 
   /** Every agent, config first, then the ones added here, in order. */
   names(): string[] {
-    const names = [...Object.keys(this.base), ...Object.keys(this.layer.agents)];
-    return [...new Set(names)].filter((n) => !this.layer.deleted.includes(n));
+    return this.namesOf(this.layer.current());
   }
 
   get(name: string): AgentRuntimeSettings | undefined {
     if (!this.names().includes(name)) return undefined;
-    return { ...this.base[name], ...this.layer.agents[name] };
+    return { ...this.base[name], ...this.layer.current().agents[name] };
+  }
+
+  /** Resolves once a change made through another process is read. */
+  settled(): Promise<void> {
+    return this.layer.settled();
   }
 
   /** Applies a patch (`null` removes a value set here); returns the settings before and after. */
-  update(
+  async update(
     name: string,
     patch: Partial<Record<keyof AgentRuntimeSettings, string | null>>,
-  ): { before: AgentRuntimeSettings; after: AgentRuntimeSettings } {
+  ): Promise<{ before: AgentRuntimeSettings; after: AgentRuntimeSettings }> {
     const before = this.require(name);
-    const own: Record<string, unknown> = { ...this.layer.agents[name] };
-    for (const [field, value] of Object.entries(patch)) {
-      if (value === null) delete own[field];
-      else if (value !== undefined) own[field] = value;
-    }
-    const parsed = agentSettingsSchema().safeParse(own);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new SessiondError(
-        "INVALID_ARGUMENT",
-        `agent ${name}: ${issue?.path.join(".") || "settings"}: ${issue?.message ?? "invalid"}`,
-      );
-    }
-    this.layer.agents[name] = parsed.data;
-    this.save();
+    await this.layer.change((layer) => {
+      const own: Record<string, unknown> = { ...layer.agents[name] };
+      for (const [field, value] of Object.entries(patch)) {
+        if (value === null) delete own[field];
+        else if (value !== undefined) own[field] = value;
+      }
+      const parsed = agentSettingsSchema().safeParse(own);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new SessiondError(
+          "INVALID_ARGUMENT",
+          `agent ${name}: ${issue?.path.join(".") || "settings"}: ${issue?.message ?? "invalid"}`,
+        );
+      }
+      return { ...layer, agents: { ...layer.agents, [name]: parsed.data } };
+    });
     return { before, after: this.require(name) };
   }
 
   /** A new agent with the same settings as `from` (runtime sessions are not settings: none are copied). */
-  duplicate(from: string, to: string): AgentRuntimeSettings {
+  async duplicate(from: string, to: string): Promise<AgentRuntimeSettings> {
     const settings = this.require(from);
     if (!AGENT_NAME.test(to)) {
       throw new SessiondError(
@@ -119,27 +120,35 @@ export class AgentSettingsFile {
         `agent name ${JSON.stringify(to)}: letters, digits, . _ - (1–64)`,
       );
     }
-    if (this.names().includes(to)) throw new SessiondError("INVALID_ARGUMENT", `agent ${to} already exists`);
-    this.layer.deleted = this.layer.deleted.filter((n) => n !== to);
-    this.layer.agents[to] = { ...settings };
-    this.save();
+    await this.layer.change((layer) => {
+      if (this.namesOf(layer).includes(to)) {
+        throw new SessiondError("INVALID_ARGUMENT", `agent ${to} already exists`);
+      }
+      return {
+        agents: { ...layer.agents, [to]: { ...settings } },
+        deleted: layer.deleted.filter((n) => n !== to),
+      };
+    });
     return this.require(to);
   }
 
-  delete(name: string): void {
+  async delete(name: string): Promise<void> {
     this.require(name);
-    delete this.layer.agents[name];
-    if (name in this.base) this.layer.deleted.push(name);
-    this.save();
+    await this.layer.change((layer) => {
+      const { [name]: _gone, ...agents } = layer.agents;
+      return { agents, deleted: name in this.base ? [...layer.deleted, name] : layer.deleted };
+    });
+  }
+
+  private namesOf(layer: AgentsLayer): string[] {
+    return [...new Set([...Object.keys(this.base), ...Object.keys(layer.agents)])].filter(
+      (n) => !layer.deleted.includes(n),
+    );
   }
 
   private require(name: string): AgentRuntimeSettings {
     const settings = this.get(name);
     if (!settings) throw new SessiondError("AGENT_NOT_FOUND", `no agent named ${JSON.stringify(name)}`);
     return settings;
-  }
-
-  private save(): void {
-    if (this.path !== undefined) writeJsonFile(this.path, this.layer);
   }
 }

@@ -3,6 +3,7 @@ import type { EntryInput } from "../model/entry.js";
 import type { Envelope } from "../model/envelope.js";
 import { SessiondError } from "../model/errors.js";
 import { newId } from "../model/ids.js";
+import { type Inbox, type InboxItem, isSharedInbox, type SharedInbox } from "../model/inbox.js";
 import { redactSecrets } from "../secrets/redact.js";
 import type { Store } from "../store/store.js";
 import { type Admission, admittedMessageId } from "./admission.js";
@@ -58,6 +59,12 @@ export class AdmittedTurns {
   private readonly writes = new Map<string, Promise<boolean>>();
   /** The id of the turn each busy key is running (the last input of its batch). */
   private readonly runningOn = new Map<string, string>();
+  /** Inputs in the inbox that this process admitted or recovered and has not settled yet. */
+  private readonly inInbox = new Set<string>();
+  /** Taken over from a dead process but not settled yet (the store failed): tried again on the next beat. */
+  private unsettled: InboxItem[] = [];
+  private takingOver: Promise<void> | undefined;
+  private stopWatching: (() => void) | undefined;
 
   constructor(private readonly deps: AdmittedTurnsDeps) {}
 
@@ -85,6 +92,7 @@ export class AdmittedTurns {
     const { id } = admitted;
     statuses.queued(id, route.key);
     this.writes.set(id, admitted.stored);
+    this.inInbox.add(id);
     const queued = queue.submit(route, admitted.envelope, run, signal, id);
     admitted.stored.catch(() => queue.cancel(id));
     this.settleWith(id, queued, admitted.stored);
@@ -98,6 +106,17 @@ export class AdmittedTurns {
    */
   async ready(key: string, ids: readonly string[]): Promise<void> {
     for (const id of ids) await this.writes.get(id);
+    const inbox = this.deps.admission?.inbox;
+    const admitted = ids.filter((id) => this.inInbox.has(id));
+    if (inbox && isSharedInbox(inbox) && admitted.length > 0) {
+      if (!(await inbox.start(admitted, this.deps.now()))) {
+        throw new SessiondError(
+          "TURN_TAKEN_OVER",
+          "another process took this input over while this one was paused past its heartbeat; it runs there (GET /api/turns/{id} on any gateway tells)",
+          { details: { ids: admitted } },
+        );
+      }
+    }
     for (const id of ids) this.deps.statuses.running(id);
     const last = ids.at(-1);
     if (last !== undefined) this.runningOn.set(key, last);
@@ -135,6 +154,7 @@ export class AdmittedTurns {
     const admission = this.deps.admission;
     const settle = async (outcome: { result: TurnResult } | { error: unknown }) => {
       this.writes.delete(id);
+      this.inInbox.delete(id);
       for (const [key, running] of this.runningOn) if (running === id) this.runningOn.delete(key);
       this.deps.statuses.settle(id, outcome);
       if (await stored.catch(() => false)) admission?.finish(id, outcome);
@@ -148,18 +168,50 @@ export class AdmittedTurns {
   /**
    * Settles what the inbox has unfinished: marks done what was answered, notes and marks interrupted
    * what was cut off or is too old, and queues the rest again, oldest first. Call once, before serving.
+   * On a shared inbox only the inputs of dead processes are taken (their heartbeat lapsed), and from then
+   * on this process takes over those of any process that dies while it runs (`onTakeOver` hears of each).
    */
-  async recover(): Promise<RecoveryReport> {
-    const report: RecoveryReport = { requeued: 0, answered: 0, interrupted: 0 };
+  async recover(onTakeOver?: (report: RecoveryReport) => void): Promise<RecoveryReport> {
     const inbox = this.deps.admission?.inbox;
-    if (!inbox) return report;
+    if (!inbox) return { requeued: 0, answered: 0, interrupted: 0 };
+    const shared = isSharedInbox(inbox) ? inbox : undefined;
+    const report = await this.settleItems(inbox, shared ? await shared.takeOver() : await inbox.unfinished());
+    await inbox.prune(this.deps.now() - KEEP_FINISHED_MS);
+    if (shared && !this.stopWatching) {
+      this.stopWatching = shared.onHeartbeat((orphans) => {
+        if (orphans || this.unsettled.length > 0) this.takeOver(shared, onTakeOver);
+      });
+    }
+    return report;
+  }
+
+  /** Stops taking over other processes' inputs (the engine closes). */
+  async close(): Promise<void> {
+    this.stopWatching?.();
+    await this.takingOver;
+  }
+
+  /** One take-over at a time; what could not be settled stays for the next heartbeat. */
+  private takeOver(inbox: SharedInbox, onTakeOver?: (report: RecoveryReport) => void): void {
+    if (this.takingOver) return;
+    this.takingOver = (async () => {
+      const items = [...this.unsettled, ...(await inbox.takeOver())];
+      this.unsettled = items;
+      if (items.length === 0) return;
+      const report = await this.settleItems(inbox, items);
+      this.unsettled = [];
+      onTakeOver?.(report);
+    })()
+      .catch(() => {})
+      .finally(() => {
+        this.takingOver = undefined;
+      });
+  }
+
+  private async settleItems(inbox: Inbox, items: InboxItem[]): Promise<RecoveryReport> {
+    const report: RecoveryReport = { requeued: 0, answered: 0, interrupted: 0 };
     const now = this.deps.now();
-    const plans = await planRecovery(
-      this.deps.store,
-      await inbox.unfinished(),
-      now,
-      this.deps.recoverMaxAgeMs,
-    );
+    const plans = await planRecovery(this.deps.store, items, now, this.deps.recoverMaxAgeMs);
     for (const plan of plans) {
       const { item } = plan;
       if (plan.action === "done") {
@@ -194,6 +246,7 @@ export class AdmittedTurns {
         : { ...item.envelope, platformMessageId: admittedMessageId(item.id) };
       const route = { ...this.deps.route(item.envelope), key: item.key };
       this.deps.statuses.queued(item.id, item.key);
+      this.inInbox.add(item.id);
       const queued = this.deps.queue.submit(
         route,
         envelope,
@@ -204,7 +257,6 @@ export class AdmittedTurns {
       this.settleWith(item.id, queued, Promise.resolve(true));
       report.requeued++;
     }
-    await inbox.prune(now - KEEP_FINISHED_MS);
     return report;
   }
 }

@@ -147,8 +147,8 @@ export function registerAgents(program: Command, io: CliIo): void {
       const result = await withEngine(options, io, { readOnly: false }, async (engine) => {
         const { sessionNotFound } = await import("../../store/session-log.js");
         if (!(await engine.sessions.get(key))) throw sessionNotFound(key);
-        if (options.end) return { ended: engine.agents.workSessions.end(name, key) };
-        return { workSession: engine.agents.startWorkSession(name, key, options.minutes ?? 30) };
+        if (options.end) return { ended: await engine.agents.workSessions.end(name, key) };
+        return { workSession: await engine.agents.startWorkSession(name, key, options.minutes ?? 30) };
       });
       if (options.json) io.stdout(`${JSON.stringify(result, null, 2)}\n`);
       else if (result.workSession) io.stdout(`${workSessionLine(result.workSession, ` in ${key}`)}\n`);

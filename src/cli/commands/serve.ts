@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { AttachedChannels } from "../../channels/index.js";
 import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT } from "../../gateway/defaults.js";
 import type { startGateway } from "../../gateway/server.js";
+import type { RecoveryReport } from "../../turns/admitted-turns.js";
 import { type GlobalOptions, loadCliConfig, routingFromConfig } from "../context.js";
 import type { CliIo } from "../io.js";
 import { intIn } from "../options.js";
@@ -95,11 +96,11 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       let gateway: Awaited<ReturnType<typeof startGateway>>;
       try {
         // Before anything new is admitted, so a key's recovered inputs run ahead of its new ones.
-        const recovered = await engine.recover();
+        const recovered = await engine.recover((taken) =>
+          io.stdout(`took over inputs of a stopped gateway: ${counts(taken)}\n`),
+        );
         if (recovered.requeued + recovered.answered + recovered.interrupted > 0) {
-          io.stdout(
-            `recovered inputs: ${recovered.requeued} queued again, ${recovered.answered} already answered, ${recovered.interrupted} interrupted\n`,
-          );
+          io.stdout(`recovered inputs: ${counts(recovered)}\n`);
         }
         const envPort = io.env.SESSIOND_PORT ? intIn(0, 65535)(io.env.SESSIOND_PORT) : undefined;
         const trustProxyHeader = options.trustProxy ?? io.env.SESSIOND_TRUST_PROXY;
@@ -150,4 +151,8 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       await attached?.close();
       await gateway.close();
     });
+}
+
+function counts(report: RecoveryReport): string {
+  return `${report.requeued} queued again, ${report.answered} already answered, ${report.interrupted} interrupted`;
 }

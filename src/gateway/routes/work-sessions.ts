@@ -70,13 +70,13 @@ export function workSessionRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
   app.post(honoPath(workSessionOperations.start), async (c) => {
     const key = await existing(keyFromPath(c, PREFIX));
     const { agent, minutes } = bodyOf(startBody, await readJsonObject(c, deps.bodyLimit));
-    return c.json({ workSession: engine.agents.startWorkSession(agent, key, minutes) }, 201);
+    return c.json({ workSession: await engine.agents.startWorkSession(agent, key, minutes) }, 201);
   });
 
   app.openapi(workSessionOperations.end, async (c) => {
     const key = await existing(keyFromPath(c, PREFIX));
     const { agent } = c.req.valid("query");
-    return c.json({ ended: engine.agents.workSessions.end(agent, key) });
+    return c.json({ ended: await engine.agents.workSessions.end(agent, key) });
   });
 
   return app;

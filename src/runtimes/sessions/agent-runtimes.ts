@@ -1,9 +1,10 @@
 import { systemClock } from "../../lifecycle/clock.js";
 import { SessiondError } from "../../model/errors.js";
-import type { AgentRuntimeSettings, AgentSettingsFile, PermissionMode } from "../agents.js";
+import type { AgentRuntimeSettings, AgentSettings, PermissionMode } from "../agents.js";
+import { MemoryDocument } from "../settings-document.js";
 import type { CostTotals } from "./cost.js";
 import type { RuntimeSessionStore } from "./store.js";
-import { type WorkSession, WorkSessions } from "./work-sessions.js";
+import { emptyWorkSessions, type WorkSession, WorkSessions } from "./work-sessions.js";
 
 /** A runtime session as the API and CLI show it. */
 export interface RuntimeSessionView {
@@ -60,16 +61,27 @@ export type NoteWriter = (key: string, text: string) => Promise<void>;
 export class AgentRuntimes {
   constructor(
     readonly store: RuntimeSessionStore,
-    readonly settings: AgentSettingsFile,
+    readonly settings: AgentSettings,
     private readonly note: NoteWriter,
-    readonly workSessions: WorkSessions = new WorkSessions(undefined, systemClock),
+    readonly workSessions: WorkSessions = new WorkSessions(
+      new MemoryDocument(emptyWorkSessions()),
+      systemClock,
+    ),
   ) {}
 
+  /** Resolves once settings and work sessions changed through another process are read (PostgreSQL). */
+  async settled(): Promise<void> {
+    await this.settings.settled();
+    await this.workSessions.settled();
+  }
+
   async list(): Promise<AgentView[]> {
+    await this.settled();
     return Promise.all(this.settings.names().map((name) => this.view(name)));
   }
 
   async get(name: string): Promise<AgentView> {
+    await this.settled();
     return this.view(name);
   }
 
@@ -78,7 +90,7 @@ export class AgentRuntimes {
     name: string,
     patch: Partial<Record<keyof AgentRuntimeSettings, string | null>>,
   ): Promise<AgentChange> {
-    const { before, after } = this.settings.update(name, patch);
+    const { before, after } = await this.settings.update(name, patch);
     const cleared = before.cwd === after.cwd ? 0 : await this.moved(name, after.cwd);
     return {
       agent: await this.view(name),
@@ -88,7 +100,7 @@ export class AgentRuntimes {
   }
 
   async duplicate(from: string, to: string): Promise<AgentView> {
-    this.settings.duplicate(from, to);
+    await this.settings.duplicate(from, to);
     // A name used before (and deleted) may have left nothing, but make sure the copy starts with no session.
     await this.store.deleteAgent(to);
     await this.store.setLastCwd(to, this.settings.get(to)?.cwd ?? null);
@@ -96,8 +108,8 @@ export class AgentRuntimes {
   }
 
   async delete(name: string): Promise<void> {
-    this.settings.delete(name);
-    this.workSessions.forget({ agent: name });
+    await this.settings.delete(name);
+    await this.workSessions.forget({ agent: name });
     await this.store.deleteAgent(name);
   }
 
@@ -122,6 +134,7 @@ export class AgentRuntimes {
   }
 
   async conversation(key: string): Promise<ConversationRuntimeView> {
+    await this.settled();
     const [sessions, cost, marks] = await Promise.all([
       this.store.forKey(key),
       this.store.totals({ key }),
@@ -151,7 +164,7 @@ export class AgentRuntimes {
   }
 
   /** Lets an ask-first agent write without asking in one conversation for `minutes`; clears nothing. */
-  startWorkSession(agent: string, key: string, minutes: number): WorkSession {
+  async startWorkSession(agent: string, key: string, minutes: number): Promise<WorkSession> {
     const settings = this.settings.get(agent);
     if (!settings) throw new SessiondError("AGENT_NOT_FOUND", `no agent named ${JSON.stringify(agent)}`);
     if (settings.permission === "auto") {
@@ -164,9 +177,9 @@ export class AgentRuntimes {
   }
 
   /** Deleting a conversation deletes its runtime sessions, costs, marks and work sessions with it. */
-  forgetConversation(key: string): Promise<void> {
-    this.workSessions.forget({ key });
-    return this.store.deleteKey(key);
+  async forgetConversation(key: string): Promise<void> {
+    await this.workSessions.forget({ key });
+    await this.store.deleteKey(key);
   }
 
   private async moved(name: string, cwd: string | undefined): Promise<number> {

@@ -3,12 +3,26 @@ import type { EngineConfig } from "../../config/engine-config.js";
 import { systemClock } from "../../lifecycle/clock.js";
 import { META_DIR as JSONL_META_DIR } from "../../store/jsonl/meta-dir.js";
 import type { Store } from "../../store/store.js";
-import { type AgentRuntimeSettings, AgentSettingsFile, type RuntimeKind } from "../agents.js";
+import {
+  type AgentRuntimeSettings,
+  AgentSettings,
+  type AgentsLayer,
+  agentsLayerSchema,
+  emptyAgentsLayer,
+  type RuntimeKind,
+} from "../agents.js";
+import { FileDocument, MemoryDocument, type SettingsDocument } from "../settings-document.js";
 import { AgentRuntimes, type NoteWriter } from "./agent-runtimes.js";
 import { MemoryRuntimeSessionStore } from "./memory.js";
 import { SqliteRuntimeSessionStore } from "./sqlite.js";
 import type { RuntimeSessionStore } from "./store.js";
-import { WORK_SESSIONS_FILE, WorkSessions } from "./work-sessions.js";
+import {
+  emptyWorkSessions,
+  WORK_SESSIONS_FILE,
+  WorkSessions,
+  type WorkSessionsDocument,
+  workSessionsSchema,
+} from "./work-sessions.js";
 
 export const RUNTIME_SESSIONS_FILE = "runtime-sessions.db";
 export const AGENTS_FILE = "agents.json";
@@ -28,15 +42,17 @@ export function usesModelEndpoint(runtime: RuntimeKind | undefined): boolean {
 }
 
 /**
- * Where runtime sessions and agents.json live: beside the SQLite store file (the data directory); in the
- * JSONL directory's `.sessiond` folder (so a CrabTalk directory holds only session files), as the same
- * SQLite file; else in memory (a memory store, or a store object given by the caller). Runtime sessions of
- * a PostgreSQL store are in its database, shared by every gateway on it. Returns the agents agents.json adds.
+ * Where runtime sessions, agents.json and work sessions live: beside the SQLite store file (the data
+ * directory); in the JSONL directory's `.sessiond` folder (so a CrabTalk directory holds only session
+ * files), as the same SQLite file; in a PostgreSQL store's database, shared by every gateway on it; else in
+ * memory (a memory store, or a store object given by the caller). `added`: the agents the layer adds, read
+ * once the store is open.
  */
-export function openAgentRuntimes(config: EngineConfig): {
-  added: string[];
-  build(note: NoteWriter, store: Store): Promise<AgentRuntimes>;
-} {
+export async function openAgentRuntimes(
+  config: EngineConfig,
+  store: Store,
+  note: NoteWriter,
+): Promise<{ added: string[]; agents: AgentRuntimes }> {
   const dir = runtimeDir(config);
   const base: Record<string, AgentRuntimeSettings> = {};
   for (const agent of config.agents ?? [config.defaultAgent ?? "main"]) {
@@ -44,30 +60,59 @@ export function openAgentRuntimes(config: EngineConfig): {
     const { compaction: _c, durability: _d, queue: _q, ...settings } = options;
     base[agent] = settings;
   }
-  const settings = new AgentSettingsFile(dir === undefined ? undefined : join(dir, AGENTS_FILE), base);
-  const added = settings.names().filter((name) => !(name in base));
-  return {
-    added,
-    async build(note, store) {
-      const sessions: RuntimeSessionStore =
-        config.runtimeSessions ??
-        (await sharedRuntimeSessions(store)) ??
-        (dir === undefined
-          ? new MemoryRuntimeSessionStore()
-          : new SqliteRuntimeSessionStore(join(dir, RUNTIME_SESSIONS_FILE)));
-      const work = new WorkSessions(
-        dir === undefined ? undefined : join(dir, WORK_SESSIONS_FILE),
-        config.lifecycle?.clock ?? systemClock,
-      );
-      return new AgentRuntimes(sessions, settings, note, work);
-    },
-  };
+  const shared = await sharedDocuments(store);
+  const layer: SettingsDocument<AgentsLayer> =
+    shared?.agents ??
+    (dir === undefined
+      ? new MemoryDocument(emptyAgentsLayer())
+      : new FileDocument(join(dir, AGENTS_FILE), agentsLayerSchema(), emptyAgentsLayer, false));
+  const work: SettingsDocument<WorkSessionsDocument> =
+    shared?.work ??
+    (dir === undefined
+      ? new MemoryDocument(emptyWorkSessions())
+      : new FileDocument(join(dir, WORK_SESSIONS_FILE), workSessionsSchema(), emptyWorkSessions, true));
+  const settings = new AgentSettings(layer, base);
+  const sessions: RuntimeSessionStore =
+    config.runtimeSessions ??
+    (await sharedRuntimeSessions(store)) ??
+    (dir === undefined
+      ? new MemoryRuntimeSessionStore()
+      : new SqliteRuntimeSessionStore(join(dir, RUNTIME_SESSIONS_FILE)));
+  const agents = new AgentRuntimes(
+    sessions,
+    settings,
+    note,
+    new WorkSessions(work, config.lifecycle?.clock ?? systemClock),
+  );
+  return { added: settings.names().filter((name) => !(name in base)), agents };
 }
 
-/** The PostgreSQL store's runtime-session tables, on its pool; loads the module only for that store. */
-async function sharedRuntimeSessions(store: Store): Promise<RuntimeSessionStore | undefined> {
+/** A PostgreSQL store: the module loaded only for it. */
+async function postgresOf(store: Store) {
   if (store.backend !== "postgres") return undefined;
   const { PostgresStore } = await import("../../store/postgres/postgres-store.js");
-  if (!(store instanceof PostgresStore)) return undefined;
-  return new (await import("./postgres.js")).PgRuntimeSessionStore(store.pool);
+  return store instanceof PostgresStore ? store : undefined;
+}
+
+/** The PostgreSQL store's runtime-session tables, on its pool. */
+async function sharedRuntimeSessions(store: Store): Promise<RuntimeSessionStore | undefined> {
+  const pg = await postgresOf(store);
+  return pg && new (await import("./postgres.js")).PgRuntimeSessionStore(pg.pool);
+}
+
+/** The agents layer and work sessions as rows of the PostgreSQL store's database, shared. */
+async function sharedDocuments(store: Store) {
+  const pg = await postgresOf(store);
+  if (!pg) return undefined;
+  const { PgDocument } = await import("../postgres-document.js");
+  return {
+    agents: await PgDocument.open(pg.pool, pg.notifications, "agents", agentsLayerSchema(), emptyAgentsLayer),
+    work: await PgDocument.open(
+      pg.pool,
+      pg.notifications,
+      "work-sessions",
+      workSessionsSchema(),
+      emptyWorkSessions,
+    ),
+  };
 }

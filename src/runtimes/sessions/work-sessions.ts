@@ -1,14 +1,13 @@
-import { statSync } from "node:fs";
 import type { Clock } from "../../lifecycle/clock.js";
 import { SessiondError } from "../../model/errors.js";
 import { MAX_WORK_SESSION_MINUTES, type WorkSession } from "../../model/work-session.js";
 import { lazySchema } from "../../model/zod.js";
-import { readJsonFile, writeJsonFile } from "../json-file.js";
+import type { SettingsDocument } from "../settings-document.js";
 
 export const WORK_SESSIONS_FILE = "work-sessions.json";
 export type { WorkSession };
 
-const fileSchema = lazySchema((z) =>
+export const workSessionsSchema = lazySchema((z) =>
   z.strictObject({
     workSessions: z.array(
       z.strictObject({
@@ -20,97 +19,85 @@ const fileSchema = lazySchema((z) =>
     ),
   }),
 );
+export type WorkSessionsDocument = { workSessions: WorkSession[] };
+
+export const emptyWorkSessions = (): WorkSessionsDocument => ({ workSessions: [] });
 
 /**
- * Work sessions, kept in `work-sessions.json` beside the runtime sessions (replaced atomically, so they
- * survive a restart), or in memory. Expiry is read from the engine's clock at each question: one that has
- * run out ends without a timer or a restart, and is dropped at the next write. The file is read again
- * when another process (the CLI beside a running gateway) replaced it.
+ * Work sessions, a settings document: `work-sessions.json` beside the runtime sessions (replaced atomically,
+ * so they survive a restart, and read again when another process — the CLI beside a running gateway —
+ * replaced it), a row of the PostgreSQL database every gateway shares, or memory. Expiry is read from the
+ * engine's clock at each question: one that has run out ends without a timer or a restart, and is dropped
+ * at the next change.
  */
 export class WorkSessions {
-  private grants: WorkSession[] = [];
-  private version = "";
-
   constructor(
-    private readonly path: string | undefined,
+    private readonly document: SettingsDocument<WorkSessionsDocument>,
     private readonly clock: Clock,
-  ) {
-    this.refresh();
-  }
-
-  private refresh(): void {
-    if (this.path === undefined) return;
-    const stat = statSync(this.path, { throwIfNoEntry: false });
-    const version = stat ? `${stat.ino}:${stat.mtimeMs}:${stat.size}` : "";
-    if (version === this.version) return;
-    this.grants = stat ? readJsonFile(this.path, fileSchema()).workSessions : [];
-    this.version = version;
-  }
+  ) {}
 
   /** Grants (or extends) a work session of `minutes` from now. */
-  start(agent: string, key: string, minutes: number): WorkSession {
+  async start(agent: string, key: string, minutes: number): Promise<WorkSession> {
     if (!Number.isInteger(minutes) || minutes < 1 || minutes > MAX_WORK_SESSION_MINUTES) {
       throw new SessiondError(
         "INVALID_ARGUMENT",
         `a work session lasts 1 to ${MAX_WORK_SESSION_MINUTES} minutes, not ${minutes}`,
       );
     }
-    this.refresh();
     const now = this.clock.now();
     const grant = { agent, key, startedAt: now, until: now + minutes * 60_000 };
-    this.grants = [...this.live(now).filter((g) => g.agent !== agent || g.key !== key), grant];
-    this.save();
+    await this.document.change(({ workSessions }) => ({
+      workSessions: [...live(workSessions, now).filter((g) => g.agent !== agent || g.key !== key), grant],
+    }));
     return grant;
   }
 
   /** Ends it now; whether one was running. */
-  end(agent: string, key: string): boolean {
-    this.refresh();
+  async end(agent: string, key: string): Promise<boolean> {
     const now = this.clock.now();
-    const running = this.active(agent, key) !== undefined;
-    this.grants = this.live(now).filter((g) => g.agent !== agent || g.key !== key);
-    this.save();
+    let running = false;
+    await this.document.change(({ workSessions }) => {
+      running = workSessions.some((g) => g.agent === agent && g.key === key && now < g.until);
+      return { workSessions: live(workSessions, now).filter((g) => g.agent !== agent || g.key !== key) };
+    });
     return running;
   }
 
   active(agent: string, key: string): WorkSession | undefined {
-    this.refresh();
     const now = this.clock.now();
-    return this.grants.find((g) => g.agent === agent && g.key === key && now < g.until);
+    return this.grants().find((g) => g.agent === agent && g.key === key && now < g.until);
   }
 
   /** The running work sessions of an agent, or of a conversation. */
   list(filter: { agent?: string; key?: string }): WorkSession[] {
-    this.refresh();
-    return this.live(this.clock.now()).filter(
-      (g) =>
-        (filter.agent === undefined || g.agent === filter.agent) &&
-        (filter.key === undefined || g.key === filter.key),
-    );
+    return live(this.grants(), this.clock.now()).filter((g) => matches(g, filter));
   }
 
   /** Forgets an agent's (deleted) or a conversation's (deleted) work sessions. */
-  forget(filter: { agent?: string; key?: string }): void {
-    this.refresh();
-    const before = this.grants.length;
-    this.grants = this.grants.filter(
-      (g) =>
-        !(
-          (filter.agent === undefined || g.agent === filter.agent) &&
-          (filter.key === undefined || g.key === filter.key)
-        ),
-    );
-    if (this.grants.length !== before) this.save();
+  async forget(filter: { agent?: string; key?: string }): Promise<void> {
+    if (!this.grants().some((g) => matches(g, filter))) return;
+    await this.document.change(({ workSessions }) => ({
+      workSessions: workSessions.filter((g) => !matches(g, filter)),
+    }));
   }
 
-  private live(now: number): WorkSession[] {
-    return this.grants.filter((g) => now < g.until);
+  /** Resolves once a change made through another process is read. */
+  settled(): Promise<void> {
+    return this.document.settled();
   }
 
-  private save(): void {
-    if (this.path === undefined) return;
-    writeJsonFile(this.path, { workSessions: this.grants });
-    this.version = "";
-    this.refresh();
+  private grants(): WorkSession[] {
+    return this.document.current().workSessions;
   }
+}
+
+function live(grants: WorkSession[], now: number): WorkSession[] {
+  return grants.filter((g) => now < g.until);
+}
+
+function matches(g: WorkSession, filter: { agent?: string; key?: string }): boolean {
+  return (
+    (filter.agent === undefined || g.agent === filter.agent) &&
+    (filter.key === undefined || g.key === filter.key)
+  );
 }

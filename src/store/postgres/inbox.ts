@@ -4,12 +4,13 @@ import { newId } from "../../model/ids.js";
 import type {
   AdmitInput,
   AdmitResult,
-  Inbox,
   InboxItem,
   InboxOutcome,
   InboxState,
+  SharedInbox,
 } from "../../model/inbox.js";
 import { jsonSafe } from "../memory/inbox.js";
+import type { InboxOwner } from "./inbox-owners.js";
 import { query } from "./pool.js";
 
 interface InboxRow {
@@ -42,23 +43,29 @@ function itemOf(row: InboxRow): InboxItem {
 /**
  * The inbox in the PostgreSQL database every gateway shares (table `inbox`): each method is one
  * statement, committed synchronously before it resolves, so an input acknowledged as queued by one
- * process is there for any other after a crash. Admission order is the table's identity column.
+ * process is there for any other after a crash. Admission order is the table's identity column. Each
+ * unfinished item is owned by one process (inbox-owners.ts); only its owner changes its state.
  */
-export class PgInbox implements Inbox {
+export class PgInbox implements SharedInbox {
   readonly backend = "postgres";
+  readonly shared = true;
   private closed = false;
 
-  /** On the store's pool: the store ends it. */
-  constructor(private readonly pool: Pool) {}
+  /** On the store's pool and heartbeat: the store ends them. */
+  constructor(
+    private readonly pool: Pool,
+    private readonly owner: InboxOwner,
+  ) {}
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
     this.open();
     const envelope = JSON.stringify(jsonSafe(input.envelope));
+    await this.owner.live();
     const inserted = await query<InboxRow>(
       this.pool,
-      `INSERT INTO inbox (id, key, envelope, dedupe_key, state, admitted_at, updated_at)
-       VALUES ($1, $2, $3::json, $4, 'pending', $5, $5) ON CONFLICT (dedupe_key) DO NOTHING RETURNING ${COLUMNS}`,
-      [input.id ?? newId(input.at), input.key, envelope, input.dedupeKey ?? null, input.at],
+      `INSERT INTO inbox (id, key, envelope, dedupe_key, state, admitted_at, updated_at, owner)
+       VALUES ($1, $2, $3::json, $4, 'pending', $5, $5, $6) ON CONFLICT (dedupe_key) DO NOTHING RETURNING ${COLUMNS}`,
+      [input.id ?? newId(input.at), input.key, envelope, input.dedupeKey ?? null, input.at, this.owner.owner],
     );
     if (inserted[0]) return { item: itemOf(inserted[0]), admitted: true };
     const existing = await query<InboxRow>(this.pool, `SELECT ${COLUMNS} FROM inbox WHERE dedupe_key = $1`, [
@@ -71,14 +78,43 @@ export class PgInbox implements Inbox {
 
   async transition(id: string, state: InboxState, at: number, outcome?: InboxOutcome): Promise<boolean> {
     this.open();
-    // canTransition (model/inbox.ts) in SQL: forward only, never out of an end state.
+    // canTransition (model/inbox.ts) in SQL: forward only, never out of an end state; by its owner only.
     const rows = await query<{ id: string }>(
       this.pool,
       `UPDATE inbox SET state = $2, updated_at = $3, outcome = COALESCE($4::json, outcome)
-       WHERE id = $1 AND state IN ('pending', 'running') AND state <> $2 AND $2 <> 'pending' RETURNING id`,
-      [id, state, at, outcome === undefined ? null : JSON.stringify(outcome)],
+       WHERE id = $1 AND state IN ('pending', 'running') AND state <> $2 AND $2 <> 'pending' AND owner = $5
+       RETURNING id`,
+      [id, state, at, outcome === undefined ? null : JSON.stringify(outcome), this.owner.owner],
     );
     return rows.length > 0;
+  }
+
+  async start(ids: readonly string[], at: number): Promise<boolean> {
+    this.open();
+    // All or none: a batch runs only when every input of it is still this process's.
+    const rows = await query<{ id: string }>(
+      this.pool,
+      `WITH mine AS (SELECT id FROM inbox WHERE id = ANY($1) AND owner = $2 AND state IN ('pending', 'running')
+         FOR UPDATE)
+       UPDATE inbox SET state = 'running', updated_at = $3 FROM mine
+       WHERE inbox.id = mine.id AND (SELECT count(*) FROM mine) = cardinality($1::text[]) RETURNING inbox.id`,
+      [ids, this.owner.owner, at],
+    );
+    return rows.length === ids.length;
+  }
+
+  async takeOver(): Promise<InboxItem[]> {
+    this.open();
+    const ids = await this.owner.takeOver();
+    if (ids.length === 0) return [];
+    const rows = await query<InboxRow>(this.pool, `SELECT ${COLUMNS} FROM inbox WHERE id = ANY($1)`, [ids]);
+    const byId = new Map(rows.map((row) => [row.id, itemOf(row)]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  onHeartbeat(listener: (orphans: boolean) => void): () => void {
+    this.open();
+    return this.owner.onHeartbeat(listener);
   }
 
   async get(id: string): Promise<InboxItem | undefined> {

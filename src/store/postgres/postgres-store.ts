@@ -7,6 +7,7 @@ import type { Durability } from "../store.js";
 import { type ForeignAppend, listenForeignAppends } from "./append-notify.js";
 import type { BatchFallback, BatchFallbackStats, BatchFallbacks } from "./batch-fallbacks.js";
 import { PgInbox } from "./inbox.js";
+import { InboxOwner } from "./inbox-owners.js";
 import { PgLeases } from "./leases.js";
 import { migrate } from "./migrate.js";
 import { PgNotifications } from "./notifications.js";
@@ -38,6 +39,8 @@ export class PostgresStore extends LogStore implements SearchableStore {
   /** One turn per key across every process on this database (the engine's lanes take them). */
   readonly leases: PgLeases;
   private readonly fallbacks: BatchFallbacks;
+  /** This process's heartbeat as an owner of inbox items (each `inbox()` shares it). */
+  private readonly inboxOwner: InboxOwner;
 
   private constructor(
     readonly pool: Pool,
@@ -52,6 +55,7 @@ export class PostgresStore extends LogStore implements SearchableStore {
     });
     this.leases = leases;
     this.fallbacks = driver.fallbacks;
+    this.inboxOwner = new InboxOwner(pool, leases.holder, leases.ttlMs);
   }
 
   /** Connects, applies the schema's migrations (refusing a newer schema) and opens the store. */
@@ -83,9 +87,12 @@ export class PostgresStore extends LogStore implements SearchableStore {
     return this.read(() => searchPostgres(this.pool, normaliseSearch(query, Date.now())));
   }
 
-  /** The inbox of admitted inputs, in this database, on this store's connections (closed with the store). */
+  /**
+   * The inbox of admitted inputs, in this database, on this store's connections (closed with the store);
+   * this process owns what it admits while its heartbeat, renewed as often as a lease, lives.
+   */
   inbox(): PgInbox {
-    return new PgInbox(this.pool);
+    return new PgInbox(this.pool, this.inboxOwner);
   }
 
   /**
@@ -98,6 +105,7 @@ export class PostgresStore extends LogStore implements SearchableStore {
 
   override async close(): Promise<void> {
     this.leases.close();
+    await this.inboxOwner.close();
     await super.close();
   }
 }

@@ -172,6 +172,18 @@ DO $$ BEGIN
   END IF;
 END $$;
 `,
+  // 5: gateways sharing the database. Every unfinished inbox item has an owner (the process that admitted
+  // it or took it over) and every process a heartbeat row, renewed while it lives (inbox-owners.ts): an
+  // item whose owner's heartbeat lapsed is taken over by a live process, one item by one process. And the
+  // agent settings and work sessions the API edits, shared too.
+  `
+ALTER TABLE inbox ADD COLUMN owner text COLLATE "C";
+CREATE INDEX inbox_owned ON inbox (owner, n) WHERE state IN ('pending', 'running');
+CREATE TABLE inbox_owners (owner text COLLATE "C" PRIMARY KEY, expires_at timestamptz NOT NULL);
+-- Settings the API and CLI edit that agents.json and work-sessions.json hold on the other stores, one
+-- JSON document per name (runtimes/postgres-document.ts); \`version\` grows by one on every change.
+CREATE TABLE settings_documents (name text PRIMARY KEY, body jsonb NOT NULL, version bigint NOT NULL DEFAULT 0);
+`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -3,7 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/lifecycle/clock.js";
-import { WORK_SESSIONS_FILE, WorkSessions } from "../../../src/runtimes/sessions/work-sessions.js";
+import {
+  emptyWorkSessions,
+  WORK_SESSIONS_FILE,
+  WorkSessions,
+  workSessionsSchema,
+} from "../../../src/runtimes/sessions/work-sessions.js";
+import { FileDocument, MemoryDocument } from "../../../src/runtimes/settings-document.js";
+
+const fileAt = (path: string) => new FileDocument(path, workSessionsSchema(), emptyWorkSessions, true);
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -11,32 +19,30 @@ afterEach(() => {
 });
 
 describe("work-sessions.json", () => {
-  it("is read again when another process (the CLI beside a gateway) replaced it", () => {
+  it("is read again when another process (the CLI beside a gateway) replaced it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sessiond-work-file-"));
     dirs.push(dir);
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const path = join(dir, WORK_SESSIONS_FILE);
-    const gateway = new WorkSessions(path, clock);
-    const cli = new WorkSessions(path, clock);
+    const gateway = new WorkSessions(fileAt(path), clock);
+    const cli = new WorkSessions(fileAt(path), clock);
     expect(gateway.active("dev", "telegram:1")).toBeUndefined();
-    cli.start("dev", "telegram:1", 10);
+    await cli.start("dev", "telegram:1", 10);
     expect(gateway.active("dev", "telegram:1")).toMatchObject({ until: clock.now() + 10 * 60_000 });
-    cli.end("dev", "telegram:1");
+    await cli.end("dev", "telegram:1");
     expect(gateway.active("dev", "telegram:1")).toBeUndefined();
   });
 
-  it("ends by the clock, and takes 1 to 1,440 minutes", () => {
+  it("ends by the clock, and takes 1 to 1,440 minutes", async () => {
     const clock = new ManualClock(0);
-    const work = new WorkSessions(undefined, clock);
-    work.start("dev", "k", 1);
+    const work = new WorkSessions(new MemoryDocument(emptyWorkSessions()), clock);
+    await work.start("dev", "k", 1);
     clock.advance(59_999);
     expect(work.list({ agent: "dev" })).toHaveLength(1);
     clock.advance(1);
     expect(work.list({ agent: "dev" })).toEqual([]);
     for (const minutes of [0, 1441, 1.5]) {
-      expect(() => work.start("dev", "k", minutes)).toThrowError(
-        expect.objectContaining({ code: "INVALID_ARGUMENT" }),
-      );
+      await expect(work.start("dev", "k", minutes)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     }
   });
 });
