@@ -51,7 +51,11 @@ export async function* toolRound(
 }
 
 /** A tool executor that throws gives a failed result: the model hears of the failure, the turn goes on. */
-async function executeTool(tools: RuntimeTools, call: RoundCall, signal: AbortSignal): Promise<RuntimeToolResult> {
+async function executeTool(
+  tools: RuntimeTools,
+  call: RoundCall,
+  signal: AbortSignal,
+): Promise<RuntimeToolResult> {
   const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
   try {
     return await tools.execute({ id: call.id, name: call.name, arguments: args }, signal);

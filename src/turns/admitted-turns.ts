@@ -109,7 +109,12 @@ export class AdmittedTurns {
    */
   async joined(ids: readonly string[]): Promise<boolean[]> {
     const stored = await Promise.all(
-      ids.map((id) => (this.writes.get(id) ?? Promise.resolve(true)).then(() => true, () => false)),
+      ids.map((id) =>
+        (this.writes.get(id) ?? Promise.resolve(true)).then(
+          () => true,
+          () => false,
+        ),
+      ),
     );
     ids.forEach((id, i) => {
       if (stored[i]) this.deps.statuses.running(id);
