@@ -89,7 +89,8 @@ const PREVIEW_CHARS = 80;
 /**
  * The turns of each key, by queue mode: one runs, the rest wait here (bounded per key by the cap and its
  * drop policy, never silently), and start after the debounce as one turn each (`followup`, `steer`) or
- * all together (`collect`, `interrupt`). An idle key costs nothing.
+ * all together (`collect`, `interrupt`); a running turn may take the `steer` ones at a tool boundary
+ * (`Batch.steering`). An idle key costs nothing.
  */
 export class TurnQueue {
   private readonly keys = new Map<string, KeyQueue>();
