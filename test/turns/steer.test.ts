@@ -128,6 +128,8 @@ async function steersAtToolBoundary(e: Engine): Promise<{ a: TurnResult; b: Turn
     `assistant:on it. heard B, C ${JSON.stringify(["call_1", "failed"])}`,
     "usage",
   ]);
+  // The stored history goes into the next turn's request, which the provider's rule accepts too.
+  expect((await e.turn(dm("D"))).reply).toBeDefined();
   return results;
 }
 
@@ -159,7 +161,7 @@ describe("steer: a message that arrives while a model turn runs joins it at its 
     await steersAtToolBoundary(e);
     expect(violations).toEqual([]);
     const requests = server.chatRequests();
-    expect(requests).toHaveLength(2);
+    expect(requests).toHaveLength(3);
     expect(requests[1]?.messages.slice(-5)).toEqual([
       {
         role: "assistant",
@@ -209,7 +211,7 @@ describe("steer: a message that arrives while a model turn runs joins it at its 
     await steersAtToolBoundary(e);
     expect(violations).toEqual([]);
     const requests = server.messageRequests();
-    expect(requests).toHaveLength(2);
+    expect(requests).toHaveLength(3);
     expect(requests[1]?.messages.at(-1)).toEqual({
       role: "user",
       content: [

@@ -94,9 +94,11 @@ describe("steer across a SIGKILL", () => {
       fetch(`${url}/api/chat${async ? "?async=1" : ""}`, {
         method: "POST",
         headers: auth,
-        body: JSON.stringify({ message, session_id: "steer-crash" }),
+        body: JSON.stringify({ message, session_id: "admin-steer-crash" }),
       });
-    const first = (await (await post(urlA, "m1", true)).json()) as { id: string; key: string };
+    const accepted = await post(urlA, "m1", true);
+    expect(accepted.status).toBe(202);
+    const first = (await accepted.json()) as { id: string; key: string };
     await firstAsked.promise;
     const second = await post(urlA, "m2", true);
     expect(second.status).toBe(202);
