@@ -10,6 +10,7 @@ import { modelRuntime } from "../../src/runtimes/model.js";
 import { SKIPPED_BY_STEER } from "../../src/runtimes/tool-round.js";
 import type { TurnResult } from "../../src/turns/turn.js";
 import { type AnthropicServer, startAnthropicServer } from "../support/anthropic-server.js";
+import { until } from "../support/event-loop.js";
 import { type OpenAiServer, startOpenAiServer } from "../support/openai-server.js";
 import { anthropicToolRule, openAiToolRule } from "../support/provider-rules.js";
 
@@ -43,12 +44,6 @@ async function open(runtime?: Runtime): Promise<Engine> {
 
 function dm(text: string): Envelope {
   return { channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, text };
-}
-
-/** Lets pending promise and I/O callbacks run (event-loop turns, no time). */
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i++) await new Promise<void>((r) => setImmediate(r));
-  expect(condition()).toBe(true);
 }
 
 /** Submits while a turn runs: resolves once the input waits in the queue, as `steer`. */

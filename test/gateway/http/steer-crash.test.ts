@@ -1,13 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { waitFor } from "../../support/child-output.js";
 import { type ChatRequestBody, type ChatResponse, startOpenAiServer } from "../../support/openai-server.js";
 import { openAiToolRule } from "../../support/provider-rules.js";
+import { type ServedGateway, serveGateway } from "../../support/serve-child.js";
 
-const CLI = resolve("dist/src/cli/main.js");
 const TOKEN = "steer-crash-token-0123456789abcdef";
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -16,26 +14,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function serve(dir: string): { child: ChildProcess; output: { text: string } } {
-  const child = spawn(
-    process.execPath,
-    [CLI, "serve", "--port", "0", "--config", join(dir, "sessiond.yaml")],
-    {
-      cwd: dir,
-      env: { ...process.env, SESSIOND_TOKEN: TOKEN, SESSIOND_DATA_DIR: dir, SESSIOND_CONFIG: "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  const output = { text: "" };
-  const collect = (chunk: Buffer) => {
-    output.text += chunk.toString();
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  cleanups.push(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  return { child, output };
+function serve(dir: string): ServedGateway {
+  const served = serveGateway(dir, TOKEN);
+  cleanups.push(() => served.kill());
+  return served;
 }
 
 /** The user messages of a request (consecutive unanswered ones may come merged into one: split again). */
@@ -89,7 +71,7 @@ describe("steer across a SIGKILL", () => {
     );
 
     const a = serve(dir);
-    const [, urlA] = await waitFor(a.child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, a.output);
+    const urlA = await a.listening();
     const post = async (url: string, message: string, async: boolean) =>
       fetch(`${url}/api/chat${async ? "?async=1" : ""}`, {
         method: "POST",
@@ -132,7 +114,7 @@ describe("steer across a SIGKILL", () => {
       return { content: `echo: ${users(body).at(-1)}` };
     });
     const b = serve(dir);
-    const [, urlB] = await waitFor(b.child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, b.output);
+    const urlB = await b.listening();
     expect(b.output.text).toContain("recovered inputs: 0 queued again, 0 already answered, 2 interrupted");
     const after = await post(urlB, "m3", false);
     expect(after.status).toBe(200);
