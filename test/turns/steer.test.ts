@@ -243,6 +243,39 @@ describe("steer: a message that arrives while a model turn runs joins it at its 
     ).toEqual(["A"]);
   });
 
+  it("a model answer without tool calls has no boundary: the steer runs as its own turn", async () => {
+    let asked!: () => void;
+    const first = new Promise<void>((r) => {
+      asked = r;
+    });
+    let answer!: (reply: { content: string }) => void;
+    const held = new Promise<{ content: string }>((r) => {
+      answer = r;
+    });
+    cleanups.push(() => answer({ content: "late" }));
+    const server = await startOpenAiServer((body) => {
+      if (server.chatRequests().length > 1) return { content: `to ${body.messages.at(-1)?.content}` };
+      asked();
+      return held;
+    });
+    cleanups.push(() => server.close());
+    const e = await open(
+      modelRuntime({ provider: "openai", baseUrl: server.baseUrl, model: "test-model", apiKey: API_KEY }),
+    );
+    const a = e.turn(dm("A"), { tools: heldTool().tools });
+    await first;
+    const b = await queued(e, "B");
+    answer({ content: "to A" });
+    expect((await a).reply?.content).toBe("to A");
+    expect((await b.settled).reply?.content).toBe("to B");
+    expect(transcript(await e.history(KEY)).filter((line) => !line.startsWith("usage"))).toEqual([
+      "user:A",
+      "assistant:to A",
+      "user:B",
+      "assistant:to B",
+    ]);
+  });
+
   it("echo (no tool rounds): a steer waits and runs as its own turn, as followup", async () => {
     const e = await open();
     let release!: () => void;

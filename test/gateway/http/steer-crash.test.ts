@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SKIPPED_BY_STEER } from "../../../src/runtimes/tool-round.js";
 import { type ChatRequestBody, type ChatResponse, startOpenAiServer } from "../../support/openai-server.js";
 import { openAiToolRule } from "../../support/provider-rules.js";
 import { type ServedGateway, serveGateway } from "../../support/serve-child.js";
@@ -42,8 +43,8 @@ describe("steer across a SIGKILL", () => {
     const firstAnswer = deferred<ChatResponse>();
     const secondAsked = deferred();
     const held: Array<(reply: ChatResponse) => void> = [];
-    // First life: the model is held on m1; released, it calls a tool (refused in a web chat without
-    // admin rights: a tool round all the same); the next call, carrying the steer, is held until the kill.
+    // First life: the model is held on m1 while m2 arrives; released, it calls a tool, which the waiting
+    // steer skips; the next call, carrying m2, is held until the kill.
     const model = await startOpenAiServer((body) => {
       requests.push(body);
       const broken = openAiToolRule(body.messages);
@@ -97,7 +98,11 @@ describe("steer across a SIGKILL", () => {
     firstAnswer.resolve({ toolCalls: [{ id: "call_1", name: "sessions_list", arguments: "{}" }] });
     await secondAsked.promise;
     expect(users(requests[1] as ChatRequestBody)).toEqual(["m1", "m2"]);
-    expect((requests[1] as ChatRequestBody).messages.slice(-2).map((m) => m.role)).toEqual(["tool", "user"]);
+    // m2 waited before the model's only call: that call was skipped, closed with its paired result.
+    expect((requests[1] as ChatRequestBody).messages.slice(-2)).toEqual([
+      { role: "tool", tool_call_id: "call_1", content: SKIPPED_BY_STEER },
+      { role: "user", content: "m2" },
+    ]);
     expect((await inspect()).queued).toEqual([]);
     const running = (await (await fetch(`${urlA}/api/turns/${steer.id}`, { headers: auth })).json()) as {
       state: string;
