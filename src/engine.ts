@@ -724,7 +724,16 @@ class SessionEngine implements Engine {
           await this.pipeline.record(route, { ...withoutMessageId(batch.input), text: batch.summary });
         }
         for (const earlier of batch.context) await this.pipeline.record(route, earlier);
-        result = await this.pipeline.run(route, batch.input, batch.run, batch.signal);
+        const steering = {
+          pending: batch.steering.pending,
+          take: async (accept: (envelope: Envelope) => boolean) => {
+            const taken = batch.steering.take(accept);
+            if (taken.length === 0) return [];
+            const stored = await this.admitted.joined(taken.map((input) => input.id));
+            return taken.filter((_, i) => stored[i]).map((input) => input.envelope);
+          },
+        };
+        result = await this.pipeline.run(route, batch.input, batch.run, batch.signal, steering);
         this.events.emit({ type: "turn.finished", key, agent, ok: true });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);

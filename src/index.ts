@@ -19,7 +19,7 @@ export type { Clock } from "./lifecycle/clock.js";
 export type * from "./model/entry.js";
 export type * from "./model/envelope.js";
 export { type ErrorCode, isSessiondError, SessiondError } from "./model/errors.js";
-export type { Runtime, RuntimeEvent, RuntimeMessage, RuntimeRun } from "./model/runtime.js";
+export type { Runtime, RuntimeEvent, RuntimeMessage, RuntimeRun, RuntimeSteering } from "./model/runtime.js";
 export type * from "./model/session.js";
 export type * from "./model/summarizer.js";
 export type * from "./model/text-model.js";

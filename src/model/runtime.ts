@@ -50,6 +50,19 @@ export interface RuntimeRun {
    * every call the model makes goes to `execute`, which refuses any tool it did not offer.
    */
   tools?: RuntimeTools;
+  /**
+   * Messages that arrived for this turn while it runs (queue mode `steer`). A runtime with tool rounds
+   * checks it at each tool boundary; runtimes without one never read it, and the messages wait as follow-ups.
+   */
+  steering?: RuntimeSteering;
+}
+
+/** The running turn's way to its steering messages. */
+export interface RuntimeSteering {
+  /** Whether a steering message waits (cheap; checked before each tool call). */
+  pending(): boolean;
+  /** Takes the waiting messages, oldest first, once they are stored as the session's user entries. */
+  take(): Promise<string[]>;
 }
 
 /** An OpenAI function tool definition. */

@@ -1,19 +1,13 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { SessiondError } from "../model/errors.js";
-import type {
-  RuntimeEvent,
-  RuntimeMessage,
-  RuntimeRun,
-  RuntimeToolCall,
-  RuntimeToolResult,
-  RuntimeTools,
-} from "../model/runtime.js";
+import type { RuntimeEvent, RuntimeMessage, RuntimeRun } from "../model/runtime.js";
 import type { ModelEndpoint } from "../model/text-model.js";
 import type { DescribedRuntime } from "./echo.js";
 import { createAnthropicClient } from "./llm/anthropic.js";
 import { LlmError, toLlmError } from "./llm/errors.js";
 import { type ChatResult, createOpenAiClient, streamChat } from "./llm/openai-chat.js";
+import { toolRound } from "./tool-round.js";
 
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
 /** Anthropic requires max_tokens; this is the reply budget when the config gives none. */
@@ -141,34 +135,13 @@ function openAiRun(config: ModelRuntimeConfig): RunFn {
           function: { name: call.name, arguments: call.arguments },
         })),
       });
-      for (const call of calls) {
-        const outcome = await executeTool(tools, call, run.signal);
-        yield {
-          type: "tool_call",
-          id: call.id,
-          name: call.name,
-          arguments: call.arguments,
-          ...(outcome.failed ? { failed: true } : {}),
-        };
-        messages.push({ role: "tool", tool_call_id: call.id, content: outcome.content });
+      const outcome = yield* toolRound(tools, calls, run);
+      for (const result of outcome.results) {
+        messages.push({ role: "tool", tool_call_id: result.id, content: result.content });
       }
+      for (const steer of outcome.steers) messages.push({ role: "user", content: steer });
     }
   };
-}
-
-/** A tool executor that throws gives a failed result: the model hears of the failure, the turn goes on. */
-async function executeTool(
-  tools: RuntimeTools,
-  call: RuntimeToolCall,
-  signal: AbortSignal,
-): Promise<RuntimeToolResult> {
-  try {
-    return await tools.execute(call, signal);
-  } catch (error) {
-    if (signal.aborted) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    return { content: JSON.stringify({ error: message }), failed: true };
-  }
 }
 
 const ANTHROPIC = "anthropic";
@@ -246,23 +219,20 @@ function anthropicRun(config: ModelRuntimeConfig): RunFn {
           })),
         ],
       });
-      const results: Anthropic.ToolResultBlockParam[] = [];
-      for (const call of calls) {
-        const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
-        const outcome = await executeTool(
-          tools,
-          { id: call.id, name: call.name, arguments: args },
-          run.signal,
-        );
-        yield { ...call, ...(outcome.failed ? { failed: true } : {}) };
-        results.push({
-          type: "tool_result",
-          tool_use_id: call.id,
-          content: outcome.content,
-          ...(outcome.failed ? { is_error: true } : {}),
-        });
-      }
-      messages.push({ role: "user", content: results });
+      const outcome = yield* toolRound(tools, calls, run);
+      // Anthropic wants every tool_result first in the next user message; steering text may follow them.
+      messages.push({
+        role: "user",
+        content: [
+          ...outcome.results.map((result) => ({
+            type: "tool_result" as const,
+            tool_use_id: result.id,
+            content: result.content,
+            ...(result.failed ? { is_error: true } : {}),
+          })),
+          ...outcome.steers.map((text) => ({ type: "text" as const, text })),
+        ],
+      });
     }
   };
 }

@@ -96,6 +96,13 @@ function runOf(context: TurnContext, options: RunnerOptions): RuntimeRun {
   const data = options.runtimeSessionData?.(context);
   if (data !== undefined) run.runtimeSessionData = data;
   if (options.prompt) run.prompt = options.prompt(context);
+  const { steering } = context;
+  if (steering) {
+    run.steering = {
+      pending: () => steering.pending(),
+      take: async () => (await steering.take()).map((entry) => entry.content),
+    };
+  }
   return run;
 }
 

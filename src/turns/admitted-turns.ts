@@ -122,6 +122,25 @@ export class AdmittedTurns {
     if (last !== undefined) this.runningOn.set(key, last);
   }
 
+  /**
+   * Called when a running turn takes steer inputs: which of them are stored in the inbox (one whose write
+   * failed is left out, its caller already told), marked running.
+   */
+  async joined(ids: readonly string[]): Promise<boolean[]> {
+    const stored = await Promise.all(
+      ids.map((id) =>
+        (this.writes.get(id) ?? Promise.resolve(true)).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    ids.forEach((id, i) => {
+      if (stored[i]) this.deps.statuses.running(id);
+    });
+    return stored;
+  }
+
   /** The progress of the turn now running on `key` (the pipeline reports it as the runtime starts). */
   watch(key: string, progress: TurnProgress): void {
     const id = this.runningOn.get(key);

@@ -23,7 +23,20 @@ import { sessionNotFound } from "../store/session-log.js";
 import type { AppendResult, Durability, Store } from "../store/store.js";
 import { resetUnlessContinued } from "./client-history.js";
 import { DEFAULT_TURN_TIMEOUT_MS, stopped, turnDeadline } from "./deadline.js";
-import { type TurnContext, TurnProgress, type TurnReply, type TurnResult, type TurnRunner } from "./turn.js";
+import {
+  type TurnContext,
+  TurnProgress,
+  type TurnReply,
+  type TurnResult,
+  type TurnRunner,
+  type TurnSteering,
+} from "./turn.js";
+
+/** Where a running turn's steer inputs come from (the key's queue); `accept` says which may steer. */
+export interface SteerSource {
+  pending(accept: (envelope: Envelope) => boolean): boolean;
+  take(accept: (envelope: Envelope) => boolean): Promise<Envelope[]>;
+}
 
 /** What the pipeline needs to know about an agent for one turn. */
 export interface AgentTurnSettings {
@@ -68,7 +81,13 @@ export class TurnPipeline {
 
   constructor(private readonly deps: PipelineDeps) {}
 
-  async run(route: Route, envelope: Envelope, run: TurnRunner, signal: AbortSignal): Promise<TurnResult> {
+  async run(
+    route: Route,
+    envelope: Envelope,
+    run: TurnRunner,
+    signal: AbortSignal,
+    steering?: SteerSource,
+  ): Promise<TurnResult> {
     if (signal.aborted) throw cancelled(route.key);
     const { store } = this.deps;
     const { key } = route;
@@ -107,6 +126,7 @@ export class TurnPipeline {
     try {
       const context = await this.context(route, stored, input, settings, deadline.signal);
       context.progress = progress;
+      if (steering) context.steering = this.steeringOf(route, input, steering);
       this.deps.onProgress?.(key, progress);
       const running = run(context);
       const out = await Promise.race([running, deadline.expired]).catch(async (error: unknown) => {
@@ -274,6 +294,32 @@ export class TurnPipeline {
     };
     if (stored.summary) context.summary = stored.summary;
     return context;
+  }
+
+  /**
+   * The running turn's steer inputs, stored as user entries of its session (after its input, before its
+   * reply) when the runtime takes them. A reset trigger or a client's own history never steers: it waits.
+   */
+  private steeringOf(route: Route, input: MessageEntry, source: SteerSource): TurnSteering {
+    const accept = (envelope: Envelope) =>
+      envelope.clientHistory === undefined &&
+      parseResetTrigger(envelope.text, this.deps.lifecycle.resetTriggers) === undefined;
+    return {
+      pending: () => source.pending(accept),
+      take: async () => {
+        const envelopes = await source.take(accept);
+        if (envelopes.length === 0) return [];
+        const ts = this.deps.lifecycle.clock.now();
+        const durability = this.deps.durabilityOf(route.agent) === "relaxed" ? "relaxed" : "strict";
+        const appended = await this.deps.store.append(
+          route.key,
+          envelopes.map((envelope) => ({ ...inputEntry(envelope, envelope.text), ts })),
+          { durability, expectSessionId: input.sessionId },
+        );
+        // A redelivered message is already in the history: the model saw it.
+        return appended.entries.filter((_, i) => appended.created[i]) as MessageEntry[];
+      },
+    };
   }
 
   private async load(key: string): Promise<StoredContext> {

@@ -29,6 +29,21 @@ export interface Batch {
   ids: string[];
   run: TurnRunner;
   signal: AbortSignal;
+  /** The inputs waiting in mode `steer` that this running turn may take at a tool boundary. */
+  steering: BatchSteering;
+}
+
+/** An input a running turn took from the queue (mode `steer`): its caller gets that turn's result. */
+export interface SteerInput {
+  id: string;
+  envelope: Envelope;
+}
+
+export interface BatchSteering {
+  /** Whether the next waiting input is a steer this turn may take (`accept`ed). */
+  pending(accept: (envelope: Envelope) => boolean): boolean;
+  /** Takes the waiting steer inputs from the head of the queue, oldest first, while `accept` says yes. */
+  take(accept: (envelope: Envelope) => boolean): SteerInput[];
 }
 
 export interface TurnQueueDeps {
@@ -74,7 +89,8 @@ const PREVIEW_CHARS = 80;
 /**
  * The turns of each key, by queue mode: one runs, the rest wait here (bounded per key by the cap and its
  * drop policy, never silently), and start after the debounce as one turn each (`followup`, `steer`) or
- * all together (`collect`, `interrupt`). An idle key costs nothing.
+ * all together (`collect`, `interrupt`); a running turn may take the `steer` ones at a tool boundary
+ * (`Batch.steering`). An idle key costs nothing.
  */
 export class TurnQueue {
   private readonly keys = new Map<string, KeyQueue>();
@@ -288,6 +304,7 @@ export class TurnQueue {
       ids: batch.map((item) => item.id),
       run: last.run,
       signal,
+      steering: this.steeringOf(queue, batch),
     };
     void this.deps
       .execute(batchRun)
@@ -305,6 +322,35 @@ export class TurnQueue {
         if (newest) this.arm(queue, newest.settings.debounceMs);
         else this.forgetIfIdle(last.route.key, queue);
       });
+  }
+
+  /**
+   * While `batch` runs, the steer inputs at the head of the queue can join it: they leave the queue, run
+   * with it, and settle with its result. Inputs behind a followup one stay put, so arrival order holds.
+   */
+  private steeringOf(queue: KeyQueue, batch: Item[]): BatchSteering {
+    const steerable = (accept: (envelope: Envelope) => boolean): number => {
+      const running = queue.running;
+      if (!running || batch[0]?.id !== running.ids[0]) return 0;
+      let n = 0;
+      for (const item of queue.waiting) {
+        if (item.settings.mode !== "steer" || !accept(item.envelope)) break;
+        n++;
+      }
+      return n;
+    };
+    return {
+      pending: (accept) => steerable(accept) > 0,
+      take: (accept) => {
+        const taken = queue.waiting.splice(0, steerable(accept));
+        for (const item of taken) {
+          item.release();
+          batch.push(item);
+          queue.running?.ids.push(item.id);
+        }
+        return taken.map((item) => ({ id: item.id, envelope: item.envelope }));
+      },
+    };
   }
 
   private queueOf(key: string): KeyQueue {

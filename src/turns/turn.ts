@@ -21,6 +21,14 @@ export interface TurnContext {
   signal: AbortSignal;
   /** What the runtime has produced so far (runners that drive a runtime report every event here). */
   progress?: TurnProgress;
+  /** Messages that arrived for this turn in queue mode `steer`, for runtimes that take them mid-turn. */
+  steering?: TurnSteering;
+}
+
+/** Steering messages of a running turn: `take` stores the waiting ones as user entries and returns them. */
+export interface TurnSteering {
+  pending(): boolean;
+  take(): Promise<MessageEntry[]>;
 }
 
 /** A running turn's output so far: the partial reply an interruption keeps, the last event's time. */

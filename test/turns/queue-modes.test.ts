@@ -7,6 +7,7 @@ import { ManualClock } from "../../src/lifecycle/clock.js";
 import type { Envelope } from "../../src/model/envelope.js";
 import type { QueueSettings } from "../../src/model/queue.js";
 import type { TurnResult } from "../../src/turns/turn.js";
+import { until } from "../support/event-loop.js";
 import { HeldRuntime } from "../support/held-runtime.js";
 
 const KEY = "telegram:42";
@@ -42,12 +43,6 @@ async function open(queue: Partial<QueueSettings> = {}): Promise<Engine> {
 
 function dm(text: string): Envelope {
   return { channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, text };
-}
-
-/** Lets pending promise callbacks and I/O callbacks run (event-loop turns, no time). */
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i++) await new Promise<void>((r) => setImmediate(r));
-  expect(condition()).toBe(true);
 }
 
 /** Submits while a turn runs: resolves once the input is waiting in the queue. */

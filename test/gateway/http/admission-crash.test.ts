@@ -1,12 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { waitFor } from "../../support/child-output.js";
 import { type ChatRequestBody, type ChatResponse, startOpenAiServer } from "../../support/openai-server.js";
+import { type ServedGateway, serveGateway } from "../../support/serve-child.js";
 
-const CLI = resolve("dist/src/cli/main.js");
 const TOKEN = "admission-crash-token-0123456789";
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -15,26 +13,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function serve(dir: string): { child: ChildProcess; output: { text: string } } {
-  const child = spawn(
-    process.execPath,
-    [CLI, "serve", "--port", "0", "--config", join(dir, "sessiond.yaml")],
-    {
-      cwd: dir,
-      env: { ...process.env, SESSIOND_TOKEN: TOKEN, SESSIOND_DATA_DIR: dir, SESSIOND_CONFIG: "" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  const output = { text: "" };
-  const collect = (chunk: Buffer) => {
-    output.text += chunk.toString();
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  cleanups.push(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  return { child, output };
+function serve(dir: string): ServedGateway {
+  const served = serveGateway(dir, TOKEN);
+  cleanups.push(() => served.kill());
+  return served;
 }
 
 /** The newest user message the model was asked about (unanswered ones before it are merged into one). */
@@ -74,7 +56,7 @@ describe("durable admission across a SIGKILL", () => {
     );
 
     const a = serve(dir);
-    const [, urlA] = await waitFor(a.child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, a.output);
+    const urlA = await a.listening();
     const ids: string[] = [];
     let key = "";
     for (let i = 1; i <= 10; i++) {
@@ -106,7 +88,7 @@ describe("durable admission across a SIGKILL", () => {
       return { content: `echo: ${lastUser(body)}` };
     });
     const b = serve(dir);
-    const [, urlB] = await waitFor(b.child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, b.output);
+    const urlB = await b.listening();
     expect(b.output.text).toContain("recovered inputs: 9 queued again, 0 already answered, 1 interrupted");
     // A new message on the key queues behind the recovered ones: once it is answered, they all are.
     const after = await fetch(`${urlB}/api/chat`, {
