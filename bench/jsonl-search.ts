@@ -2,22 +2,16 @@ import { join } from "node:path";
 import { JsonlStore } from "../src/store/jsonl/jsonl-store.js";
 import type { Bench, BenchContext, Row } from "./report.js";
 import { atLeast, fixed, int, ratioText } from "./report.js";
-import { type Latency, latency, latencyRow } from "./search.js";
+import { PER_SESSION, type QueryLatencies, queryLatencies, queryRows, RARE } from "./search.js";
 import { BENCH_INIT, benchKey, messageContents, percentile, userMessage } from "./support.js";
 
-const PER_SESSION = 100;
-const RARE = "zygomorphic";
 const ROUNDS = 3;
 
-export interface JsonlSearchResult {
+export interface JsonlSearchResult extends QueryLatencies {
   messages: number;
   sessions: number;
   /** Rebuilding the whole index from the files (the index removed), seconds. */
   rebuildSec: number;
-  rare: Latency;
-  common: Latency;
-  phrase: Latency;
-  filtered: Latency;
   /** Durable appends/s with the index and without it, each round's, interleaved in this run. */
   indexed: number[];
   unindexed: number[];
@@ -86,10 +80,7 @@ async function run(ctx: BenchContext): Promise<JsonlSearchResult> {
     messages: sessions * PER_SESSION,
     sessions,
     rebuildSec,
-    rare: await latency(store, { text: RARE }, samples),
-    common: await latency(store, { text: "the" }, samples),
-    phrase: await latency(store, { text: '"meeting notes"' }, samples),
-    filtered: await latency(store, { text: "meeting", keyPrefix: benchKey(42), role: "user" }, samples),
+    ...(await queryLatencies(store, samples)),
     indexed: [],
     unindexed: [],
   };
@@ -122,10 +113,7 @@ export const jsonlSearchBench: Bench<JsonlSearchResult> = {
         ratio: fixed(r.rebuildSec, 1),
         checks: [],
       },
-      latencyRow(`rare term (${RARE})`, r.rare),
-      latencyRow("common term (the)", r.common),
-      latencyRow('phrase ("meeting notes")', r.phrase),
-      latencyRow("filtered (key prefix + role)", r.filtered),
+      ...queryRows(r),
       {
         figure: `durable appends/s, 100 sessions, median of ${ROUNDS} (baseline: searchIndex false; ratios ${ratios.map((x) => fixed(x, 2)).join(", ")})`,
         value: int(median(r.indexed)),

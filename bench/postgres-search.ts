@@ -11,17 +11,13 @@ import { PostgresStore } from "../src/store/postgres/postgres-store.js";
 import { startPostgres } from "./postgres-cluster.js";
 import type { Bench, BenchContext, Row } from "./report.js";
 import { fixed, int } from "./report.js";
-import { type Latency, latency, latencyRow, PER_SESSION, RARE } from "./search.js";
+import { PER_SESSION, type QueryLatencies, queryLatencies, queryRows, RARE } from "./search.js";
 import { BENCH_INIT, benchKey, messageContents, userMessage } from "./support.js";
 
-export interface PgSearchResult {
+export interface PgSearchResult extends QueryLatencies {
   messages: number;
   sessions: number;
   buildSec: number;
-  rare: Latency;
-  common: Latency;
-  phrase: Latency;
-  filtered: Latency;
 }
 
 /** The indexes the bulk load goes without, built after it (migrations 3 and 4 define them). */
@@ -100,10 +96,7 @@ async function run(ctx: BenchContext): Promise<PgSearchResult> {
         messages: sessions * PER_SESSION,
         sessions,
         buildSec: buildMs / 1000,
-        rare: await latency(store, { text: RARE }, samples),
-        common: await latency(store, { text: "the" }, ctx.quick ? 10 : 30),
-        phrase: await latency(store, { text: '"meeting notes"' }, ctx.quick ? 10 : 30),
-        filtered: await latency(store, { text: "meeting", keyPrefix: benchKey(42), role: "user" }, samples),
+        ...(await queryLatencies(store, samples, ctx.quick ? 10 : 30)),
       };
     } finally {
       await store.close();
@@ -125,10 +118,7 @@ export const postgresSearchBench: Bench<PgSearchResult> = {
         ratio: fixed(r.buildSec, 1),
         checks: [],
       },
-      latencyRow(`rare term (${RARE})`, r.rare),
-      latencyRow("common term (the)", r.common),
-      latencyRow('phrase ("meeting notes")', r.phrase),
-      latencyRow("filtered (key prefix + role)", r.filtered),
+      ...queryRows(r),
     ];
   },
 };

@@ -19,14 +19,18 @@ export interface Latency {
   hits: number;
 }
 
-export interface SearchBenchResult {
-  messages: number;
-  sessions: number;
-  indexSec: number;
+/** The four queries every search bench times, on the same corpus. */
+export interface QueryLatencies {
   rare: Latency;
   common: Latency;
   phrase: Latency;
   filtered: Latency;
+}
+
+export interface SearchBenchResult extends QueryLatencies {
+  messages: number;
+  sessions: number;
+  indexSec: number;
   appendsPerSecIndexed: number;
   appendsPerSecUnindexed: number;
 }
@@ -134,10 +138,7 @@ async function run(ctx: BenchContext): Promise<SearchBenchResult> {
     messages: sessions * PER_SESSION,
     sessions,
     indexSec: indexMs / 1000,
-    rare: await latency(store, { text: RARE }, samples),
-    common: await latency(store, { text: "the" }, ctx.quick ? 10 : 30),
-    phrase: await latency(store, { text: '"meeting notes"' }, ctx.quick ? 10 : 30),
-    filtered: await latency(store, { text: "meeting", keyPrefix: benchKey(42), role: "user" }, samples),
+    ...(await queryLatencies(store, samples, ctx.quick ? 10 : 30)),
     appendsPerSecIndexed: 0,
     appendsPerSecUnindexed: 0,
   };
@@ -154,6 +155,28 @@ async function run(ctx: BenchContext): Promise<SearchBenchResult> {
   result.appendsPerSecUnindexed = off / 2;
   return result;
 }
+
+/** p50/p99 of the four queries: `samples` of the cheap ones, `heavySamples` of the common term and the phrase. */
+export async function queryLatencies(
+  store: SearchableStore,
+  samples: number,
+  heavySamples = samples,
+): Promise<QueryLatencies> {
+  return {
+    rare: await latency(store, { text: RARE }, samples),
+    common: await latency(store, { text: "the" }, heavySamples),
+    phrase: await latency(store, { text: '"meeting notes"' }, heavySamples),
+    filtered: await latency(store, { text: "meeting", keyPrefix: benchKey(42), role: "user" }, samples),
+  };
+}
+
+/** The report's rows of the four queries. */
+export const queryRows = (r: QueryLatencies): Row[] => [
+  latencyRow(`rare term (${RARE})`, r.rare),
+  latencyRow("common term (the)", r.common),
+  latencyRow('phrase ("meeting notes")', r.phrase),
+  latencyRow("filtered (key prefix + role)", r.filtered),
+];
 
 export const latencyRow = (name: string, l: Latency): Row => ({
   figure: `${name} p50 / p99 (ms), ${l.hits} hits`,
@@ -176,10 +199,7 @@ export const searchBench: Bench<SearchBenchResult> = {
         ratio: Number.isNaN(r.indexSec) ? "cached" : fixed(r.indexSec, 1),
         checks: [],
       },
-      latencyRow(`rare term (${RARE})`, r.rare),
-      latencyRow("common term (the)", r.common),
-      latencyRow('phrase ("meeting notes")', r.phrase),
-      latencyRow("filtered (key prefix + role)", r.filtered),
+      ...queryRows(r),
       {
         figure: "durable appends/s, 100 sessions (baseline: index skipped)",
         value: int(r.appendsPerSecIndexed),
