@@ -47,7 +47,8 @@ export class FileDocument<T> implements SettingsDocument<T> {
 
   constructor(
     private readonly path: string,
-    private readonly schema: z.ZodType<T>,
+    /** Called only when the file exists, so that a data dir without one never loads zod. */
+    private readonly schema: () => z.ZodType<T>,
     private readonly empty: () => T,
     private readonly reread: boolean,
   ) {
@@ -77,7 +78,7 @@ export class FileDocument<T> implements SettingsDocument<T> {
     const stat = statSync(this.path, { throwIfNoEntry: false });
     const version = stat ? `${stat.ino}:${stat.mtimeMs}:${stat.size}` : "";
     if (version === this.version) return;
-    this.value = stat ? readJsonFile(this.path, this.schema) : this.empty();
+    this.value = stat ? readJsonFile(this.path, this.schema()) : this.empty();
     this.version = version;
   }
 }

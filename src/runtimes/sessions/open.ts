@@ -65,12 +65,12 @@ export async function openAgentRuntimes(
     shared?.agents ??
     (dir === undefined
       ? new MemoryDocument(emptyAgentsLayer())
-      : new FileDocument(join(dir, AGENTS_FILE), agentsLayerSchema(), emptyAgentsLayer, false));
+      : new FileDocument(join(dir, AGENTS_FILE), agentsLayerSchema, emptyAgentsLayer, false));
   const work: SettingsDocument<WorkSessionsDocument> =
     shared?.work ??
     (dir === undefined
       ? new MemoryDocument(emptyWorkSessions())
-      : new FileDocument(join(dir, WORK_SESSIONS_FILE), workSessionsSchema(), emptyWorkSessions, true));
+      : new FileDocument(join(dir, WORK_SESSIONS_FILE), workSessionsSchema, emptyWorkSessions, true));
   const settings = new AgentSettings(layer, base);
   const sessions: RuntimeSessionStore =
     config.runtimeSessions ??

@@ -11,7 +11,7 @@ import {
 } from "../../../src/runtimes/sessions/work-sessions.js";
 import { FileDocument, MemoryDocument } from "../../../src/runtimes/settings-document.js";
 
-const fileAt = (path: string) => new FileDocument(path, workSessionsSchema(), emptyWorkSessions, true);
+const fileAt = (path: string) => new FileDocument(path, workSessionsSchema, emptyWorkSessions, true);
 
 const dirs: string[] = [];
 afterEach(() => {
