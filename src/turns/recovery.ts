@@ -28,8 +28,9 @@ export async function planRecovery(
   maxAgeMs: number,
 ): Promise<Recovery[]> {
   const plans: Recovery[] = [];
+  const recovered = new Set(items.map(inputKeyOf));
   for (const item of items) {
-    const found = await findInput(store, item);
+    const found = await findInput(store, item, recovered);
     if (found?.reply) {
       plans.push({ item, action: "done", sessionId: found.input.sessionId, replyId: found.reply.id });
     } else if (found) {
@@ -46,15 +47,21 @@ export async function planRecovery(
 /**
  * The item's user entry in its key's current session, and the first assistant reply after it (a partial
  * reply kept by an interruption does not count): read newest first, no further back than its admission.
+ * A reply counts only if its turn took this input: its own, or one whose input (the turn's last user entry)
+ * is also being recovered, as the inputs a turn collected or was steered by are. A reply of a turn another
+ * gateway ran later on the key, after this input's turn was cut off, is not this input's.
  */
 async function findInput(
   store: Store,
   item: InboxItem,
+  recovered: ReadonlySet<string>,
 ): Promise<{ input: Entry; reply?: Entry } | undefined> {
   const session = await store.getSession(item.key);
   if (!session) return undefined;
   const key = inputKeyOf(item);
   let reply: Entry | undefined;
+  /** The idempotency keys of the user entries after this input, by entry id. */
+  const inputsAfter = new Map<string, string | undefined>();
   let beforeSeq: number | undefined;
   for (;;) {
     const page = await store.readEntries(session.id, {
@@ -63,14 +70,33 @@ async function findInput(
       ...(beforeSeq === undefined ? {} : { beforeSeq }),
     });
     for (const entry of page) {
-      if (entry.idempotencyKey === key) return { input: entry, ...(reply ? { reply } : {}) };
+      if (entry.idempotencyKey === key) {
+        const ours = reply && replyTakes(reply, entry, inputsAfter, recovered);
+        return { input: entry, ...(ours ? { reply } : {}) };
+      }
       if (entry.ts < item.admittedAt) return undefined;
       if (isReply(entry)) reply = entry;
+      else if (entry.type === "message" && entry.role === "user") inputsAfter.set(entry.id, entry.idempotencyKey);
     }
     const last = page.at(-1);
     if (page.length < PAGE || !last) return undefined;
     beforeSeq = last.seq;
   }
+}
+
+/** Whether `reply` answered the turn that took `input` (see findInput). */
+function replyTakes(
+  reply: Entry,
+  input: Entry,
+  inputsAfter: ReadonlyMap<string, string | undefined>,
+  recovered: ReadonlySet<string>,
+): boolean {
+  const turnInput = /^turn:(.+):reply$/.exec(reply.idempotencyKey ?? "")?.[1];
+  // A reply stored without the pipeline's key (an older sessiond): the first reply after the input, as before.
+  if (turnInput === undefined || turnInput === input.id) return true;
+  if (!inputsAfter.has(turnInput)) return true;
+  const turnInputKey = inputsAfter.get(turnInput);
+  return turnInputKey !== undefined && recovered.has(turnInputKey);
 }
 
 function isReply(entry: Entry): boolean {
