@@ -76,7 +76,8 @@ async function findInput(
       }
       if (entry.ts < item.admittedAt) return undefined;
       if (isReply(entry)) reply = entry;
-      else if (entry.type === "message" && entry.role === "user") inputsAfter.set(entry.id, entry.idempotencyKey);
+      else if (entry.type === "message" && entry.role === "user")
+        inputsAfter.set(entry.id, entry.idempotencyKey);
     }
     const last = page.at(-1);
     if (page.length < PAGE || !last) return undefined;
