@@ -2,7 +2,7 @@ import type { Pool } from "pg";
 import { SessiondError } from "../../model/errors.js";
 import { query } from "../../store/postgres/pool.js";
 import { type CostBaseline, type CostTotals, type RunCost, roundUsd } from "./cost.js";
-import { type CostRow, costOf, recordOf, type SessionRow } from "./rows.js";
+import { type CostRow, costOf, recordOf, type SessionRow, sessionValues } from "./rows.js";
 import type { AttentionMark, RunCostRecord, RuntimeSessionRecord, RuntimeSessionStore } from "./store.js";
 
 type PendingCost = { record: RunCostRecord; baseline: CostBaseline | undefined };
@@ -53,14 +53,7 @@ export class PgRuntimeSessionStore implements RuntimeSessionStore {
       `INSERT INTO runtime_sessions (${SESSION_COLUMNS}) VALUES ($1, $2, $3, $4, $5::jsonb, $6)
        ON CONFLICT (agent, key) DO UPDATE SET runtime = excluded.runtime, id = excluded.id,
        data = excluded.data, saved_at = excluded.saved_at`,
-      [
-        record.agent,
-        record.key,
-        record.runtime,
-        record.id,
-        record.data ? JSON.stringify(record.data) : null,
-        record.savedAt,
-      ],
+      sessionValues(record),
     );
   }
 

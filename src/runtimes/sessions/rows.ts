@@ -17,6 +17,20 @@ export interface CostRow {
   usd: number | null;
 }
 
+/** A record's values in the order of the `runtime_sessions` columns both stores insert (agent … saved_at). */
+export function sessionValues(
+  record: RuntimeSessionRecord,
+): [string, string, string, string, string | null, number] {
+  return [
+    record.agent,
+    record.key,
+    record.runtime,
+    record.id,
+    record.data ? JSON.stringify(record.data) : null,
+    record.savedAt,
+  ];
+}
+
 export function recordOf(row: SessionRow): RuntimeSessionRecord {
   const record: RuntimeSessionRecord = {
     agent: row.agent,

@@ -4,7 +4,7 @@ import { makeDirSync } from "../../fs/make-dir.js";
 import { SessiondError } from "../../model/errors.js";
 import { sqliteDatabase } from "../../store/sqlite/better-sqlite3.js";
 import { type CostBaseline, type CostTotals, emptyTotals, type RunCost, roundUsd } from "./cost.js";
-import { type CostRow, costOf, recordOf, type SessionRow } from "./rows.js";
+import { type CostRow, costOf, recordOf, type SessionRow, sessionValues } from "./rows.js";
 import type { AttentionMark, RunCostRecord, RuntimeSessionRecord, RuntimeSessionStore } from "./store.js";
 
 const SCHEMA = `
@@ -90,14 +90,7 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
       `INSERT INTO runtime_sessions (agent, key, runtime, id, data, saved_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (agent, key) DO UPDATE SET runtime = excluded.runtime, id = excluded.id,
          data = excluded.data, saved_at = excluded.saved_at`,
-    ).run(
-      record.agent,
-      record.key,
-      record.runtime,
-      record.id,
-      record.data ? JSON.stringify(record.data) : null,
-      record.savedAt,
-    );
+    ).run(...sessionValues(record));
   }
 
   async forKey(key: string) {
