@@ -29,11 +29,11 @@ export function runTurn(
  * internal id `generation_id`).
  */
 export async function turnReply(deps: RouteDeps, result: TurnResult) {
-  const session = await deps.engine.sessions.get(result.key);
+  const generation = result.generation ?? (await currentGeneration(deps, result));
   return {
     key: result.key,
     session_id: result.key,
-    ...(session?.id === result.sessionId ? { generation: session.generation } : {}),
+    ...(generation !== undefined ? { generation } : {}),
     generation_id: result.sessionId,
     reply: result.reply?.content ?? null,
     ...(result.notice ? { notice: result.notice } : {}),
@@ -41,4 +41,10 @@ export async function turnReply(deps: RouteDeps, result: TurnResult) {
     ...(result.compaction ? { compacted: true } : {}),
     deduplicated: result.deduplicated,
   };
+}
+
+/** The key's generation when its current session is the one that answered. */
+async function currentGeneration(deps: RouteDeps, result: TurnResult): Promise<number | undefined> {
+  const session = await deps.engine.sessions.get(result.key);
+  return session?.id === result.sessionId ? session.generation : undefined;
 }

@@ -1,4 +1,5 @@
 import { isSessiondError, SessiondError } from "../model/errors.js";
+import { followSignal } from "./follow-signal.js";
 
 /** How long a turn's runtime may run unless its agent says otherwise: 10 minutes. */
 export const DEFAULT_TURN_TIMEOUT_MS = 10 * 60_000;
@@ -8,7 +9,7 @@ export interface TurnDeadline {
   signal: AbortSignal;
   /** Rejects with the `TURN_TIMEOUT` error at the deadline; never resolves. */
   expired: Promise<never>;
-  /** Stops the timer once the runtime has answered. */
+  /** Stops the timer, and following the turn's signal, once the runtime has answered. */
   clear(): void;
 }
 
@@ -18,6 +19,7 @@ export interface TurnDeadline {
  */
 export function turnDeadline(key: string, parent: AbortSignal, timeoutMs: number): TurnDeadline {
   const timeout = new AbortController();
+  const unfollow = followSignal(timeout, parent);
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -33,10 +35,12 @@ export function turnDeadline(key: string, parent: AbortSignal, timeoutMs: number
   // Nobody may be listening when the timer is cleared first; the rejection is then only a formality.
   expired.catch(() => undefined);
   return {
-    // Follows the turn's own signal for as long as anyone holds it, with nothing to remove afterwards.
-    signal: AbortSignal.any([parent, timeout.signal]),
+    signal: timeout.signal,
     expired,
-    clear: () => clearTimeout(timer),
+    clear: () => {
+      clearTimeout(timer);
+      unfollow();
+    },
   };
 }
 

@@ -97,6 +97,7 @@ export class TurnPipeline {
       return {
         key,
         sessionId: current?.id ?? "",
+        ...(current ? { generation: current.generation } : {}),
         deduplicated: false,
         notice: "Started a new session.",
         ...(fresh.reset ? { reset: fresh.reset } : {}),
@@ -170,6 +171,7 @@ export class TurnPipeline {
     const result: TurnResult = {
       key,
       sessionId: input.sessionId,
+      generation: saved.session.generation,
       input,
       reply: saved.entries[0] as MessageEntry,
       deduplicated: false,

@@ -4,6 +4,7 @@ import type { Envelope } from "../model/envelope.js";
 import { SessiondError } from "../model/errors.js";
 import { newId } from "../model/ids.js";
 import { DEFAULT_QUEUE, type QueueMode, type QueueSettings } from "../model/queue.js";
+import { followSignal } from "./follow-signal.js";
 import type { TurnResult, TurnRunner } from "./turn.js";
 
 /** An input waiting for its session's turn, as `GET /api/inspect` shows it. */
@@ -294,7 +295,8 @@ export class TurnQueue {
     for (const item of batch) item.release();
     const controller = new AbortController();
     queue.running = { controller, ids: batch.map((item) => item.id) };
-    const signal = last.signal ? AbortSignal.any([controller.signal, last.signal]) : controller.signal;
+    const unfollow = followSignal(controller, last.signal);
+    const signal = controller.signal;
     const summarized = queue.summarized.splice(0);
     const batchRun: Batch = {
       route: last.route,
@@ -317,6 +319,7 @@ export class TurnQueue {
         },
       )
       .finally(() => {
+        unfollow();
         queue.running = undefined;
         const newest = queue.waiting.at(-1);
         if (newest) this.arm(queue, newest.settings.debounceMs);

@@ -63,6 +63,8 @@ export type TurnRunner = (context: TurnContext) => Promise<TurnReply | string>;
 export interface TurnResult {
   key: string;
   sessionId: string;
+  /** The generation of the key that `sessionId` is, when the turn knows it without a read. */
+  generation?: number;
   /** Absent when the message was only a reset trigger (`/new`): nothing was stored and nothing ran. */
   input?: MessageEntry;
   reply?: MessageEntry;

@@ -87,7 +87,8 @@ describe("asynchronous turns", () => {
   });
 
   it("keep finished results within turns.results_max_bytes and answer 410 for an evicted one", async () => {
-    const { api } = await open(400);
+    // One finished result (about 700 bytes by its strings) fits, two do not: the barrier turns' push it out.
+    const { api } = await open(1000);
     const ids: string[] = [];
     for (const message of ["a".repeat(100), "b".repeat(100)]) {
       const res = await api("/api/chat?async=1", postJson({ message }));
