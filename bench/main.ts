@@ -23,6 +23,7 @@ import { searchBench } from "./search.js";
 import { startup } from "./startup.js";
 import { summarizerThroughput } from "./summarizer.js";
 import { diskOf, log, makeTempDir, removeDir } from "./support.js";
+import { turnCpuBench } from "./turn-cpu.js";
 
 interface Options {
   json: boolean;
@@ -71,6 +72,7 @@ const BENCHES: readonly Planned[] = [
   plan("redaction", redactionCost),
   plan("summarizer", summarizerThroughput),
   plan("gateway", gatewayThroughput),
+  plan("turnCpu", turnCpuBench),
   plan("memory", gatewayMemory),
   plan("dashboard", dashboardReads),
   plan("search", searchBench),
