@@ -42,21 +42,20 @@ export class Admission {
     const at = this.now();
     const id = newId(at);
     const messageId = envelope.platformMessageId;
-    const previous = this.tails.get(key) ?? Promise.resolve();
+    const write = () =>
+      this.inbox.admit({
+        id,
+        key,
+        // Scrubbed as its user entry will be: no secret reaches the inbox's file either.
+        envelope: redactEnvelope(envelope),
+        ...(messageId ? { dedupeKey: `${key}\n${messageId}` } : {}),
+        at,
+      });
     // A PostgreSQL pool may commit two concurrent inserts out of order: one key's go one at a time.
-    const stored = previous
-      .catch(() => {})
-      .then(() =>
-        this.inbox.admit({
-          id,
-          key,
-          // Scrubbed as its user entry will be: no secret reaches the inbox's file either.
-          envelope: redactEnvelope(envelope),
-          ...(messageId ? { dedupeKey: `${key}\n${messageId}` } : {}),
-          at,
-        }),
-      )
-      .then((result) => result.admitted);
+    const previous = this.tails.get(key);
+    const stored = (previous ? previous.catch(() => {}).then(write) : attempt(write)).then(
+      (result) => result.admitted,
+    );
     this.tails.set(key, stored);
     stored
       .finally(() => {
@@ -77,6 +76,15 @@ export class Admission {
   finish(id: string, outcome: { result: TurnResult } | { error: unknown }): void {
     const [state, stored] = "result" in outcome ? done(outcome.result) : ended(outcome.error);
     this.inbox.transition(id, state, this.now(), stored).catch(() => {});
+  }
+}
+
+/** `run()`, with a throw as a rejection, as it would be inside `then`. */
+function attempt<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return run();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 
