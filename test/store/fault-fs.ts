@@ -16,6 +16,11 @@ export interface Faults {
   enospcWrites?: number;
   /** This fsync/fdatasync call (1-based) fails with EIO. */
   eioAtFsync?: number;
+  /**
+   * Files written outside the layer (the search index is SQLite's own I/O), by name: a power cut leaves
+   * them as they are, as if every write to them had reached the disk.
+   */
+  untracked?: RegExp;
 }
 
 function errno(code: string, syscall: string): NodeJS.ErrnoException {
@@ -56,10 +61,11 @@ export class FaultFs {
   /** The disk after a power cut now: only what was made durable. */
   cutPower(): void {
     this.dead = true;
+    const tracked = (name: string) => !this.faults.untracked?.test(name);
     for (const dir of this.dirs()) {
-      for (const name of this.filesIn(dir)) fs.rmSync(join(dir, name));
+      for (const name of this.filesIn(dir).filter(tracked)) fs.rmSync(join(dir, name));
       for (const [name, ino] of this.durableNames.get(dir) ?? [])
-        fs.writeFileSync(join(dir, name), this.durableBytes.get(ino) ?? Buffer.alloc(0));
+        if (tracked(name)) fs.writeFileSync(join(dir, name), this.durableBytes.get(ino) ?? Buffer.alloc(0));
     }
   }
 
