@@ -322,8 +322,16 @@ export class SqliteDriver implements StoreDriver {
     }
   }
 
-  /** Everything committed so far reaches the disk: a checkpoint syncs the WAL first. */
-  sync(): void {
+  /**
+   * Everything committed so far reaches the disk: the WAL's fsync, then a checkpoint. The fsync is not
+   * left to the checkpoint, which syncs nothing when it has nothing to copy or the checkpoint thread's
+   * holds it off (busy, which SQLite reports as a result, not an error).
+   */
+  async sync(): Promise<void> {
+    if (this.walSync && this.durableBarrier) {
+      this.walSync.committed();
+      await this.durableBarrier();
+    }
     try {
       this.db.pragma("wal_checkpoint(PASSIVE)");
     } catch (error) {
