@@ -16,7 +16,7 @@ export function webhookPeer(i: number): string {
 }
 
 /** The envelope `POST /api/webhook` builds for `{ peer, message }`. */
-function webhookEnvelope(peer: string, text: string): Envelope {
+export function webhookEnvelope(peer: string, text: string): Envelope {
   return {
     channel: "webhook",
     chat: { type: "direct", id: peer },

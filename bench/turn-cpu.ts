@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { createEngine, type Engine } from "../src/engine.js";
-import type { Envelope } from "../src/model/envelope.js";
 import { redactEnvelope } from "../src/secrets/index.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import { webhookEnvelope as envelope } from "./gateway-store.js";
 import type { Bench, BenchContext, Row } from "./report.js";
 import { fixed, int, ratioText } from "./report.js";
 import { cpuBetween, cpuOf } from "./thread-cpu.js";
@@ -25,16 +25,6 @@ export interface TurnCpuResult {
 }
 
 const CLIENTS = 50;
-
-function envelope(peer: string, text: string): Envelope {
-  return {
-    channel: "webhook",
-    chat: { type: "direct", id: peer },
-    sender: { id: peer },
-    text,
-    entryPoint: { kind: "webhook", gatewayToken: true },
-  };
-}
 
 /** `total` calls of `one(client, j)` from CLIENTS concurrent clients, each waiting for its last. */
 async function drive(total: number, one: (client: number, j: number) => Promise<unknown>): Promise<void> {

@@ -3,9 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isSessiondError } from "../../src/model/errors.js";
-import { type JsonlIndexProgress, JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
+import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import { FaultFs } from "../store/fault-fs.js";
 import { type Acked, KEYS, random, runWorkload } from "../store/jsonl-workload.js";
+import { openRebuilt } from "./jsonl-rebuilt.js";
 
 // The JSONL store with its search index on, through the fault layer of the store's own tests: the
 // session files lose what was not made durable, the index (SQLite's own files) keeps all it wrote or
@@ -48,23 +49,6 @@ async function crash(
   return { dir, mutations, acked };
 }
 
-/** Reopens the directory and waits until the index says it is done rebuilding. */
-async function reopen(dir: string): Promise<JsonlStore> {
-  let done: () => void = () => undefined;
-  const finished = new Promise<void>((resolve) => {
-    done = resolve;
-  });
-  const store = new JsonlStore({
-    path: dir,
-    onProblem: () => undefined,
-    onIndexProgress: (p: JsonlIndexProgress) => {
-      if (!p.indexing) done();
-    },
-  });
-  if (store.searchProgress().indexing) await finished;
-  return store;
-}
-
 /** Each message the files hold (current and archived generations), as `key seq content`. */
 async function inFiles(store: JsonlStore): Promise<string[]> {
   const out: string[] = [];
@@ -99,7 +83,7 @@ describe("the JSONL store's search index after a power cut", () => {
       const next = random(keepIndex ? 19 : 23);
       for (let i = 0; i < 40; i++) {
         const { dir, acked } = await crash(1 + Math.floor(next() * dry.mutations), keepIndex);
-        const store = await reopen(dir);
+        const { store } = await openRebuilt(dir);
         try {
           const files = await inFiles(store);
           expect(await found(store, contents)).toEqual(files);

@@ -18,6 +18,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SearchQuery } from "../../src/search/query.js";
 import { type JsonlIndexProgress, JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import { missingAcks, nodeCommand, runAndKill } from "../store/crash-run.js";
+import { openRebuilt } from "./jsonl-rebuilt.js";
 import { runSearchContract } from "./search-contract.js";
 
 runSearchContract("jsonl", async (dir) => new JsonlStore({ path: dir, onProblem: () => undefined }));
@@ -75,25 +76,6 @@ async function everything(store: JsonlStore): Promise<string[][]> {
     out.push(hits);
   }
   return out;
-}
-
-/** Opens the store and waits until its rebuild reports it is done (or it had nothing to rebuild). */
-async function openRebuilt(dir: string): Promise<{ store: JsonlStore; reports: JsonlIndexProgress[] }> {
-  const reports: JsonlIndexProgress[] = [];
-  let done: () => void = () => undefined;
-  const finished = new Promise<void>((resolve) => {
-    done = resolve;
-  });
-  const store = new JsonlStore({
-    path: dir,
-    onProblem: () => undefined,
-    onIndexProgress: (p) => {
-      reports.push(p);
-      if (!p.indexing) done();
-    },
-  });
-  if (store.searchProgress().indexing) await finished;
-  return { store, reports };
 }
 
 const meta = (dir: string, name: string) => join(dir, ".sessiond", name);
