@@ -95,7 +95,16 @@ function runOf(context: TurnContext, options: RunnerOptions): RuntimeRun {
   if (runtimeSessionId !== undefined) run.runtimeSessionId = runtimeSessionId;
   const data = options.runtimeSessionData?.(context);
   if (data !== undefined) run.runtimeSessionData = data;
-  if (options.prompt) run.prompt = options.prompt(context);
+  const { prompt } = options;
+  if (prompt) {
+    // Built when a runtime first reads it: only the runtimes that keep their own session do.
+    let built: string | undefined;
+    Object.defineProperty(run, "prompt", {
+      get: () => (built ??= prompt(context)),
+      enumerable: true,
+      configurable: true,
+    });
+  }
   const { steering } = context;
   if (steering) {
     run.steering = {
