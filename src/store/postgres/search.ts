@@ -89,7 +89,7 @@ function filters(q: NormalisedSearch, c: Conditions): void {
  * hash all sessions, 1.1-5.7 ms on 10,000 of them) and its relevance. The text and role come back as the
  * stored JSON, parsed here: parsing it twice more on the server per row cost more than the window's walk.
  */
-function windowSql(q: NormalisedSearch, top: number): { sql: string; params: unknown[] } {
+export function windowSql(q: NormalisedSearch, top: number): { sql: string; params: unknown[] } {
   const c = new Conditions();
   const words = wordsQuery(q, c);
   const cjk = q.terms.filter((t) => CJK.test(t.text)).length;
