@@ -125,7 +125,7 @@ describe("search on PostgreSQL", () => {
         );
       await store.pool.query("ANALYZE");
       const plan = async (text: string): Promise<string> => {
-        const { sql, params } = windowSql(normaliseSearch({ text }, Date.now()), Number.MAX_SAFE_INTEGER);
+        const { sql, params } = windowSql(normaliseSearch({ text }, Date.now()), undefined);
         const { rows } = await store.pool.query<{ "QUERY PLAN": unknown }>(
           `EXPLAIN (VERBOSE, FORMAT JSON) ${sql}`,
           params,

@@ -81,20 +81,20 @@ function filters(q: NormalisedSearch, c: Conditions): void {
 }
 
 /**
- * The newest PG_SEARCH_WINDOW + 1 matches below `top` with their relevance: `ts_rank_cd` of the words
- * (normalised by the log of the text's length), plus 1 per CJK term.
+ * The newest PG_SEARCH_WINDOW + 1 matches below `top` (a first page: all) with their relevance: `ts_rank_cd`
+ * of the words (normalised by the log of the text's length), plus 1 per CJK term.
  *
  * The window is chosen from the entries alone (sessions joined inside only when a filter reads them), then
  * each of its rows gets its session by its sid (a lateral lookup: for a window the planner would rather scan and
  * hash all sessions, 1.1-5.7 ms on 10,000 of them) and its relevance. The text and role come back as the
  * stored JSON, parsed here: parsing it twice more on the server per row cost more than the window's walk.
  */
-export function windowSql(q: NormalisedSearch, top: number): { sql: string; params: unknown[] } {
+export function windowSql(q: NormalisedSearch, top: number | undefined): { sql: string; params: unknown[] } {
   const c = new Conditions();
   const words = wordsQuery(q, c);
   const cjk = q.terms.filter((t) => CJK.test(t.text)).length;
   c.where.push(words ? `e.search_words @@ ${words}` : "e.search_words IS NOT NULL");
-  c.where.push(`e.n < ${c.param(top)}`);
+  if (top !== undefined) c.where.push(`e.n < ${c.param(top)}`);
   filters(q, c);
   const relevance = words ? `ts_rank_cd(e.search_words, ${words}, 1) + ${cjk}` : `${cjk}`;
   const sessions = c.sessions ? " JOIN sessions s ON s.sid = e.sid" : "";
@@ -120,18 +120,20 @@ function messageOf(data: string): { role: SearchRole; text: string } {
  * (search-words.ts), so whatever an acknowledged append committed is found, a deleted session's rows are gone with it, and resets and rekeys
  * (session rows) need nothing. Ranked as on SQLite: window after window of the newest matches, each by
  * relevance times recency (`recencyScore`; lower is better) and `n`; a cursor holds its window's top, so
- * the next page ranks the same window again whatever was appended since.
+ * the next page ranks the same window again whatever was appended since. A first page's window has no
+ * top: its newest match is the newest there is, so one above it is the top its cursor keeps.
  */
 export async function searchPostgres(pool: Pool, q: NormalisedSearch): Promise<SearchResult> {
   const found: Scored[] = [];
   let after: SearchPosition | undefined = q.after;
-  let top = q.after?.top ?? (await newestRow(pool)) + 1;
+  let top = q.after?.top;
   for (;;) {
     const { sql, params } = windowSql(q, top);
     const candidates = await query<CandidateRow>(pool, sql, params);
     const window = candidates.slice(0, PG_SEARCH_WINDOW);
+    const windowTop = top ?? (window[0]?.n ?? 0) + 1;
     const ranked = window
-      .map((row): Scored => ({ row, score: recencyScore(-row.relevance, row.ts, q.now), top }))
+      .map((row): Scored => ({ row, score: recencyScore(-row.relevance, row.ts, q.now), top: windowTop }))
       .sort((a, b) => a.score - b.score || a.row.n - b.row.n);
     for (const scored of ranked) if (ranksAfter(scored.score, scored.row.n, after)) found.push(scored);
     const oldest = window.at(-1);
@@ -160,9 +162,4 @@ export async function searchPostgres(pool: Pool, q: NormalisedSearch): Promise<S
   if (found.length > q.limit && last)
     result.nextCursor = encodeSearchCursor({ now: q.now, score: last.score, row: last.row.n, top: last.top });
   return result;
-}
-
-async function newestRow(pool: Pool): Promise<number> {
-  const rows = await query<{ n: number | null }>(pool, "SELECT max(n) AS n FROM entries");
-  return rows[0]?.n ?? 0;
 }
