@@ -96,7 +96,7 @@ async function run(ctx: BenchContext): Promise<PgSearchResult> {
         messages: sessions * PER_SESSION,
         sessions,
         buildSec: buildMs / 1000,
-        ...(await queryLatencies(store, samples, ctx.quick ? 10 : 30)),
+        ...(await queryLatencies(store, samples)),
       };
     } finally {
       await store.close();

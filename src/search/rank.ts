@@ -67,7 +67,14 @@ export class FoldedText {
 }
 
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u;
-const isWordChar = (c: string): boolean => c !== "" && WORD_CHAR.test(c);
+
+/** Whether `hay`'s UTF-16 unit at `i` is a word character (false outside it); ASCII without the regex. */
+function isWordCharAt(hay: string, i: number): boolean {
+  const code = hay.charCodeAt(i);
+  if (code < 128)
+    return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code >= 65 && code <= 90);
+  return !Number.isNaN(code) && WORD_CHAR.test(hay.charAt(i));
+}
 
 /**
  * How often a term occurs in a message: a word as a whole word, a prefix as a word among its expansion,
@@ -92,9 +99,9 @@ export function occurrences(m: TermMatcher, text: FoldedText): number {
   let n = 0;
   for (let i = hay.indexOf(needle); i >= 0; i = hay.indexOf(needle, i + needle.length)) {
     if (cjk) n++;
-    else if (!isWordChar(hay.charAt(i - 1))) {
+    else if (!isWordCharAt(hay, i - 1)) {
       let end = i + needle.length;
-      while (isWordChar(hay.charAt(end))) end++;
+      while (isWordCharAt(hay, end)) end++;
       if (m.expansion?.has(hay.slice(i, end))) n++;
     }
   }
@@ -105,6 +112,6 @@ export function occurrences(m: TermMatcher, text: FoldedText): number {
 function countWhole(hay: string, needle: string): number {
   let n = 0;
   for (let i = hay.indexOf(needle); i >= 0; i = hay.indexOf(needle, i + needle.length))
-    if (!isWordChar(hay.charAt(i - 1)) && !isWordChar(hay.charAt(i + needle.length))) n++;
+    if (!isWordCharAt(hay, i - 1) && !isWordCharAt(hay, i + needle.length)) n++;
   return n;
 }

@@ -18,14 +18,15 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
 }
 
-/** Text folded as the indexes fold it (lowercase, diacritics removed), with each folded char's source index. */
-export function foldText(text: string): { folded: string; from: number[] } {
+/**
+ * Text folded as the indexes fold it (lowercase, diacritics removed), with each folded char's source index;
+ * `from` is absent for ASCII text (the usual case), which folds to its lowercase char for char.
+ */
+export function foldText(text: string): { folded: string; from?: number[] } {
+  if (!NON_ASCII.test(text)) return { folded: text.toLowerCase() };
   let folded = "";
   const from: number[] = [];
   let at = 0;
-  // ASCII text (the usual case) folds to its lowercase, char for char.
-  if (!NON_ASCII.test(text))
-    return { folded: text.toLowerCase(), from: Array.from({ length: text.length + 1 }, (_, i) => i) };
   for (const char of text) {
     const plain = char.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
     for (let i = 0; i < plain.length; i++) from.push(at);
@@ -52,7 +53,7 @@ export function matchRanges(text: string, terms: readonly SearchTerm[]): Array<[
       if (i === 0 || !WORD_CHAR.test(folded.charAt(i - 1))) starts.push(i);
     }
     for (const i of starts.length > 0 ? starts : all)
-      ranges.push([from[i] ?? 0, from[i + needle.length] ?? text.length]);
+      ranges.push(from ? [from[i] ?? 0, from[i + needle.length] ?? text.length] : [i, i + needle.length]);
   }
   ranges.sort((a, b) => a[0] - b[0]);
   const merged: Array<[number, number]> = [];

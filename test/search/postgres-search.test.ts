@@ -1,7 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { normaliseSearch } from "../../src/search/query.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { MIGRATIONS } from "../../src/store/postgres/schema.js";
+import { windowSql } from "../../src/store/postgres/search.js";
 import { json, startTestGateway } from "../gateway/http/helpers.js";
 import { type PostgresCluster, startPostgres } from "../support/postgres.js";
 import { runSearchContract } from "./search-contract.js";
@@ -101,6 +103,44 @@ describe("search on PostgreSQL", () => {
       expect(rows[0]!.cjk).toBe(2);
       if (rows[0]!.grams !== null)
         expect(rows[0]!.grams).toMatch(/\(search_cjk gin_trgm_ops\) WHERE \(search_cjk IS NOT NULL\)/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("looks up a window's sessions by sid for its rows only and parses no JSON on the server", async () => {
+    const store = await PostgresStore.open({ url: await cluster.createDatabase() });
+    try {
+      // 100 sessions of 20 messages, one with a rare word: for its window of one row the planner hashed
+      // every session (a seq scan: 5.7 ms on 10,000), and each row's JSON was parsed twice more.
+      for (let s = 0; s < 100; s++)
+        await store.append(
+          `k:${s}`,
+          Array.from({ length: 20 }, (_, i) => ({
+            type: "message" as const,
+            role: "user" as const,
+            content: s === 42 && i === 7 ? "a zygomorphic flower" : `word${(s * 7 + i) % 500}`,
+          })),
+          { init: { agent: "main", channel: "telegram", createdBy: "test" } },
+        );
+      await store.pool.query("ANALYZE");
+      const plan = async (text: string): Promise<string> => {
+        const { sql, params } = windowSql(normaliseSearch({ text }, Date.now()), undefined);
+        const { rows } = await store.pool.query<{ "QUERY PLAN": unknown }>(
+          `EXPLAIN (VERBOSE, FORMAT JSON) ${sql}`,
+          params,
+        );
+        return JSON.stringify(rows[0]!["QUERY PLAN"]);
+      };
+      for (const text of ["zygomorphic", "word1", '"a zygomorphic"']) {
+        const shape = await plan(text);
+        expect(shape).not.toContain("Hash Join");
+        expect(shape).not.toMatch(/jsonb|sessiond_search_text/);
+      }
+      const { hits } = await store.search({ text: "zygo" });
+      expect(hits.map((h) => [h.key, h.seq, h.role, h.snippet])).toEqual([
+        ["k:42", 8, "user", "a <mark>zygo</mark>morphic flower"],
+      ]);
     } finally {
       await store.close();
     }

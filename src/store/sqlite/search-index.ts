@@ -219,20 +219,28 @@ export class SqliteSearchIndex {
       after = undefined;
     }
     const page = found.slice(0, q.limit);
-    const hits = page.map(({ candidate: c }): SearchHit => {
-      const session = this.sql.get(SESSION_OF).get(c.sid) as SessionOfRow;
-      return {
-        key: session.key,
-        sessionId: session.id,
-        generation: session.generation,
-        archived: session.state === "archived",
-        seq: c.seq,
-        role: c.role,
-        ts: c.ts,
-        agent: session.agent,
-        channel: session.channel,
-        snippet: makeSnippet(c.body, q.terms),
-      };
+    const sids = JSON.stringify([...new Set(page.map((s) => s.candidate.sid))]);
+    const sessions = new Map(
+      (this.sql.get(SESSIONS_OF).all(sids) as SessionOfRow[]).map((s) => [s.sid, s] as const),
+    );
+    const hits = page.flatMap(({ candidate: c }): SearchHit[] => {
+      // A deleted session's rows go in the delete's transaction: every row has its session.
+      const session = sessions.get(c.sid);
+      if (!session) return [];
+      return [
+        {
+          key: session.key,
+          sessionId: session.id,
+          generation: session.generation,
+          archived: session.state === "archived",
+          seq: c.seq,
+          role: c.role,
+          ts: c.ts,
+          agent: session.agent,
+          channel: session.channel,
+          snippet: makeSnippet(c.body, q.terms),
+        },
+      ];
     });
     const last = page.at(-1);
     const result: SearchResult = { hits, indexing: this.indexing };
@@ -376,9 +384,12 @@ function matching(rows: Iterable<unknown>, matchers: readonly TermMatcher[], wan
   return out;
 }
 
-const SESSION_OF = "SELECT key, id, generation, state, agent, channel FROM sessions WHERE sid = ?";
+/** The sessions of a page's hits, in one statement (`?` a JSON array of sids). */
+const SESSIONS_OF =
+  "SELECT sid, key, id, generation, state, agent, channel FROM sessions WHERE sid IN (SELECT value FROM json_each(?))";
 
 interface SessionOfRow {
+  sid: number;
   key: string;
   id: string;
   generation: number;
