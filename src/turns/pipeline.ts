@@ -80,7 +80,10 @@ export class TurnPipeline {
    * What a turn left for `compactAfter`: its context with the reply, so it is not loaded again; none when
    * steers were stored mid-turn (the context the turn held lacks them), so it is loaded from the store.
    */
-  private readonly after = new WeakMap<TurnResult, { context?: StoredContext; settings: AgentTurnSettings }>();
+  private readonly after = new WeakMap<
+    TurnResult,
+    { context?: StoredContext; settings: AgentTurnSettings }
+  >();
 
   constructor(private readonly deps: PipelineDeps) {}
 
