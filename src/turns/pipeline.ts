@@ -36,6 +36,7 @@ import {
 export interface SteerSource {
   pending(accept: (envelope: Envelope) => boolean): boolean;
   take(accept: (envelope: Envelope) => boolean): Promise<Envelope[]>;
+  wait(accept: (envelope: Envelope) => boolean, signal: AbortSignal): Promise<boolean>;
 }
 
 /** What the pipeline needs to know about an agent for one turn. */
@@ -326,6 +327,7 @@ export class TurnPipeline {
       parseResetTrigger(envelope.text, this.deps.lifecycle.resetTriggers) === undefined;
     return {
       pending: () => source.pending(accept),
+      wait: (signal) => source.wait(accept, signal),
       take: async () => {
         const envelopes = await source.take(accept);
         if (envelopes.length === 0) return [];
