@@ -71,6 +71,7 @@ function transcript(history: Entry[]): string[] {
 interface Call {
   prompt: string;
   folded: string[];
+  priorities: Array<string | null>;
   sessionId: string;
 }
 
@@ -85,6 +86,7 @@ describe("steer on Claude Code: steers go to the running CLI through its streami
     expect(claude.calls<Call>().map((call) => call.folded)).toEqual([
       ["B: check the tests too", "C: and the changelog"],
     ]);
+    expect(claude.calls<Call>()[0]?.priorities).toEqual(["next", "next"]);
     expect(second.reply?.id).toBe(first.reply?.id);
     expect(third.reply?.id).toBe(first.reply?.id);
     expect(transcript(await e.history(KEY))).toEqual([

@@ -153,6 +153,7 @@ async function turn(message) {
     });
   const consumed = [message];
   const folded = [];
+  const priorities = [];
   const hold = /\[hold(?:=(\d+))?\]/.exec(prompt);
   if (prompt.includes("[hold-text]")) {
     await arrivals(1);
@@ -178,11 +179,12 @@ async function turn(message) {
       lifecycle(next, "started");
       consumed.push(next);
       folded.push(textOf(next));
+      priorities.push(next.priority ?? null);
     }
   }
   appendFileSync(
     join(state, "calls.jsonl"),
-    `${JSON.stringify({ argv, cwd: process.cwd(), model, resume, appendSystemPrompt, prompt, folded, sessionId: sid })}\n`,
+    `${JSON.stringify({ argv, cwd: process.cwd(), model, resume, appendSystemPrompt, prompt, folded, priorities, sessionId: sid })}\n`,
   );
   const reply = `turn ${session.turns} of ${sid.slice(0, 8)} in ${process.cwd()}${folded.length ? `; heard ${folded.join(" | ")}` : ""}`;
   assistant([{ type: "text", text: reply }], "end_turn");
