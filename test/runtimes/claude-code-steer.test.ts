@@ -1,29 +1,21 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import type { Entry } from "../../src/model/entry.js";
 import type { Envelope } from "../../src/model/envelope.js";
 import type { TurnResult } from "../../src/turns/turn.js";
 import { FAKE_CLAUDE, useFakeCliState } from "../support/fake-clis.js";
+import { useTempDirs } from "../support/temp-dirs.js";
 
 const claude = useFakeCliState("FAKE_CLAUDE_STATE");
+// Registered before the engine's close: after-hooks run in reverse, so the directories go once it closed.
+const tempDir = useTempDirs();
 const KEY = "telegram:42";
-const dirs: string[] = [];
 let engine: Engine | undefined;
 
 afterEach(async () => {
   await engine?.close();
   engine = undefined;
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
-}
 
 function dm(text: string): Envelope {
   return { channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, text };

@@ -88,6 +88,23 @@ function heldTool(): { tools: RuntimeTools; executed: string[]; reached: Promise
   return { tools, executed, reached, release };
 }
 
+/** A model (local OpenAI server) that asks for one tool call, then answers `done` once it has the result. */
+async function oneToolCallModel(): Promise<{ server: OpenAiServer; runtime: Runtime }> {
+  const server = await startOpenAiServer((body) =>
+    body.messages.some((m) => m.role === "tool")
+      ? { content: "done" }
+      : { toolCalls: [{ id: "call_1", name: "lookup", arguments: '{"q":1}' }] },
+  );
+  cleanups.push(() => server.close());
+  const runtime = modelRuntime({
+    provider: "openai",
+    baseUrl: server.baseUrl,
+    model: "test-model",
+    apiKey: API_KEY,
+  });
+  return { server, runtime };
+}
+
 function transcript(history: Entry[]): string[] {
   return history.map((entry) =>
     entry.type === "message"
@@ -221,15 +238,8 @@ describe("steer: a message that arrives while a model turn runs joins it at its 
   });
 
   it("a reset trigger does not steer: it waits and runs after the turn", async () => {
-    const server = await startOpenAiServer((body) =>
-      body.messages.some((m) => m.role === "tool")
-        ? { content: "done" }
-        : { toolCalls: [{ id: "call_1", name: "lookup", arguments: '{"q":1}' }] },
-    );
-    cleanups.push(() => server.close());
-    const e = await open(
-      modelRuntime({ provider: "openai", baseUrl: server.baseUrl, model: "test-model", apiKey: API_KEY }),
-    );
+    const { server, runtime } = await oneToolCallModel();
+    const e = await open(runtime);
     const held = heldTool();
     const a = e.turn(dm("A"), { tools: held.tools });
     await held.reached;
@@ -316,17 +326,10 @@ describe("steer: a message that arrives while a model turn runs joins it at its 
 
 describe("compaction after a steered turn", () => {
   it("is decided on the stored history, so the steers a turn took count and are summarised", async () => {
-    const server = await startOpenAiServer((body) =>
-      body.messages.some((m) => m.role === "tool")
-        ? { content: "done" }
-        : { toolCalls: [{ id: "call_1", name: "lookup", arguments: '{"q":1}' }] },
-    );
-    cleanups.push(() => server.close());
     // No compaction model: the offline summariser, which keeps the identifiers of what it summarises.
-    const e = await open(
-      modelRuntime({ provider: "openai", baseUrl: server.baseUrl, model: "test-model", apiKey: API_KEY }),
-      { compaction: { maxMessages: 5, keepRecent: 2 } },
-    );
+    const e = await open((await oneToolCallModel()).runtime, {
+      compaction: { maxMessages: 5, keepRecent: 2 },
+    });
     await e.turn(dm("First question about the trip."), async () => "First answer.");
     const held = heldTool();
     const a = e.turn(dm("Look up the booking."), { tools: held.tools });
