@@ -230,7 +230,7 @@ export class TurnQueue {
     }
     if (queue.waiting.length >= settings.cap && !this.makeRoom(queue, item)) return;
     queue.waiting.push(item);
-    for (const wake of [...queue.woken]) wake();
+    if (queue.woken.size > 0) for (const wake of [...queue.woken]) wake();
     if (item.signal) {
       const signal = item.signal;
       const onAbort = () => this.cancel(item.id);
