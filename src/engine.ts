@@ -726,6 +726,7 @@ class SessionEngine implements Engine {
         for (const earlier of batch.context) await this.pipeline.record(route, earlier);
         const steering = {
           pending: batch.steering.pending,
+          wait: batch.steering.wait,
           take: async (accept: (envelope: Envelope) => boolean) => {
             const taken = batch.steering.take(accept);
             if (taken.length === 0) return [];

@@ -52,7 +52,8 @@ export interface RuntimeRun {
   tools?: RuntimeTools;
   /**
    * Messages that arrived for this turn while it runs (queue mode `steer`). A runtime with tool rounds
-   * checks it at each tool boundary; runtimes without one never read it, and the messages wait as follow-ups.
+   * checks it at each tool boundary, Claude Code hands them to its CLI as they arrive; runtimes that
+   * never read it leave the messages waiting as follow-ups.
    */
   steering?: RuntimeSteering;
 }
@@ -63,6 +64,8 @@ export interface RuntimeSteering {
   pending(): boolean;
   /** Takes the waiting messages, oldest first, once they are stored as the session's user entries. */
   take(): Promise<string[]>;
+  /** Resolves true once a steering message waits (at once if one does), false when `signal` aborts first. */
+  wait(signal: AbortSignal): Promise<boolean>;
 }
 
 /** An OpenAI function tool definition. */

@@ -2,6 +2,7 @@ import type { Options, SDKMessage } from "@anthropic-ai/claude-agent-sdk";
 import { SessiondError } from "../model/errors.js";
 import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
+import { SteeredPrompt } from "./claude-code-input.js";
 import type { DescribedRuntime } from "./echo.js";
 
 // Loaded on first use: the SDK is large, and most gateways never run Claude Code.
@@ -34,6 +35,7 @@ const PERMISSION_MODE = { auto: "acceptEdits", "ask-first": "default" } as const
  * Claude Code through its Agent SDK. A run resumes the stored session id (the SDK runs the CLI with
  * `--resume`), reports the session id from the CLI's `system/init` line at once, its text and tool calls,
  * its own compaction (`compact_boundary`), and its `total_cost_usd` — a running total for the session.
+ * A run that may take steers streams its input (SteeredPrompt) and reads until its last steer is answered.
  */
 export function claudeCodeRuntime(config: ClaudeCodeRuntimeConfig = {}): DescribedRuntime {
   return {
@@ -70,13 +72,16 @@ async function* claudeCodeRun(
   }
   let replied = false;
   const { query } = await loadSdk();
+  const text = run.prompt ?? run.input;
+  const steered = run.steering ? new SteeredPrompt(text, run.steering, run.signal) : undefined;
   try {
-    for await (const message of query({ prompt: run.prompt ?? run.input, options })) {
+    for await (const message of query({ prompt: steered?.messages() ?? text, options })) {
       for (const event of eventsOf(message)) {
         if (event.type === "text") replied = true;
         yield event;
       }
       if (message.type === "result") {
+        steered?.answered(message);
         if (message.subtype !== "success" || message.is_error) {
           const errors =
             "errors" in message && Array.isArray(message.errors) ? message.errors.join("; ") : "";
@@ -86,9 +91,11 @@ async function* claudeCodeRun(
           );
         }
         if (!replied && message.result) yield { type: "text", delta: message.result };
+        replied = false;
       }
     }
   } finally {
+    steered?.close();
     run.signal.removeEventListener("abort", abort);
   }
 }

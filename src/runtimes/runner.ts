@@ -110,6 +110,7 @@ function runOf(context: TurnContext, options: RunnerOptions): RuntimeRun {
     run.steering = {
       pending: () => steering.pending(),
       take: async () => (await steering.take()).map((entry) => entry.content),
+      wait: (signal) => steering.wait(signal),
     };
   }
   return run;

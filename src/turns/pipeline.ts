@@ -36,6 +36,7 @@ import {
 export interface SteerSource {
   pending(accept: (envelope: Envelope) => boolean): boolean;
   take(accept: (envelope: Envelope) => boolean): Promise<Envelope[]>;
+  wait(accept: (envelope: Envelope) => boolean, signal: AbortSignal): Promise<boolean>;
 }
 
 /** What the pipeline needs to know about an agent for one turn. */
@@ -76,8 +77,14 @@ export interface PipelineDeps {
  * compacts when due, once the reply is out.
  */
 export class TurnPipeline {
-  /** What a turn left for `compactAfter`: its context with the reply, so it is not loaded again. */
-  private readonly after = new WeakMap<TurnResult, { context: StoredContext; settings: AgentTurnSettings }>();
+  /**
+   * What a turn left for `compactAfter`: its context with the reply, so it is not loaded again; none when
+   * steers were stored mid-turn (the context the turn held lacks them), so it is loaded from the store.
+   */
+  private readonly after = new WeakMap<
+    TurnResult,
+    { context?: StoredContext; settings: AgentTurnSettings }
+  >();
 
   constructor(private readonly deps: PipelineDeps) {}
 
@@ -124,10 +131,11 @@ export class TurnPipeline {
     const deadline = turnDeadline(key, signal, settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS);
     let reply: TurnReply;
     const progress = new TurnProgress(() => this.deps.lifecycle.clock.now());
+    const steered = { stored: 0 };
     try {
       const context = await this.context(route, stored, input, settings, deadline.signal);
       context.progress = progress;
-      if (steering) context.steering = this.steeringOf(route, input, steering);
+      if (steering) context.steering = this.steeringOf(route, input, steering, steered);
       this.deps.onProgress?.(key, progress);
       const running = run(context);
       const out = await Promise.race([running, deadline.expired]).catch(async (error: unknown) => {
@@ -178,6 +186,10 @@ export class TurnPipeline {
     };
     if (compacted) result.compaction = compacted;
     if (fresh.reset) result.reset = fresh.reset;
+    if (steered.stored > 0) {
+      this.after.set(result, { settings });
+      return result;
+    }
     const context: StoredContext = { session: saved.session, entries: [...stored.entries, ...saved.entries] };
     if (stored.summary) context.summary = stored.summary;
     this.after.set(result, { context, settings });
@@ -193,7 +205,11 @@ export class TurnPipeline {
     const after = this.after.get(result);
     if (!after) return;
     this.after.delete(result);
-    const { context, settings } = after;
+    const { settings } = after;
+    // A store that fails here fails the next turn too; a reload on another session (a reset since the
+    // reply) has nothing of this turn's to compact.
+    const context = after.context ?? (await this.deps.store.loadContext(route.key).catch(() => undefined));
+    if (context?.session.id !== result.sessionId) return;
     await this.deps.compactor.maybeCompact({
       key: route.key,
       context,
@@ -302,12 +318,18 @@ export class TurnPipeline {
    * The running turn's steer inputs, stored as user entries of its session (after its input, before its
    * reply) when the runtime takes them. A reset trigger or a client's own history never steers: it waits.
    */
-  private steeringOf(route: Route, input: MessageEntry, source: SteerSource): TurnSteering {
+  private steeringOf(
+    route: Route,
+    input: MessageEntry,
+    source: SteerSource,
+    steered: { stored: number },
+  ): TurnSteering {
     const accept = (envelope: Envelope) =>
       envelope.clientHistory === undefined &&
       parseResetTrigger(envelope.text, this.deps.lifecycle.resetTriggers) === undefined;
     return {
       pending: () => source.pending(accept),
+      wait: (signal) => source.wait(accept, signal),
       take: async () => {
         const envelopes = await source.take(accept);
         if (envelopes.length === 0) return [];
@@ -318,6 +340,7 @@ export class TurnPipeline {
           envelopes.map((envelope) => ({ ...inputEntry(envelope, envelope.text), ts })),
           { durability, expectSessionId: input.sessionId },
         );
+        steered.stored += appended.entries.length;
         // A redelivered message is already in the history: the model saw it.
         return appended.entries.filter((_, i) => appended.created[i]) as MessageEntry[];
       },

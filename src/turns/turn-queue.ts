@@ -45,6 +45,8 @@ export interface BatchSteering {
   pending(accept: (envelope: Envelope) => boolean): boolean;
   /** Takes the waiting steer inputs from the head of the queue, oldest first, while `accept` says yes. */
   take(accept: (envelope: Envelope) => boolean): SteerInput[];
+  /** Resolves true once `pending` would (at once if it does), false when `signal` aborts first. */
+  wait(accept: (envelope: Envelope) => boolean, signal: AbortSignal): Promise<boolean>;
 }
 
 export interface TurnQueueDeps {
@@ -83,6 +85,8 @@ interface KeyQueue {
   arrivals: Promise<void>;
   /** Submitted, not yet arrived: the key's queue is kept while any are. */
   arriving: number;
+  /** Called after each input joins `waiting`: a running turn's `steering.wait`. */
+  woken: Set<() => void>;
 }
 
 const PREVIEW_CHARS = 80;
@@ -227,6 +231,7 @@ export class TurnQueue {
     }
     if (queue.waiting.length >= settings.cap && !this.makeRoom(queue, item)) return;
     queue.waiting.push(item);
+    if (queue.woken.size > 0) for (const wake of [...queue.woken]) wake();
     if (item.signal) {
       const signal = item.signal;
       const onAbort = () => this.cancel(item.id);
@@ -353,6 +358,19 @@ export class TurnQueue {
         }
         return taken.map((item) => ({ id: item.id, envelope: item.envelope }));
       },
+      wait: (accept, signal) =>
+        new Promise<boolean>((resolve) => {
+          const check = () => {
+            const ready = steerable(accept) > 0;
+            if (!ready && !signal.aborted) return;
+            queue.woken.delete(check);
+            signal.removeEventListener("abort", check);
+            resolve(ready);
+          };
+          queue.woken.add(check);
+          signal.addEventListener("abort", check, { once: true });
+          check();
+        }),
     };
   }
 
@@ -367,6 +385,7 @@ export class TurnQueue {
         lastArrivalAt: 0,
         arrivals: Promise.resolve(),
         arriving: 0,
+        woken: new Set(),
       };
       this.keys.set(key, queue);
     }

@@ -29,6 +29,8 @@ export interface TurnContext {
 export interface TurnSteering {
   pending(): boolean;
   take(): Promise<MessageEntry[]>;
+  /** Resolves true once a steering message waits, false when `signal` aborts first. */
+  wait(signal: AbortSignal): Promise<boolean>;
 }
 
 /** A running turn's output so far: the partial reply an interruption keeps, the last event's time. */

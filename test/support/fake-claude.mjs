@@ -1,11 +1,19 @@
 #!/usr/bin/env node
 // A stand-in for the `claude` CLI speaking its stream-json protocol (what @anthropic-ai/claude-agent-sdk
-// drives): a control_request `initialize` and user lines on stdin; system/init, assistant, compact_boundary
-// and result lines on stdout. Sessions persist as JSON files in $FAKE_CLAUDE_STATE, so `--resume` works
-// across processes. Every invocation is logged to $FAKE_CLAUDE_STATE/calls.jsonl.
+// drives): a control_request `initialize` and user lines on stdin; system/init, assistant, user
+// (tool_result), compact_boundary, command_lifecycle and result lines on stdout. Sessions persist as JSON
+// files in $FAKE_CLAUDE_STATE, so `--resume` works across processes. Every turn is logged to
+// $FAKE_CLAUDE_STATE/calls.jsonl.
 //
-// The prompt steers it: `[compact]` reports a compaction, `[zero-total]` a crashed run's zeroed total,
-// `[total=N]` a given running total. Otherwise each turn adds $FAKE_CLAUDE_STEP (default 1) dollars.
+// Like the real CLI (2.1.332, probed with scripts/claude-steer-probe.mjs), a user line is queued
+// (command_lifecycle `queued`) and turns run one at a time: each makes one tool call (Read), then folds the
+// messages queued meanwhile into the running turn (`started`), unless their priority is `later`, answers,
+// and lists every uuid it consumed in its result (`user_message_uuids`); the rest run as later turns.
+//
+// The prompt steers it: `[hold]` (`[hold=N]`) keeps its tool call running until another user line (N
+// lines) is queued, and `[hold-text]` its answer (a turn without a tool call, which folds nothing); `[compact]` reports a
+// compaction, `[zero-total]` a crashed run's zeroed total, `[total=N]` a given running total. Otherwise
+// each turn adds $FAKE_CLAUDE_STEP (default 1) dollars.
 import { randomUUID } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -37,6 +45,31 @@ const session = resume
   : { id: randomUUID(), turns: 0, totalUsd: 0, prompts: [] };
 let appendSystemPrompt;
 
+/** User lines waiting for a turn, oldest first; `arrived` wakes a held turn. */
+const queued = [];
+let arrived = () => {};
+let running = false;
+let closed = false;
+
+/** Resolves once `n` user lines are queued (or stdin closed). */
+const arrivals = async (n) => {
+  while (queued.length < n && !closed) await new Promise((resolve) => (arrived = resolve));
+};
+const textOf = (message) => {
+  const content = message.message.content;
+  return typeof content === "string" ? content : content.map((part) => part.text ?? "").join("");
+};
+const lifecycle = (message, state) => {
+  if (message.uuid)
+    out({
+      type: "command_lifecycle",
+      command_uuid: message.uuid,
+      state,
+      uuid: randomUUID(),
+      session_id: session.id,
+    });
+};
+
 const rl = createInterface({ input: process.stdin });
 rl.on("line", (text) => {
   const message = JSON.parse(text);
@@ -49,7 +82,28 @@ rl.on("line", (text) => {
     return;
   }
   if (message.type !== "user") return;
-  const prompt = message.message.content.map((part) => part.text ?? "").join("");
+  lifecycle(message, "queued");
+  queued.push(message);
+  arrived();
+  void drain();
+});
+rl.on("close", () => {
+  closed = true;
+  arrived();
+  if (!running && queued.length === 0) process.exit(0);
+});
+
+async function drain() {
+  if (running) return;
+  running = true;
+  while (queued.length > 0) await turn(queued.shift());
+  running = false;
+  if (closed) process.exit(0);
+}
+
+async function turn(message) {
+  lifecycle(message, "started");
+  const prompt = textOf(message);
   session.turns += 1;
   session.prompts.push(prompt);
   const step = Number(process.env.FAKE_CLAUDE_STEP ?? "1");
@@ -57,10 +111,6 @@ rl.on("line", (text) => {
   session.totalUsd = given ? Number(given[1]) : session.totalUsd + step;
   const reported = prompt.includes("[zero-total]") ? 0 : session.totalUsd;
   writeFileSync(sessionFile(session.id), JSON.stringify(session));
-  appendFileSync(
-    join(state, "calls.jsonl"),
-    `${JSON.stringify({ argv, cwd: process.cwd(), model, resume, appendSystemPrompt, prompt, sessionId: session.id })}\n`,
-  );
   const sid = session.id;
   out({
     type: "system",
@@ -85,32 +135,67 @@ rl.on("line", (text) => {
       compact_metadata: { trigger: "auto", pre_tokens: 150000, post_tokens: 12000 },
     });
   }
-  const reply = `turn ${session.turns} of ${sid.slice(0, 8)} in ${process.cwd()}`;
-  out({
-    type: "assistant",
-    message: {
-      id: randomUUID(),
-      type: "message",
-      role: "assistant",
-      model: model ?? "default",
-      content: [
-        { type: "tool_use", id: "toolu_1", name: "Read", input: { file_path: "README.md" } },
-        { type: "text", text: reply },
-      ],
-      stop_reason: "end_turn",
-      usage: { input_tokens: 10, output_tokens: 5 },
-    },
-    parent_tool_use_id: null,
-    session_id: sid,
-    uuid: randomUUID(),
-  });
+  const assistant = (content, stop_reason) =>
+    out({
+      type: "assistant",
+      message: {
+        id: randomUUID(),
+        type: "message",
+        role: "assistant",
+        model: model ?? "default",
+        content,
+        stop_reason,
+        usage: { input_tokens: 5, output_tokens: 2 },
+      },
+      parent_tool_use_id: null,
+      session_id: sid,
+      uuid: randomUUID(),
+    });
+  const consumed = [message];
+  const folded = [];
+  const priorities = [];
+  const hold = /\[hold(?:=(\d+))?\]/.exec(prompt);
+  if (prompt.includes("[hold-text]")) {
+    await arrivals(1);
+  } else {
+    assistant(
+      [{ type: "tool_use", id: "toolu_1", name: "Read", input: { file_path: "README.md" } }],
+      "tool_use",
+    );
+    if (hold) await arrivals(Number(hold[1] ?? "1"));
+    out({
+      type: "user",
+      message: {
+        role: "user",
+        content: [{ tool_use_id: "toolu_1", type: "tool_result", content: "# README" }],
+      },
+      parent_tool_use_id: null,
+      session_id: sid,
+      uuid: randomUUID(),
+    });
+    // The tool boundary: what was queued meanwhile joins this turn, oldest first.
+    while (queued.length > 0 && queued[0].priority !== "later") {
+      const next = queued.shift();
+      lifecycle(next, "started");
+      consumed.push(next);
+      folded.push(textOf(next));
+      priorities.push(next.priority ?? null);
+    }
+  }
+  appendFileSync(
+    join(state, "calls.jsonl"),
+    `${JSON.stringify({ argv, cwd: process.cwd(), model, resume, appendSystemPrompt, prompt, folded, priorities, sessionId: sid })}\n`,
+  );
+  const reply = `turn ${session.turns} of ${sid.slice(0, 8)} in ${process.cwd()}${folded.length ? `; heard ${folded.join(" | ")}` : ""}`;
+  assistant([{ type: "text", text: reply }], "end_turn");
+  const uuids = consumed.flatMap((m) => (m.uuid ? [m.uuid] : []));
   out({
     type: "result",
     subtype: "success",
     is_error: false,
     duration_ms: 1,
     duration_api_ms: 1,
-    num_turns: 1,
+    num_turns: prompt.includes("[hold-text]") ? 1 : 2,
     result: reply,
     stop_reason: "end_turn",
     session_id: sid,
@@ -118,7 +203,9 @@ rl.on("line", (text) => {
     usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     modelUsage: {},
     permission_denials: [],
+    ...(uuids.length ? { user_message_uuid: message.uuid, user_message_uuids: uuids } : {}),
+    queued_turn_count: queued.length,
     uuid: randomUUID(),
   });
-});
-rl.on("close", () => process.exit(0));
+  for (const m of consumed) lifecycle(m, "completed");
+}

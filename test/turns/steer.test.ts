@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { EngineConfig } from "../../src/config/engine-config.js";
 import { createEngine, type Engine } from "../../src/engine.js";
 import type { Entry } from "../../src/model/entry.js";
 import type { Envelope } from "../../src/model/envelope.js";
@@ -24,7 +25,7 @@ afterEach(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function open(runtime?: Runtime): Promise<Engine> {
+async function open(runtime?: Runtime, config: Partial<EngineConfig> = {}): Promise<Engine> {
   dataDir = mkdtempSync(join(tmpdir(), "sessiond-steer-"));
   const engine = await createEngine(
     {
@@ -32,6 +33,7 @@ async function open(runtime?: Runtime): Promise<Engine> {
       titles: { enabled: false },
       agentOptions: { main: { queue: { mode: "steer", debounceMs: 0 } } },
       lifecycle: { sweepIntervalMs: 0 },
+      ...config,
     },
     runtime ? { runtimes: new Map([["main", runtime]]) } : {},
   );
@@ -84,6 +86,23 @@ function heldTool(): { tools: RuntimeTools; executed: string[]; reached: Promise
     },
   };
   return { tools, executed, reached, release };
+}
+
+/** A model (local OpenAI server) that asks for one tool call, then answers `done` once it has the result. */
+async function oneToolCallModel(): Promise<{ server: OpenAiServer; runtime: Runtime }> {
+  const server = await startOpenAiServer((body) =>
+    body.messages.some((m) => m.role === "tool")
+      ? { content: "done" }
+      : { toolCalls: [{ id: "call_1", name: "lookup", arguments: '{"q":1}' }] },
+  );
+  cleanups.push(() => server.close());
+  const runtime = modelRuntime({
+    provider: "openai",
+    baseUrl: server.baseUrl,
+    model: "test-model",
+    apiKey: API_KEY,
+  });
+  return { server, runtime };
 }
 
 function transcript(history: Entry[]): string[] {
@@ -219,15 +238,8 @@ describe("steer: a message that arrives while a model turn runs joins it at its 
   });
 
   it("a reset trigger does not steer: it waits and runs after the turn", async () => {
-    const server = await startOpenAiServer((body) =>
-      body.messages.some((m) => m.role === "tool")
-        ? { content: "done" }
-        : { toolCalls: [{ id: "call_1", name: "lookup", arguments: '{"q":1}' }] },
-    );
-    cleanups.push(() => server.close());
-    const e = await open(
-      modelRuntime({ provider: "openai", baseUrl: server.baseUrl, model: "test-model", apiKey: API_KEY }),
-    );
+    const { server, runtime } = await oneToolCallModel();
+    const e = await open(runtime);
     const held = heldTool();
     const a = e.turn(dm("A"), { tools: held.tools });
     await held.reached;
@@ -309,5 +321,31 @@ describe("steer: a message that arrives while a model turn runs joins it at its 
     expect(
       (await e.history(KEY)).map((entry) => (entry.type === "message" ? entry.role : entry.type)),
     ).toEqual(["user", "assistant", "user", "assistant"]);
+  });
+});
+
+describe("compaction after a steered turn", () => {
+  it("is decided on the stored history, so the steers a turn took count and are summarised", async () => {
+    // No compaction model: the offline summariser, which keeps the identifiers of what it summarises.
+    const e = await open((await oneToolCallModel()).runtime, {
+      compaction: { maxMessages: 5, keepRecent: 2 },
+    });
+    await e.turn(dm("First question about the trip."), async () => "First answer.");
+    const held = heldTool();
+    const a = e.turn(dm("Look up the booking."), { tools: held.tools });
+    await held.reached;
+    const b = await queued(e, "Also check order 777123 for me.");
+    const c = await queued(e, "And the invoice INV-4242 please.");
+    held.release();
+    await Promise.all([a, b.settled, c.settled]);
+    await e.idle(KEY);
+    // Six messages with the two steers (over 5); the turn's own context held four.
+    const history = await e.history(KEY);
+    const compactions = history.filter((entry) => entry.type === "compaction");
+    expect(compactions).toHaveLength(1);
+    const steer = history.find((entry) => entry.type === "message" && entry.content.includes("777123"));
+    const compaction = compactions[0] as Extract<Entry, { type: "compaction" }>;
+    expect(compaction.summary).toContain("777123");
+    expect(compaction.throughSeq).toBeGreaterThanOrEqual(steer?.seq ?? Number.POSITIVE_INFINITY);
   });
 });

@@ -1,0 +1,74 @@
+import { randomUUID } from "node:crypto";
+import type { SDKResultMessage, SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
+import type { RuntimeSteering } from "../model/runtime.js";
+
+/**
+ * The prompt of a Claude Code run that takes steers (queue mode `steer`), in the SDK's streaming input
+ * mode: the run's prompt, then each steer the moment it arrives, stamped with a uuid and priority `next`.
+ * The CLI queues such a message and folds it into the running turn after the tool call in flight; one it
+ * has not folded when the turn ends runs as its next turn in the same process. The result of each turn
+ * lists the uuids it consumed (`user_message_uuids`), so the input ends — and the CLI exits — after the
+ * first result that leaves no written message unanswered.
+ */
+export class SteeredPrompt {
+  /** Written to the CLI, not yet listed by a result. */
+  private readonly unanswered = new Set<string>();
+  private results = 0;
+  /** A `take` in flight: its messages are not written yet, so the run is not over. */
+  private taking = false;
+  private readonly over = new AbortController();
+
+  constructor(
+    private readonly prompt: string,
+    private readonly steering: RuntimeSteering,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  async *messages(): AsyncGenerator<SDKUserMessage, void, undefined> {
+    yield this.written(this.prompt);
+    const stop = AbortSignal.any([this.over.signal, this.signal]);
+    while ((await this.steering.wait(stop)) && !stop.aborted) {
+      this.taking = true;
+      let texts: string[];
+      try {
+        texts = await this.steering.take();
+      } finally {
+        this.taking = false;
+      }
+      for (const text of texts) yield { ...this.written(text), priority: "next" };
+      if (this.settled()) return;
+    }
+  }
+
+  /** Called with each result: once none of the messages written waits for an answer, the input ends. */
+  answered(result: SDKResultMessage): void {
+    this.results += 1;
+    const uuids =
+      result.user_message_uuids ?? (result.user_message_uuid ? [result.user_message_uuid] : undefined);
+    // A CLI that lists nothing (older ones) is taken to have answered all it was sent.
+    if (uuids === undefined) this.unanswered.clear();
+    else for (const uuid of uuids) this.unanswered.delete(uuid);
+    if (this.settled()) this.close();
+  }
+
+  /** Ends the input: a steer arriving from now on waits as a follow-up. */
+  close(): void {
+    this.over.abort();
+  }
+
+  private settled(): boolean {
+    return this.results > 0 && this.unanswered.size === 0 && !this.taking;
+  }
+
+  private written(text: string): SDKUserMessage {
+    const uuid = randomUUID();
+    this.unanswered.add(uuid);
+    return {
+      type: "user",
+      session_id: "",
+      message: { role: "user", content: [{ type: "text", text }] },
+      parent_tool_use_id: null,
+      uuid,
+    };
+  }
+}
