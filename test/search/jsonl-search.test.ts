@@ -14,6 +14,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SearchQuery } from "../../src/search/query.js";
 import { type JsonlIndexProgress, JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
@@ -241,6 +242,33 @@ describe("the JSONL store's search index", () => {
     expect(await everything(store)).toEqual(before);
     await store.close();
   });
+
+  it("a write to the index that fails (another connection holds its lock) sends its sessions to the rebuild, which finds them once it can write", async () => {
+    let done: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const store = new JsonlStore({
+      path: dir,
+      onProblem: () => undefined,
+      onIndexProgress: (p) => {
+        if (!p.indexing) done();
+      },
+    });
+    const locker = new Database(meta(dir, "search.db"));
+    locker.exec("BEGIN IMMEDIATE");
+    await store.append("telegram:1", [{ type: "message", role: "user", content: "quiet pelican" }], { init });
+    // Every write to the index waits out its busy timeout and fails while the lock is held.
+    const during = await store.search({ text: "pelican" });
+    expect(during).toMatchObject({ hits: [], indexing: true });
+    locker.exec("ROLLBACK");
+    locker.close();
+    await finished;
+    const after = await store.search({ text: "pelican" });
+    expect(after.hits.map((h) => `${h.key} ${h.seq}`)).toEqual(["telegram:1 1"]);
+    expect(after.indexing).toBe(false);
+    await store.close();
+  }, 120_000);
 
   it("a second store on the directory reads the owner's index and writes none", async () => {
     const owner = new JsonlStore({ path: dir, onProblem: () => undefined });
