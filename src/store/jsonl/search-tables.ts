@@ -51,14 +51,18 @@ export class SearchTables {
   private opened: Opened;
   /** Rows as last written: a flush rewrites a session's row only when what it mirrors changed. */
   private readonly rows = new LRUCache<string, SessionRecord>({ max: KNOWN_SESSIONS });
-  /** Given up (close): nothing more is written or scheduled. */
-  closed = false;
+  private given = false;
 
   constructor(
     private readonly metaDir: string,
     private readonly fs: FileSystem,
   ) {
     this.opened = open(metaDir, fs);
+  }
+
+  /** Given up (close): nothing more is written or scheduled. */
+  get closed(): boolean {
+    return this.given;
   }
 
   get owner(): boolean {
@@ -143,7 +147,7 @@ export class SearchTables {
 
   /** `whole`: the file is made durable and vouched for by the close record (search-db.ts). */
   close(whole: boolean): void {
-    this.closed = true;
+    this.given = true;
     closeSearchDb(this.opened.sidecar, whole, this.fs);
   }
 }
