@@ -14,11 +14,12 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SearchQuery } from "../../src/search/query.js";
-import { type JsonlIndexProgress, JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
+import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import { missingAcks, nodeCommand, runAndKill } from "../store/crash-run.js";
-import { openRebuilt } from "./jsonl-rebuilt.js";
+import { openRebuilt, openWatched } from "./jsonl-rebuilt.js";
 import { runSearchContract } from "./search-contract.js";
 
 runSearchContract("jsonl", async (dir) => new JsonlStore({ path: dir, onProblem: () => undefined }));
@@ -96,22 +97,10 @@ describe("the JSONL store's search index", () => {
     await first.close();
     for (const name of ["search.db", "search.json"]) rmSync(meta(dir, name));
 
-    const reports: JsonlIndexProgress[] = [];
-    let done: () => void = () => undefined;
-    const finished = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    const store = new JsonlStore({
-      path: dir,
-      onProblem: () => undefined,
-      onIndexProgress: (p) => {
-        reports.push(p);
-        if (!p.indexing) done();
-      },
-    });
+    const { store, reports, rebuilt } = openWatched(dir);
     const during = await store.search({ text: "heron" });
     expect(during.indexing).toBe(true);
-    await finished;
+    await rebuilt;
     expect(reports.map((r) => [r.done, r.total])).toEqual([
       [200, 251],
       [251, 251],
@@ -241,6 +230,23 @@ describe("the JSONL store's search index", () => {
     expect(await everything(store)).toEqual(before);
     await store.close();
   });
+
+  it("a write to the index that fails (another connection holds its lock) sends its sessions to the rebuild, which finds them once it can write", async () => {
+    const { store, rebuilt } = openWatched(dir);
+    const locker = new Database(meta(dir, "search.db"));
+    locker.exec("BEGIN IMMEDIATE");
+    await store.append("telegram:1", [{ type: "message", role: "user", content: "quiet pelican" }], { init });
+    // Every write to the index waits out its busy timeout and fails while the lock is held.
+    const during = await store.search({ text: "pelican" });
+    expect(during).toMatchObject({ hits: [], indexing: true });
+    locker.exec("ROLLBACK");
+    locker.close();
+    await rebuilt;
+    const after = await store.search({ text: "pelican" });
+    expect(after.hits.map((h) => `${h.key} ${h.seq}`)).toEqual(["telegram:1 1"]);
+    expect(after.indexing).toBe(false);
+    await store.close();
+  }, 120_000);
 
   it("a second store on the directory reads the owner's index and writes none", async () => {
     const owner = new JsonlStore({ path: dir, onProblem: () => undefined });

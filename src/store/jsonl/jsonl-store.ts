@@ -6,11 +6,11 @@ import { chain } from "../maybe-promise.js";
 import type { Durability } from "../store.js";
 import { type FileSystem, realFs } from "./durable-fs.js";
 import { JsonlDriver } from "./jsonl-driver.js";
-import type { JsonlIndexProgress } from "./search-sidecar.js";
+import type { JsonlIndexProgress } from "./search-rebuild.js";
 import type { LineProblem } from "./session-file.js";
 
 export { META_DIR } from "./meta-dir.js";
-export type { JsonlIndexProgress } from "./search-sidecar.js";
+export type { JsonlIndexProgress } from "./search-rebuild.js";
 
 export interface JsonlStoreOptions {
   /** The directory of session files. */

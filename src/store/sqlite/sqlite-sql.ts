@@ -105,15 +105,20 @@ export function isFsyncError(error: unknown): boolean {
   return sqliteCode(error) === "SQLITE_IOERR_FSYNC" || sqliteCode(error) === "SQLITE_IOERR_DIR_FSYNC";
 }
 
+/** SQLite's answer for a file that is not (or no longer) a sound database. */
+export function isDamagedError(error: unknown): boolean {
+  const code = sqliteCode(error);
+  return code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB";
+}
+
 export function isConstraintError(error: unknown): boolean {
   return sqliteCode(error).startsWith("SQLITE_CONSTRAINT");
 }
 
 export function asStoreError(error: unknown, path?: string): SessiondError {
   if (error instanceof SessiondError) return error;
-  const code = (error as { code?: unknown }).code;
   const where = path ? ` (${path})` : "";
-  if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB") {
+  if (isDamagedError(error)) {
     return new SessiondError("STORE_CORRUPT", `the database file is damaged or not a database${where}`, {
       cause: error,
     });
