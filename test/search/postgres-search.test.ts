@@ -17,19 +17,25 @@ afterAll(() => cluster?.remove());
 // Each test's store is a database of its own on the throwaway cluster.
 runSearchContract("postgres", async () => PostgresStore.open({ url: await cluster.createDatabase() }));
 
+/** A new database migrated to schema `version` only, as an older sessiond left it, and a client on it. */
+async function databaseAt(version: number): Promise<{ url: string; client: pg.Client }> {
+  const url = await cluster.createDatabase();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(
+    "CREATE TABLE sessiond_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+  );
+  for (const [i, migration] of MIGRATIONS.slice(0, version).entries()) {
+    await client.query(migration);
+    await client.query("INSERT INTO sessiond_schema (version) VALUES ($1)", [i + 1]);
+  }
+  return { url, client };
+}
+
 describe("search on PostgreSQL", () => {
   it("indexes the messages of a database written before the search migration when it upgrades", async () => {
-    const url = await cluster.createDatabase();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
+    const { url, client } = await databaseAt(2);
     try {
-      await client.query(
-        "CREATE TABLE sessiond_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-      );
-      for (const [i, migration] of MIGRATIONS.slice(0, 2).entries()) {
-        await client.query(migration);
-        await client.query("INSERT INTO sessiond_schema (version) VALUES ($1)", [i + 1]);
-      }
       const now = Date.now();
       await client.query(
         `INSERT INTO sessions (id, key, generation, state, agent, channel, created_by, created_at, last_activity_at)
@@ -58,17 +64,8 @@ describe("search on PostgreSQL", () => {
   });
 
   it("upgrades a schema-3 database (migration 4): its words kept, its CJK text moved to the column the trigram index reads", async () => {
-    const url = await cluster.createDatabase();
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
+    const { url, client } = await databaseAt(3);
     try {
-      await client.query(
-        "CREATE TABLE sessiond_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-      );
-      for (const [i, migration] of MIGRATIONS.slice(0, 3).entries()) {
-        await client.query(migration);
-        await client.query("INSERT INTO sessiond_schema (version) VALUES ($1)", [i + 1]);
-      }
       const now = Date.now();
       await client.query(
         `INSERT INTO sessions (id, key, generation, state, agent, channel, created_by, created_at, last_activity_at,
