@@ -29,13 +29,28 @@ function redactPart(part: Part): void {
 
 /**
  * A copy of an inbound message with its free text scrubbed as its user entry will be (text, sender name,
- * parts): what the inbox keeps. Ids and the entry point stay as they are, so it routes the same.
+ * parts), and the client's own earlier messages too: what the inbox keeps. Ids and the entry point stay as
+ * they are, so it routes the same.
  */
 export function redactEnvelope(envelope: Envelope): Envelope {
-  const copy = structuredClone(envelope);
-  copy.text = redactSecrets(copy.text);
-  if (copy.sender.name !== undefined) copy.sender.name = redactSecrets(copy.sender.name);
-  if (copy.parts) for (const part of copy.parts) redactPart(part);
+  const { sender, parts, clientHistory, entryPoint } = envelope;
+  const copy: Envelope = {
+    ...envelope,
+    chat: { ...envelope.chat },
+    sender: sender.name === undefined ? { ...sender } : { ...sender, name: redactSecrets(sender.name) },
+    text: redactSecrets(envelope.text),
+  };
+  if (entryPoint) copy.entryPoint = { ...entryPoint };
+  if (parts) {
+    copy.parts = parts.map((part) => {
+      const scrubbed = { ...part };
+      redactPart(scrubbed);
+      return scrubbed;
+    });
+  }
+  if (clientHistory) {
+    copy.clientHistory = clientHistory.map((m) => ({ role: m.role, content: redactSecrets(m.content) }));
+  }
   return copy;
 }
 

@@ -6,7 +6,19 @@ import { createEngine, type Engine } from "../../src/engine.js";
 import { ManualClock } from "../../src/lifecycle/clock.js";
 import { openStore } from "../../src/store/open.js";
 import { SqliteInbox } from "../../src/store/sqlite/inbox.js";
+import { SECRET_CORPUS, telltales } from "../support/secret-corpus.js";
 import { crashedState, dm, recoversEveryStage, START } from "./recovery-scenario.js";
+
+const secretOf = (name: string) => SECRET_CORPUS.find((s) => s.name === name)?.secret ?? "";
+
+/** The WAL's text, where a commit lives until a checkpoint copies it into the file. */
+function readWal(dir: string): string {
+  try {
+    return readFileSync(join(dir, "sessiond.db-wal"), "latin1");
+  } catch {
+    return "";
+  }
+}
 
 let dataDir = "";
 let engine: Engine | undefined;
@@ -54,6 +66,33 @@ describe("engine.recover after a crash", () => {
     // A redelivery is not admitted again and does not run again.
     const redelivered = await engine.start(dm("5", "hello", "tg-1"));
     expect((await redelivered.result).deduplicated).toBe(true);
+  });
+
+  it("keeps no secret of an input in the inbox: not its text, sender, parts or the client's earlier messages", async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "sessiond-recover-"));
+    const engine = await open();
+    const gh = secretOf("GitHub classic token");
+    const npm = secretOf("npm token, bare");
+    const started = await engine.start({
+      ...dm("6", `deploy with ${gh}`, "tg-6"),
+      sender: { id: "6", name: `ops ${npm}` },
+      parts: [{ kind: "file", url: `https://x.test/f?token=${npm}`, name: `${gh}.txt` }],
+      clientHistory: [
+        { role: "user", content: `my key is ${npm}` },
+        { role: "assistant", content: `noted ${gh}` },
+      ],
+    });
+    await started.result;
+    await engine.close();
+    const file = readFileSync(join(dataDir, "sessiond.db"), "latin1") + readWal(dataDir);
+    for (const secret of [gh, npm]) for (const piece of telltales(secret)) expect(file).not.toContain(piece);
+    const reader = new SqliteInbox({ path: join(dataDir, "sessiond.db") });
+    const item = await reader.get(started.id);
+    await reader.close();
+    expect(item?.envelope.clientHistory).toEqual([
+      { role: "user", content: "my key is [redacted]" },
+      { role: "assistant", content: "noted [redacted]" },
+    ]);
   });
 
   it("keeps a JSONL store's inbox in its .sessiond folder, and none with turns.inbox false", async () => {

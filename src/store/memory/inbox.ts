@@ -128,6 +128,11 @@ export class MemoryInbox implements Inbox {
 
 /** The envelope as it will read back from a file: refused when it cannot be written as JSON. */
 export function jsonSafe<T>(value: T): T {
+  return JSON.parse(jsonText(value)) as T;
+}
+
+/** The JSON text an inbox stores for `value`; INVALID_ARGUMENT when it cannot be written as JSON. */
+export function jsonText(value: unknown): string {
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
@@ -138,5 +143,5 @@ export function jsonSafe<T>(value: T): T {
   }
   if (text === undefined)
     throw new SessiondError("INVALID_ARGUMENT", "the input cannot be stored: it is not JSON");
-  return JSON.parse(text) as T;
+  return text;
 }

@@ -9,7 +9,7 @@ import type {
   InboxState,
   SharedInbox,
 } from "../../model/inbox.js";
-import { jsonSafe } from "../memory/inbox.js";
+import { jsonText } from "../memory/inbox.js";
 import type { InboxOwner } from "./inbox-owners.js";
 import { query } from "./pool.js";
 
@@ -59,7 +59,7 @@ export class PgInbox implements SharedInbox {
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
     this.open();
-    const envelope = JSON.stringify(jsonSafe(input.envelope));
+    const envelope = jsonText(input.envelope);
     await this.owner.live();
     const inserted = await query<InboxRow>(
       this.pool,

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
+import { newId } from "../../model/ids.js";
 import type {
   AdmitInput,
   AdmitResult,
@@ -10,7 +11,7 @@ import type {
 } from "../../model/inbox.js";
 import { canTransition } from "../../model/inbox.js";
 import { type BatchResult, GroupCommit } from "../group-commit.js";
-import { MemoryInbox } from "../memory/inbox.js";
+import { jsonText } from "../memory/inbox.js";
 import { sqliteDatabase } from "./better-sqlite3.js";
 
 const SCHEMA = `
@@ -74,8 +75,6 @@ export class SqliteInbox implements Inbox {
   private readonly db: Database.Database;
   private readonly owned: boolean;
   private readonly writer: GroupCommit<() => unknown>;
-  /** Builds items exactly as the memory inbox does (id, JSON check). */
-  private readonly planner = new MemoryInbox();
   private readonly statements = new Map<string, Database.Statement>();
   private closed = false;
 
@@ -111,18 +110,19 @@ export class SqliteInbox implements Inbox {
           | undefined;
         if (row) return { item: itemOf(row), admitted: false };
       }
-      const { item } = this.planner.planAdmit(input);
+      const envelope = jsonText(input.envelope);
+      const item: InboxItem = {
+        id: input.id ?? newId(input.at),
+        key: input.key,
+        envelope: JSON.parse(envelope) as InboxItem["envelope"],
+        ...(input.dedupeKey !== undefined ? { dedupeKey: input.dedupeKey } : {}),
+        state: "pending",
+        admittedAt: input.at,
+        updatedAt: input.at,
+      };
       this.sql(
         "INSERT INTO inbox (id, key, envelope, dedupe_key, state, admitted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      ).run(
-        item.id,
-        item.key,
-        JSON.stringify(item.envelope),
-        item.dedupeKey ?? null,
-        item.state,
-        item.admittedAt,
-        item.updatedAt,
-      );
+      ).run(item.id, item.key, envelope, item.dedupeKey ?? null, item.state, item.admittedAt, item.updatedAt);
       return { item, admitted: true };
     }, true);
   }

@@ -106,7 +106,8 @@ export class SqliteDriver implements StoreDriver {
   private closed = false;
   private readonly fast: Database.Transaction<(groups: readonly WriteGroup[]) => GroupOutcome[]>;
   private readonly careful: Database.Transaction<(groups: readonly WriteGroup[]) => GroupOutcome[]>;
-  private readonly savepoint: Database.Transaction<(run: () => void) => void>;
+  /** Runs a function in a transaction (IMMEDIATE), or in a savepoint inside one. */
+  private readonly savepoint: Database.Transaction<(run: () => unknown) => unknown>;
   private readonly journal: JournalFold;
 
   constructor(private readonly options: SqliteDriverOptions) {
@@ -133,7 +134,7 @@ export class SqliteDriver implements StoreDriver {
     this.searchIndex = new SqliteSearchIndex(this.db, this.sql);
     this.dataVersionQuery = this.db.prepare(SQL.dataVersion).pluck();
     this.synchronous = options.durability === "strict" && !this.walSync ? "FULL" : "NORMAL";
-    this.savepoint = this.db.transaction((run: () => void) => run());
+    this.savepoint = this.db.transaction((run: () => unknown) => run());
     this.journal = new JournalFold(this.db, this.sql, this.savepoint, {
       path: options.path,
       foldThreshold: options.foldThreshold,
@@ -282,7 +283,7 @@ export class SqliteDriver implements StoreDriver {
     if (!this.walSync)
       this.setSynchronous(durable || this.options.durability === "strict" ? "FULL" : "NORMAL");
     try {
-      const result = this.db.transaction(write).immediate();
+      const result = this.savepoint.immediate(write) as T;
       this.walSync?.committed();
       return result;
     } catch (error) {
