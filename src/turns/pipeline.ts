@@ -1,12 +1,10 @@
 import type { Compactor } from "../compaction/compactor.js";
 import type { CompactionPolicy } from "../compaction/policy.js";
-import { runtimeCompactionNote } from "../compaction/runtime-note.js";
 import type { AgentDurability } from "../config/engine-config.js";
 import {
   assembleContext,
   collectInjected,
   type InjectionHook,
-  recordToolCalls,
   redactSecrets,
   type WindowOptions,
 } from "../context/index.js";
@@ -15,29 +13,27 @@ import type { Clock } from "../lifecycle/clock.js";
 import { hasResetOverride, policyEnabled, type ResetPolicy } from "../lifecycle/reset-policy.js";
 import { resetIfDue } from "../lifecycle/sweeper.js";
 import { parseResetTrigger } from "../lifecycle/triggers.js";
-import type { CompactionEntry, EntryInput, MessageEntry } from "../model/entry.js";
+import type { CompactionEntry, MessageEntry } from "../model/entry.js";
 import type { Envelope } from "../model/envelope.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
-import type { Session, SessionInit, StoredContext } from "../model/session.js";
+import type { Session, StoredContext } from "../model/session.js";
 import { sessionNotFound } from "../store/session-log.js";
-import type { AppendResult, Durability, Store } from "../store/store.js";
+import type { AppendResult, Store } from "../store/store.js";
 import { resetUnlessContinued } from "./client-history.js";
 import { DEFAULT_TURN_TIMEOUT_MS, stopped, turnDeadline } from "./deadline.js";
+import { type SteerSource, steeringOf } from "./steering.js";
+import { type TurnContext, TurnProgress, type TurnReply, type TurnResult, type TurnRunner } from "./turn.js";
 import {
-  type TurnContext,
-  TurnProgress,
-  type TurnReply,
-  type TurnResult,
-  type TurnRunner,
-  type TurnSteering,
-} from "./turn.js";
-
-/** Where a running turn's steer inputs come from (the key's queue); `accept` says which may steer. */
-export interface SteerSource {
-  pending(accept: (envelope: Envelope) => boolean): boolean;
-  take(accept: (envelope: Envelope) => boolean): Promise<Envelope[]>;
-  wait(accept: (envelope: Envelope) => boolean, signal: AbortSignal): Promise<boolean>;
-}
+  byOperator,
+  initOf,
+  inputDurability,
+  inputEntry,
+  interrupted,
+  messageOf,
+  recordFailure,
+  recordInterrupted,
+  replyEntries,
+} from "./turn-entries.js";
 
 /** What the pipeline needs to know about an agent for one turn. */
 export interface AgentTurnSettings {
@@ -49,9 +45,6 @@ export interface AgentTurnSettings {
   /** How long the runtime may run; default `DEFAULT_TURN_TIMEOUT_MS` (10 minutes). */
   turnTimeoutMs?: number;
 }
-
-/** ZeroClaw's AUTOSAVE_MIN_MESSAGE_CHARS: a user message this long is worth an immediate fsync. */
-export const MEANINGFUL_MESSAGE_CHARS = 20;
 
 export interface PipelineDeps {
   store: Store;
@@ -135,7 +128,7 @@ export class TurnPipeline {
     try {
       const context = await this.context(route, stored, input, settings, deadline.signal);
       context.progress = progress;
-      if (steering) context.steering = this.steeringOf(route, input, steering, steered);
+      if (steering) context.steering = steeringOf(this.deps, route, input, steering, steered);
       this.deps.onProgress?.(key, progress);
       const running = run(context);
       const out = await Promise.race([running, deadline.expired]).catch(async (error: unknown) => {
@@ -148,10 +141,17 @@ export class TurnPipeline {
     } catch (error) {
       deadline.clear();
       if (interrupted(signal)) {
-        await this.recordInterrupted(route, input, progress.text, byOperator(signal));
+        await recordInterrupted(
+          store,
+          this.deps.lifecycle.clock,
+          route,
+          input,
+          progress.text,
+          byOperator(signal),
+        );
         throw signal.reason;
       }
-      await this.recordFailure(key, input, error);
+      await recordFailure(store, key, input, error);
       if (isSessiondError(error)) throw error;
       // The runtime's text may echo a key (a provider's error, a CLI's stderr): it reaches clients and logs.
       throw new SessiondError(
@@ -314,101 +314,10 @@ export class TurnPipeline {
     return context;
   }
 
-  /**
-   * The running turn's steer inputs, stored as user entries of its session (after its input, before its
-   * reply) when the runtime takes them. A reset trigger or a client's own history never steers: it waits.
-   */
-  private steeringOf(
-    route: Route,
-    input: MessageEntry,
-    source: SteerSource,
-    steered: { stored: number },
-  ): TurnSteering {
-    const accept = (envelope: Envelope) =>
-      envelope.clientHistory === undefined &&
-      parseResetTrigger(envelope.text, this.deps.lifecycle.resetTriggers) === undefined;
-    return {
-      pending: () => source.pending(accept),
-      wait: (signal) => source.wait(accept, signal),
-      take: async () => {
-        const envelopes = await source.take(accept);
-        if (envelopes.length === 0) return [];
-        const ts = this.deps.lifecycle.clock.now();
-        const durability = this.deps.durabilityOf(route.agent) === "relaxed" ? "relaxed" : "strict";
-        const appended = await this.deps.store.append(
-          route.key,
-          envelopes.map((envelope) => ({ ...inputEntry(envelope, envelope.text), ts })),
-          { durability, expectSessionId: input.sessionId },
-        );
-        steered.stored += appended.entries.length;
-        // A redelivered message is already in the history: the model saw it.
-        return appended.entries.filter((_, i) => appended.created[i]) as MessageEntry[];
-      },
-    };
-  }
-
   private async load(key: string): Promise<StoredContext> {
     const stored = await this.deps.store.loadContext(key);
     if (!stored) throw sessionNotFound(key);
     return stored;
-  }
-
-  /** The partial reply of an interrupted turn, stored as it was with a note saying it was cut off. */
-  private async recordInterrupted(
-    route: Route,
-    input: MessageEntry,
-    partial: string,
-    operator: boolean,
-  ): Promise<void> {
-    const by = operator ? "an operator aborted the turn" : "a newer message interrupted the turn";
-    const ts = this.deps.lifecycle.clock.now();
-    const entries: EntryInput[] = [];
-    if (partial !== "") {
-      entries.push({
-        type: "message",
-        role: "assistant",
-        content: redactSecrets(partial),
-        replyTo: input.id,
-        idempotencyKey: `${input.id}:partial`,
-        ts,
-      });
-    }
-    entries.push({
-      type: "note",
-      level: "info",
-      code: "TURN_INTERRUPTED",
-      text:
-        partial === ""
-          ? `The turn was stopped before it replied: ${by}.`
-          : `The reply above was cut off: ${by}.`,
-      idempotencyKey: `${input.id}:interrupted`,
-      ts,
-    });
-    await this.deps.store
-      .append(route.key, entries, { expectSessionId: input.sessionId })
-      .catch((error: unknown) => {
-        // The session changed under the turn (a reset): the partial reply has nowhere to go.
-        if (!isSessiondError(error, "SESSION_CHANGED")) throw error;
-      });
-  }
-
-  private async recordFailure(key: string, input: MessageEntry, error: unknown): Promise<void> {
-    const code = isSessiondError(error, "TURN_CANCELLED")
-      ? "TURN_CANCELLED"
-      : isSessiondError(error, "TURN_TIMEOUT")
-        ? "TURN_TIMEOUT"
-        : "TURN_FAILED";
-    const text = `${code}: ${redactSecrets(messageOf(error))}`;
-    await this.deps.store
-      .append(
-        key,
-        [{ type: "note", level: "error", code, text, idempotencyKey: turnEntryKey(input, code) }],
-        { expectSessionId: input.sessionId },
-      )
-      .catch((failure: unknown) => {
-        // The input's session is gone: there is no place for the note, and the turn's own error stands.
-        if (!isSessiondError(failure, "SESSION_CHANGED")) throw failure;
-      });
   }
 
   private async findReply(input: MessageEntry): Promise<MessageEntry | undefined> {
@@ -425,71 +334,6 @@ function compactedSinceLastTurn(stored: StoredContext, input: MessageEntry): Com
   return since ? undefined : (summary as CompactionEntry);
 }
 
-function inputEntry(envelope: Envelope, text: string): EntryInput {
-  return {
-    type: "message",
-    role: "user",
-    content: text,
-    sender: envelope.sender,
-    ...(envelope.parts ? { parts: envelope.parts } : {}),
-    ...(envelope.platformMessageId ? { idempotencyKey: envelope.platformMessageId } : {}),
-  };
-}
-
-function inputDurability(durability: AgentDurability, text: string): Durability {
-  if (durability === "meaningful") return [...text].length >= MEANINGFUL_MESSAGE_CHARS ? "strict" : "relaxed";
-  return durability;
-}
-
-function initOf(route: Route): SessionInit {
-  return { agent: route.agent, channel: route.channel, chatType: route.chatType, createdBy: route.createdBy };
-}
-
-function replyEntries(route: Route, input: MessageEntry, reply: TurnReply): EntryInput[] {
-  const toolCalls = reply.toolCalls?.length ? recordToolCalls(reply.toolCalls) : [];
-  const entries: EntryInput[] = [
-    {
-      type: "message",
-      role: "assistant",
-      content: reply.content,
-      sender: { id: route.agent },
-      replyTo: input.id,
-      ...(toolCalls.length ? { toolCalls } : {}),
-      idempotencyKey: turnEntryKey(input, "reply"),
-    },
-  ];
-  if (reply.usage)
-    entries.push({ type: "usage", ...reply.usage, idempotencyKey: turnEntryKey(input, "usage") });
-  if (reply.runtimeCompaction) {
-    const note = runtimeCompactionNote(route.agent, reply.runtimeCompaction);
-    entries.push({ ...note, idempotencyKey: turnEntryKey(input, "runtime-compaction") });
-  }
-  return entries;
-}
-
-/**
- * What a turn stores besides its input is keyed by the input entry (the same entry on every redelivery of
- * a platform message), so a retry of a turn whose writes had an unknown outcome never stores them twice.
- */
-function turnEntryKey(input: MessageEntry, what: string): string {
-  return `turn:${input.id}:${what}`;
-}
-
 function cancelled(key: string): SessiondError {
   return new SessiondError("TURN_CANCELLED", `the turn on ${key} was cancelled`);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Whether the interruption was an operator's abort (`engine.abort`) rather than a newer message. */
-function byOperator(signal: AbortSignal): boolean {
-  const reason: unknown = signal.reason;
-  return isSessiondError(reason) && (reason.details as { by?: string } | undefined)?.by === "operator";
-}
-
-/** Whether the turn's signal was aborted by a newer message (queue mode `interrupt`), or an operator. */
-function interrupted(signal: AbortSignal): boolean {
-  return signal.aborted && isSessiondError(signal.reason, "TURN_INTERRUPTED");
 }
