@@ -1,7 +1,9 @@
 /**
  * The server side of `bench/gateway.ts`, in its own process so that its peak RSS is its own:
  * `node gateway-server.js gateway <db path> <data dir>` serves the gateway (echo runtime, SQLite store at the
- * path, strict durability, request log to /dev/null), `node gateway-server.js bare` a bare Hono handler.
+ * path, strict durability, request log to /dev/null), `node gateway-server.js canned <db path> <data dir>` the
+ * same gateway with every turn answered at once by one stored result (what the HTTP layer costs by itself),
+ * `node gateway-server.js bare` a bare Hono handler.
  * Over IPC it sends `{ type: "ready", url }`, answers `{ type: "rss" }` with its RSS now and at peak, takes `{ type: "stop" }`, closes and sends `{ type: "done", ... }`.
  */
 import type { Server } from "node:http";
@@ -12,7 +14,7 @@ import { createEngine } from "../src/engine.js";
 import { limitHeapGrowth } from "../src/gateway/heap.js";
 import { createGatewayLogger, logDestination } from "../src/gateway/logger.js";
 import { startGateway } from "../src/gateway/server.js";
-import { BENCH_TOKEN } from "./gateway-store.js";
+import { BENCH_TOKEN, webhookEnvelope, webhookPeer } from "./gateway-store.js";
 
 export type ServerMessage =
   | { type: "ready"; url: string; rssKb: number }
@@ -47,11 +49,19 @@ async function serveBare(): Promise<{ url: string; close(): Promise<void> }> {
   };
 }
 
-async function serveGateway(path: string, dataDir: string): Promise<{ url: string; close(): Promise<void> }> {
+async function serveGateway(
+  path: string,
+  dataDir: string,
+  canned: boolean,
+): Promise<{ url: string; close(): Promise<void> }> {
   // As `sessiond serve` does.
   limitHeapGrowth();
   const config = { dataDir, store: { backend: "sqlite" as const, path } };
   const engine = await createEngine(config);
+  if (canned) {
+    const result = await engine.turn(webhookEnvelope(webhookPeer(0), "hello"));
+    Object.assign(engine, { turn: async () => result });
+  }
   const logger = createGatewayLogger({ destination: logDestination("/dev/null") });
   return startGateway({ engine, token: BENCH_TOKEN, port: 0, logger, graceMs: 2000 });
 }
@@ -59,7 +69,9 @@ async function serveGateway(path: string, dataDir: string): Promise<{ url: strin
 async function main(): Promise<void> {
   const [mode, path, dataDir] = process.argv.slice(2);
   const running =
-    mode === "bare" ? await serveBare() : await serveGateway(path ?? "sessiond.db", dataDir ?? ".");
+    mode === "bare"
+      ? await serveBare()
+      : await serveGateway(path ?? "sessiond.db", dataDir ?? ".", mode === "canned");
   const onMessage = (message: { type?: string }) => {
     if (message.type === "rss")
       send({

@@ -35,6 +35,8 @@ export interface GatewayResult {
   hotAllCpuUs?: number;
   /** The bare handler's main-thread CPU per request of its kept pass, µs (Linux). */
   bareMainCpuUs?: number;
+  /** The gateway with every turn answered at once, main-thread CPU per request, µs: its HTTP layer alone (Linux). */
+  cannedMainCpuUs?: number;
   /** The gateway process's peak RSS over the whole run (start, both passes, close). */
   gatewayMaxRssMb: number;
   gatewayReadyRssMb: number;
@@ -219,6 +221,12 @@ async function run(ctx: BenchContext): Promise<GatewayResult> {
   );
   const gatewayEnd = await gateway.stop();
 
+  const canned = await startServer(["canned", join(ctx.dir, "canned.db"), ctx.dir]);
+  await drive(canned.url, warmup, (c) => webhookPeer(c));
+  const cannedRun = await driveTimed(canned.pid, () => drive(canned.url, requests, (c) => webhookPeer(c)));
+  await canned.stop();
+  ctx.log(`  gateway with every turn answered at once: ${int(cannedRun.rps)} req/s`);
+
   const bareAfter = await driveTimed(bare.pid, () => drive(bare.url, requests, (c) => webhookPeer(c)));
   ctx.log(`  bare Hono again: ${int(bareAfter.rps)} req/s, p99 ${fixed(bareAfter.p99Ms, 2)} ms`);
   const bareEnd = await bare.stop();
@@ -246,9 +254,10 @@ async function run(ctx: BenchContext): Promise<GatewayResult> {
       ? { hotMainCpuUs: (hotCpu.mainMs * 1000) / requests, hotAllCpuUs: (hotCpu.allMs * 1000) / requests }
       : {}),
     ...(bareRun.cpu ? { bareMainCpuUs: (bareRun.cpu.mainMs * 1000) / requests } : {}),
+    ...(cannedRun.cpu ? { cannedMainCpuUs: (cannedRun.cpu.mainMs * 1000) / requests } : {}),
     gatewayMaxRssMb: mb(gatewayEnd.maxRssKb),
     gatewayReadyRssMb: mb(gateway.readyRssKb),
-    errors: bareBefore.errors + bareAfter.errors + hot.errors + spread.errors,
+    errors: bareBefore.errors + bareAfter.errors + hot.errors + spread.errors + cannedRun.errors,
   };
 }
 
@@ -298,6 +307,18 @@ function rows(r: GatewayResult): Row[] {
                       `${fixed(MAX_CPU_RATIO, 0)}x baseline`,
                     ),
                   ],
+          },
+        ]
+      : []),
+    ...(r.cannedMainCpuUs !== undefined
+      ? [
+          {
+            // Where the turn's CPU goes: auth, request id, access log, body checks and the reply, no engine.
+            figure: "main-thread CPU µs per request, the gateway with every turn answered at once",
+            value: fixed(r.cannedMainCpuUs, 0),
+            baseline: r.bareMainCpuUs === undefined ? "" : fixed(r.bareMainCpuUs, 0),
+            ratio: r.bareMainCpuUs === undefined ? "" : ratioText(r.cannedMainCpuUs / r.bareMainCpuUs),
+            checks: [],
           },
         ]
       : []),
