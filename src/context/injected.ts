@@ -39,6 +39,7 @@ export async function collectInjected(
   hooks: readonly InjectionHook[],
   ctx: InjectionContext,
 ): Promise<CollectedInjections> {
+  if (hooks.length === 0) return { injected: [], errors: [] };
   const aborted = abortPromise(ctx.signal);
   const settled = await Promise.allSettled(
     hooks.map((hook) => Promise.race([Promise.resolve().then(() => hook(ctx)), aborted.promise])),

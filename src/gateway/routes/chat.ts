@@ -100,8 +100,6 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
 
 /** A JSON reply, or an SSE stream (`delta` events, then `done` or `error`) when the client asks for one. */
 async function answer(c: Context<GatewayEnv>, deps: RouteDeps, envelope: Envelope): Promise<Response> {
-  // Routing first, so a bad key or agent is a plain 400 before any stream starts.
-  deps.engine.route(envelope);
   if (wantsAsync(c)) {
     // Answered once the input is admitted (in the inbox); the turn runs on, GET /api/turns/{id} tells.
     const started = await deps.engine.start(envelope, { signal: deps.shutdownSignal });
@@ -110,8 +108,11 @@ async function answer(c: Context<GatewayEnv>, deps: RouteDeps, envelope: Envelop
     return c.json({ id: started.id, key: started.key, session_id: started.key, state: "queued" }, 202);
   }
   if (!(c.req.header("accept") ?? "").includes("text/event-stream")) {
+    // A bad key or agent is a plain 400 from the turn's own routing.
     return c.json(await turnReply(deps, await runTurn(deps, envelope)));
   }
+  // Routing first, so a bad key or agent is a plain 400 before the stream starts.
+  deps.engine.route(envelope);
   return sseReply(c, async (stream) => {
     try {
       const result = await runTurn(deps, envelope, {
