@@ -58,19 +58,7 @@ export class MemoryInbox implements Inbox {
     const known = input.dedupeKey === undefined ? undefined : this.byDedupe.get(input.dedupeKey);
     const existing = known === undefined ? undefined : this.items.get(known);
     if (existing) return { item: structuredClone(existing), admitted: false };
-    const envelope = jsonSafe(input.envelope);
-    return {
-      admitted: true,
-      item: {
-        id: input.id ?? newId(input.at),
-        key: input.key,
-        envelope,
-        ...(input.dedupeKey !== undefined ? { dedupeKey: input.dedupeKey } : {}),
-        state: "pending",
-        admittedAt: input.at,
-        updatedAt: input.at,
-      },
-    };
+    return { admitted: true, item: pendingItem(input, jsonSafe(input.envelope)) };
   }
 
   /** Stores an item as planned (or replayed from a file). */
@@ -124,6 +112,19 @@ export class MemoryInbox implements Inbox {
   private open(): void {
     if (this.closed) throw new SessiondError("STORE_CLOSED", "the inbox is closed");
   }
+}
+
+/** A new admission's item: pending, its id given or made from its time. */
+export function pendingItem(input: AdmitInput, envelope: InboxItem["envelope"]): InboxItem {
+  return {
+    id: input.id ?? newId(input.at),
+    key: input.key,
+    envelope,
+    ...(input.dedupeKey !== undefined ? { dedupeKey: input.dedupeKey } : {}),
+    state: "pending",
+    admittedAt: input.at,
+    updatedAt: input.at,
+  };
 }
 
 /** The envelope as it will read back from a file: refused when it cannot be written as JSON. */

@@ -1,6 +1,5 @@
 import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
-import { newId } from "../../model/ids.js";
 import type {
   AdmitInput,
   AdmitResult,
@@ -11,7 +10,7 @@ import type {
 } from "../../model/inbox.js";
 import { canTransition } from "../../model/inbox.js";
 import { type BatchResult, GroupCommit } from "../group-commit.js";
-import { jsonText } from "../memory/inbox.js";
+import { jsonText, pendingItem } from "../memory/inbox.js";
 import { sqliteDatabase } from "./better-sqlite3.js";
 
 const SCHEMA = `
@@ -111,15 +110,7 @@ export class SqliteInbox implements Inbox {
         if (row) return { item: itemOf(row), admitted: false };
       }
       const envelope = jsonText(input.envelope);
-      const item: InboxItem = {
-        id: input.id ?? newId(input.at),
-        key: input.key,
-        envelope: JSON.parse(envelope) as InboxItem["envelope"],
-        ...(input.dedupeKey !== undefined ? { dedupeKey: input.dedupeKey } : {}),
-        state: "pending",
-        admittedAt: input.at,
-        updatedAt: input.at,
-      };
+      const item = pendingItem(input, JSON.parse(envelope) as InboxItem["envelope"]);
       this.sql(
         "INSERT INTO inbox (id, key, envelope, dedupe_key, state, admitted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       ).run(item.id, item.key, envelope, item.dedupeKey ?? null, item.state, item.admittedAt, item.updatedAt);
