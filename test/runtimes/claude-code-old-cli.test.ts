@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import type { Entry } from "../../src/model/entry.js";
 import type { Envelope } from "../../src/model/envelope.js";
-import type { TurnOptions, TurnResult } from "../../src/turns/turn.js";
+import type { TurnResult } from "../../src/turns/turn.js";
 import { FAKE_CLAUDE, useFakeCliState } from "../support/fake-clis.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
@@ -42,27 +42,26 @@ async function open(uuids: "none" | "single"): Promise<Engine> {
   return engine;
 }
 
-/** Starts a turn and resolves once its `count`-th event of `type` was reported. */
+/** Starts a turn; at its first event of `type`, `then` runs (another turn arrives) and this resolves. */
 async function atEvent(
   e: Engine,
   text: string,
   type: string,
-  then: () => void = () => {},
-  count = 1,
+  then: () => void,
 ): Promise<Promise<TurnResult>> {
   let reach!: () => void;
   const reached = new Promise<void>((r) => {
     reach = r;
   });
-  let seen = 0;
-  const options: TurnOptions = {
+  let seen = false;
+  const turn = e.turn(dm(text), {
     onEvent: (event) => {
-      if (event.type !== type || ++seen !== count) return;
+      if (event.type !== type || seen) return;
+      seen = true;
       then();
       reach();
     },
-  };
-  const turn = e.turn(dm(text), options);
+  });
   turn.catch(() => {});
   await reached;
   return turn;
