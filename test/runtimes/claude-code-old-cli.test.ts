@@ -1,77 +1,29 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createEngine, type Engine } from "../../src/engine.js";
+import type { Engine } from "../../src/engine.js";
 import type { Entry } from "../../src/model/entry.js";
-import type { Envelope } from "../../src/model/envelope.js";
 import type { TurnResult } from "../../src/turns/turn.js";
-import { FAKE_CLAUDE, useFakeCliState } from "../support/fake-clis.js";
+import { atEvent, dm, KEY, steerEngine, transcript } from "../support/claude-steer.js";
+import { useFakeCliState } from "../support/fake-clis.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 // Older CLIs list no `user_message_uuids` in a result: the fake plays one through FAKE_CLAUDE_UUIDS.
 const claude = useFakeCliState("FAKE_CLAUDE_STATE");
 const tempDir = useTempDirs();
-const KEY = "telegram:42";
 let engine: Engine | undefined;
+
+async function open(uuids: "none" | "single"): Promise<Engine> {
+  process.env.FAKE_CLAUDE_UUIDS = uuids;
+  engine = await steerEngine(tempDir);
+  return engine;
+}
 
 afterEach(async () => {
   await engine?.close();
   engine = undefined;
   delete process.env.FAKE_CLAUDE_UUIDS;
 });
-
-function dm(text: string): Envelope {
-  return { channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, text };
-}
-
-async function open(uuids: "none" | "single"): Promise<Engine> {
-  process.env.FAKE_CLAUDE_UUIDS = uuids;
-  engine = await createEngine({
-    dataDir: tempDir("sessiond-cc-old-"),
-    agentOptions: {
-      main: {
-        runtime: "claude-code",
-        executable: FAKE_CLAUDE,
-        cwd: tempDir("sessiond-cwd-"),
-        queue: { mode: "steer", debounceMs: 0 },
-      },
-    },
-    titles: { enabled: false },
-    lifecycle: { sweepIntervalMs: 0 },
-  });
-  return engine;
-}
-
-/** Starts a turn; at its first event of `type`, `then` runs (another turn arrives) and this resolves. */
-async function atEvent(
-  e: Engine,
-  text: string,
-  type: string,
-  then: () => void,
-): Promise<Promise<TurnResult>> {
-  let reach!: () => void;
-  const reached = new Promise<void>((r) => {
-    reach = r;
-  });
-  let seen = false;
-  const turn = e.turn(dm(text), {
-    onEvent: (event) => {
-      if (event.type !== type || seen) return;
-      seen = true;
-      then();
-      reach();
-    },
-  });
-  turn.catch(() => {});
-  await reached;
-  return turn;
-}
-
-function transcript(history: Entry[]): string[] {
-  return history.flatMap((entry) =>
-    entry.type === "message" ? [`${entry.role}:${entry.content.replace(/ of \S+ in \S+/g, "")}`] : [],
-  );
-}
 
 /** Gapless, every reply answering a stored user entry, no error note, and each user text stored once. */
 function expectValid(history: Entry[]): void {
@@ -114,29 +66,33 @@ describe("Claude Code CLIs whose results list no user_message_uuids", () => {
     expectValid(history);
   });
 
-  it("a steer it folds at its tool boundary is answered by that turn's reply, stored once", async () => {
-    const e = await open("none");
-    let b!: Promise<TurnResult>;
-    const a = await atEvent(e, "[hold] look at the README", "tool_call", () => {
-      b = e.turn(dm("B: check the tests too"));
-    });
-    const [first, second] = await Promise.all([a, b]);
-    expect(claude.calls<Call>().map((call) => call.folded)).toEqual([["B: check the tests too"]]);
-    expect(second.reply?.id).toBe(first.reply?.id);
-    expect(exits()).toEqual([{ code: 0, read: 2, consumed: 2 }]);
-    const history = await e.history(KEY);
-    expect(transcript(history)).toEqual([
-      "user:[hold] look at the README",
-      "user:B: check the tests too",
-      "assistant:turn 1 heard B: check the tests too",
-    ]);
-    expectValid(history);
-  });
+  // `single`: the result names the prompt alone; counting on it, the run awaited the folded steer forever.
+  it.each(["none", "single"] as const)(
+    "listing %s: a steer it folds at its tool boundary is answered by that turn's reply, stored once",
+    async (uuids) => {
+      const e = await open(uuids);
+      let b!: Promise<TurnResult>;
+      const { turn: a } = await atEvent(e, "[hold] look at the README", "tool_call", () => {
+        b = e.turn(dm("B: check the tests too"));
+      });
+      const [first, second] = await Promise.all([a, b]);
+      expect(claude.calls<Call>().map((call) => call.folded)).toEqual([["B: check the tests too"]]);
+      expect(second.reply?.id).toBe(first.reply?.id);
+      expect(exits()).toEqual([{ code: 0, read: 2, consumed: 2 }]);
+      const history = await e.history(KEY);
+      expect(transcript(history)).toEqual([
+        "user:[hold] look at the README",
+        "user:B: check the tests too",
+        "assistant:turn 1 heard B: check the tests too",
+      ]);
+      expectValid(history);
+    },
+  );
 
   it("a steer written before the first result but not folded is the CLI's next turn, part of the reply", async () => {
     const e = await open("none");
     let b!: Promise<TurnResult>;
-    const a = await atEvent(e, "[hold-text] hello", "runtime_session", () => {
+    const { turn: a } = await atEvent(e, "[hold-text] hello", "runtime_session", () => {
       b = e.turn(dm("B: one more thing"));
     });
     const [first, second] = await Promise.all([a, b]);
@@ -192,25 +148,6 @@ describe("Claude Code CLIs whose results list no user_message_uuids", () => {
       "assistant:turn 1 2",
       "user:C: and the changelog",
       "assistant:turn 3",
-    ]);
-    expectValid(history);
-  });
-
-  it("a CLI listing only user_message_uuid: a steer it folded ends the run (it is not awaited forever)", async () => {
-    const e = await open("single");
-    let b!: Promise<TurnResult>;
-    const a = await atEvent(e, "[hold] look at the README", "tool_call", () => {
-      b = e.turn(dm("B: check the tests too"));
-    });
-    const [first, second] = await Promise.all([a, b]);
-    expect(claude.calls<Call>().map((call) => call.folded)).toEqual([["B: check the tests too"]]);
-    expect(second.reply?.id).toBe(first.reply?.id);
-    expect(exits()).toEqual([{ code: 0, read: 2, consumed: 2 }]);
-    const history = await e.history(KEY);
-    expect(transcript(history)).toEqual([
-      "user:[hold] look at the README",
-      "user:B: check the tests too",
-      "assistant:turn 1 heard B: check the tests too",
     ]);
     expectValid(history);
   });
