@@ -59,7 +59,10 @@ let read = 0;
 let consumedLines = 0;
 process.on("exit", (code) => {
   try {
-    appendFileSync(join(state, "exits.jsonl"), `${JSON.stringify({ code, read, consumed: consumedLines })}\n`);
+    appendFileSync(
+      join(state, "exits.jsonl"),
+      `${JSON.stringify({ code, read, consumed: consumedLines })}\n`,
+    );
   } catch {
     // The test that started it is over and its state directory gone: nobody reads this.
   }
