@@ -8,13 +8,19 @@ import type { RuntimeSteering } from "../model/runtime.js";
  * The CLI queues such a message and folds it into the running turn after the tool call in flight; one it
  * has not folded when the turn ends runs as its next turn in the same process. The result of each turn
  * lists the uuids it consumed (`user_message_uuids`), so the input ends — and the CLI exits — after the
- * first result that leaves no written message unanswered.
+ * first result that leaves no written message unanswered. A result that lists none (an older CLI, or
+ * one naming only the turn's own `user_message_uuid`) cannot say which steers it folded: the input then
+ * ends as soon as nothing is being written. A steer the CLI had queued rather than folded it still
+ * answers before it exits (the run reads on until then); one arriving later is never written to it and
+ * waits as a follow-up turn.
  */
 export class SteeredPrompt {
   /** Written to the CLI, not yet listed by a result. */
   private readonly unanswered = new Set<string>();
   private results = 0;
-  /** A `take` in flight: its messages are not written yet, so the run is not over. */
+  /** A result listed no `user_message_uuids`: what the CLI answered is unknown, so no steer is written after. */
+  private unlisted = false;
+  /** A `take` in flight, or its messages not all written yet: the run is not over. */
   private taking = false;
   private readonly over = new AbortController();
 
@@ -29,13 +35,12 @@ export class SteeredPrompt {
     const stop = AbortSignal.any([this.over.signal, this.signal]);
     while ((await this.steering.wait(stop)) && !stop.aborted) {
       this.taking = true;
-      let texts: string[];
       try {
-        texts = await this.steering.take();
+        // Taken steers are stored already: each is written even if a result comes meanwhile.
+        for (const text of await this.steering.take()) yield { ...this.written(text), priority: "next" };
       } finally {
         this.taking = false;
       }
-      for (const text of texts) yield { ...this.written(text), priority: "next" };
       if (this.settled()) return;
     }
   }
@@ -43,11 +48,9 @@ export class SteeredPrompt {
   /** Called with each result: once none of the messages written waits for an answer, the input ends. */
   answered(result: SDKResultMessage): void {
     this.results += 1;
-    const uuids =
-      result.user_message_uuids ?? (result.user_message_uuid ? [result.user_message_uuid] : undefined);
-    // A CLI that lists nothing (older ones) is taken to have answered all it was sent.
-    if (uuids === undefined) this.unanswered.clear();
-    else for (const uuid of uuids) this.unanswered.delete(uuid);
+    // `user_message_uuid` alone names the turn's prompt, not the steers it folded: as good as no list.
+    if (result.user_message_uuids === undefined) this.unlisted = true;
+    else for (const uuid of result.user_message_uuids) this.unanswered.delete(uuid);
     if (this.settled()) this.close();
   }
 
@@ -57,7 +60,7 @@ export class SteeredPrompt {
   }
 
   private settled(): boolean {
-    return this.results > 0 && this.unanswered.size === 0 && !this.taking;
+    return this.results > 0 && !this.taking && (this.unlisted || this.unanswered.size === 0);
   }
 
   private written(text: string): SDKUserMessage {

@@ -1,64 +1,23 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createEngine, type Engine } from "../../src/engine.js";
-import type { Entry } from "../../src/model/entry.js";
-import type { Envelope } from "../../src/model/envelope.js";
-import type { TurnResult } from "../../src/turns/turn.js";
-import { FAKE_CLAUDE, useFakeCliState } from "../support/fake-clis.js";
+import type { Engine } from "../../src/engine.js";
+import { atEvent, dm, KEY, steerEngine, transcript } from "../support/claude-steer.js";
+import { useFakeCliState } from "../support/fake-clis.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const claude = useFakeCliState("FAKE_CLAUDE_STATE");
 // Registered before the engine's close: after-hooks run in reverse, so the directories go once it closed.
 const tempDir = useTempDirs();
-const KEY = "telegram:42";
 let engine: Engine | undefined;
+
+async function open(): Promise<Engine> {
+  engine = await steerEngine(tempDir);
+  return engine;
+}
 
 afterEach(async () => {
   await engine?.close();
   engine = undefined;
 });
-
-function dm(text: string): Envelope {
-  return { channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, text };
-}
-
-async function open(): Promise<Engine> {
-  engine = await createEngine({
-    dataDir: tempDir("sessiond-cc-steer-"),
-    agentOptions: {
-      main: {
-        runtime: "claude-code",
-        executable: FAKE_CLAUDE,
-        cwd: tempDir("sessiond-cwd-"),
-        queue: { mode: "steer", debounceMs: 0 },
-      },
-    },
-    titles: { enabled: false },
-    lifecycle: { sweepIntervalMs: 0 },
-  });
-  return engine;
-}
-
-/** Starts a turn and resolves once Claude Code reported its first tool call (the fake holds it there). */
-async function atToolCall(e: Engine, text: string): Promise<{ turn: Promise<TurnResult> }> {
-  let reach!: () => void;
-  const reached = new Promise<void>((r) => {
-    reach = r;
-  });
-  const turn = e.turn(dm(text), {
-    onEvent: (event) => {
-      if (event.type === "tool_call") reach();
-    },
-  });
-  turn.catch(() => {});
-  await reached;
-  return { turn };
-}
-
-function transcript(history: Entry[]): string[] {
-  return history.flatMap((entry) =>
-    entry.type === "message" ? [`${entry.role}:${entry.content.replace(/ of \S+ in \S+/g, "")}`] : [],
-  );
-}
 
 interface Call {
   prompt: string;
@@ -70,7 +29,7 @@ interface Call {
 describe("steer on Claude Code: steers go to the running CLI through its streaming input", () => {
   it("folds them into the running turn at its tool boundary: one reply, stored after them in order", async () => {
     const e = await open();
-    const { turn: a } = await atToolCall(e, "[hold=2] look at the README");
+    const { turn: a } = await atEvent(e, "[hold=2] look at the README", "tool_call");
     const b = e.turn(dm("B: check the tests too"));
     const c = e.turn(dm("C: and the changelog"));
     const [first, second, third] = await Promise.all([a, b, c]);
@@ -98,16 +57,7 @@ describe("steer on Claude Code: steers go to the running CLI through its streami
 
   it("one the CLI could not fold (no tool call left) is its next turn in the same run, part of the reply", async () => {
     const e = await open();
-    let streaming!: () => void;
-    const started = new Promise<void>((r) => {
-      streaming = r;
-    });
-    const a = e.turn(dm("[hold-text] [total=2] hello"), {
-      onEvent: (event) => {
-        if (event.type === "runtime_session") streaming();
-      },
-    });
-    await started;
+    const { turn: a } = await atEvent(e, "[hold-text] [total=2] hello", "runtime_session");
     const b = e.turn(dm("B: one more thing"));
     const [first, second] = await Promise.all([a, b]);
     const calls = claude.calls<Call>();

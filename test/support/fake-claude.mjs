@@ -14,6 +14,9 @@
 // lines) is queued, and `[hold-text]` its answer (a turn without a tool call, which folds nothing); `[compact]` reports a
 // compaction, `[zero-total]` a crashed run's zeroed total, `[total=N]` a given running total. Otherwise
 // each turn adds $FAKE_CLAUDE_STEP (default 1) dollars.
+//
+// $FAKE_CLAUDE_UUIDS plays an older CLI: `single` lists only `user_message_uuid` (the turn's prompt) in a
+// result, `none` no uuid at all. Each exit is logged to $FAKE_CLAUDE_STATE/exits.jsonl with what it answered.
 import { randomUUID } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -32,6 +35,7 @@ const option = (name) => {
   return at >= 0 ? argv[at + 1] : undefined;
 };
 const resume = option("resume");
+const listed = process.env.FAKE_CLAUDE_UUIDS ?? "all";
 const model = option("model");
 const out = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const sessionFile = (id) => join(state, `session-${id}.json`);
@@ -50,6 +54,19 @@ const queued = [];
 let arrived = () => {};
 let running = false;
 let closed = false;
+/** User lines read from stdin, and those a turn consumed. */
+let read = 0;
+let consumedLines = 0;
+process.on("exit", (code) => {
+  try {
+    appendFileSync(
+      join(state, "exits.jsonl"),
+      `${JSON.stringify({ code, read, consumed: consumedLines })}\n`,
+    );
+  } catch {
+    // The test that started it is over and its state directory gone: nobody reads this.
+  }
+});
 
 /** Resolves once `n` user lines are queued (or stdin closed). */
 const arrivals = async (n) => {
@@ -83,6 +100,7 @@ rl.on("line", (text) => {
   }
   if (message.type !== "user") return;
   lifecycle(message, "queued");
+  read += 1;
   queued.push(message);
   arrived();
   void drain();
@@ -203,9 +221,11 @@ async function turn(message) {
     usage: { input_tokens: 10, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     modelUsage: {},
     permission_denials: [],
-    ...(uuids.length ? { user_message_uuid: message.uuid, user_message_uuids: uuids } : {}),
+    ...(uuids.length && listed !== "none" ? { user_message_uuid: message.uuid } : {}),
+    ...(uuids.length && listed === "all" ? { user_message_uuids: uuids } : {}),
     queued_turn_count: queued.length,
     uuid: randomUUID(),
   });
+  consumedLines += consumed.length;
   for (const m of consumed) lifecycle(m, "completed");
 }
