@@ -20,6 +20,8 @@ export interface TurnCpuResult {
   appendUs: number;
   turnUs: number;
   turnNoInboxUs: number;
+  /** `engine.turn` on the memory store and inbox: the engine's own work, with no SQLite at all. */
+  turnMemoryUs: number;
   /** One input admitted to the inbox and marked done, redaction included. */
   inboxUs: number;
 }
@@ -49,10 +51,16 @@ async function cpuPerCall(
   return used ? (used.mainMs * 1000) / total : Number.NaN;
 }
 
-async function turnCpu(dir: string, inbox: boolean, warmup: number, total: number): Promise<number> {
+async function turnCpu(
+  dir: string,
+  store: "sqlite" | "memory",
+  inbox: boolean,
+  warmup: number,
+  total: number,
+): Promise<number> {
   const engine: Engine = await createEngine({
     dataDir: dir,
-    store: { backend: "sqlite", path: join(dir, "turns.db") },
+    store: store === "memory" ? { backend: "memory" } : { backend: "sqlite", path: join(dir, "turns.db") },
     ...(inbox ? {} : { turns: { inbox: false } }),
   });
   try {
@@ -105,11 +113,13 @@ async function run(ctx: BenchContext): Promise<TurnCpuResult> {
     await store.close();
   }
   ctx.log(`  store: ${fixed(appendUs, 0)} µs per append, inbox: ${fixed(inboxUs, 0)} µs per input`);
-  const turnUs = await turnCpu(join(ctx.dir, "with-inbox"), true, warmup, turns);
+  const turnUs = await turnCpu(join(ctx.dir, "with-inbox"), "sqlite", true, warmup, turns);
   ctx.log(`  engine.turn with durable admission: ${fixed(turnUs, 0)} µs`);
-  const turnNoInboxUs = await turnCpu(join(ctx.dir, "without-inbox"), false, warmup, turns);
+  const turnNoInboxUs = await turnCpu(join(ctx.dir, "without-inbox"), "sqlite", false, warmup, turns);
   ctx.log(`  engine.turn without it: ${fixed(turnNoInboxUs, 0)} µs`);
-  return { clients: CLIENTS, turns, appendUs, turnUs, turnNoInboxUs, inboxUs };
+  const turnMemoryUs = await turnCpu(join(ctx.dir, "memory"), "memory", true, warmup, turns);
+  ctx.log(`  engine.turn on the memory store and inbox: ${fixed(turnMemoryUs, 0)} µs`);
+  return { clients: CLIENTS, turns, appendUs, turnUs, turnNoInboxUs, turnMemoryUs, inboxUs };
 }
 
 function rows(r: TurnCpuResult): Row[] {
@@ -126,6 +136,7 @@ function rows(r: TurnCpuResult): Row[] {
       r.turnUs,
     ),
     row("the same with turns.inbox false", r.turnNoInboxUs),
+    row("the same on the memory store and inbox (no SQLite: the engine's own work)", r.turnMemoryUs),
     row("one input admitted to the inbox and marked done", r.inboxUs),
   ];
 }
