@@ -12,13 +12,24 @@ export interface ContextSize {
   tokens: number;
 }
 
+/** Token estimates of entries that cannot change (the store's frozen copies): each is measured once. */
+const estimates = new WeakMap<Entry, number>();
+
+function tokensOf(entry: Entry): number {
+  const known = estimates.get(entry);
+  if (known !== undefined) return known;
+  const tokens = estimateTokens(entryText(entry));
+  if (Object.isFrozen(entry)) estimates.set(entry, tokens);
+  return tokens;
+}
+
 export function measureContext(context: Pick<StoredContext, "summary" | "entries">): ContextSize {
   let messages = 0;
-  let tokens = context.summary ? estimateTokens(context.summary.summary) : 0;
+  let tokens = context.summary ? tokensOf(context.summary) : 0;
   for (const entry of context.entries) {
     if (entry.type !== "message") continue;
     if (entry.role !== "system") messages++;
-    tokens += estimateTokens(entryText(entry));
+    tokens += tokensOf(entry);
   }
   return { messages, tokens };
 }
