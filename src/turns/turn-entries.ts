@@ -13,6 +13,7 @@ import type { TurnReply } from "./turn.js";
 /** ZeroClaw's AUTOSAVE_MIN_MESSAGE_CHARS: a user message this long is worth an immediate fsync. */
 export const MEANINGFUL_MESSAGE_CHARS = 20;
 
+/** The user entry of an inbound message, keyed by its platform message id when it has one. */
 export function inputEntry(envelope: Envelope, text: string): EntryInput {
   return {
     type: "message",
@@ -24,15 +25,18 @@ export function inputEntry(envelope: Envelope, text: string): EntryInput {
   };
 }
 
+/** How the input's append is made durable: `meaningful` syncs only a message long enough to be worth it. */
 export function inputDurability(durability: AgentDurability, text: string): Durability {
   if (durability === "meaningful") return [...text].length >= MEANINGFUL_MESSAGE_CHARS ? "strict" : "relaxed";
   return durability;
 }
 
+/** What a session the route's first message creates is made of. */
 export function initOf(route: Route): SessionInit {
   return { agent: route.agent, channel: route.channel, chatType: route.chatType, createdBy: route.createdBy };
 }
 
+/** What a turn stores after its input: the reply, its usage, a note of a compaction the runtime made. */
 export function replyEntries(route: Route, input: MessageEntry, reply: TurnReply): EntryInput[] {
   const toolCalls = reply.toolCalls?.length ? recordToolCalls(reply.toolCalls) : [];
   const entries: EntryInput[] = [
