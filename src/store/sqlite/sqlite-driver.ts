@@ -106,8 +106,8 @@ export class SqliteDriver implements StoreDriver {
   private closed = false;
   private readonly fast: Database.Transaction<(groups: readonly WriteGroup[]) => GroupOutcome[]>;
   private readonly careful: Database.Transaction<(groups: readonly WriteGroup[]) => GroupOutcome[]>;
-  /** Runs a function in a transaction (IMMEDIATE), or in a savepoint inside one. */
-  private readonly savepoint: Database.Transaction<(run: () => unknown) => unknown>;
+  /** Runs a function in a transaction of its own (`.immediate`), or in a savepoint of the one open. */
+  private readonly inTransaction: Database.Transaction<(run: () => unknown) => unknown>;
   private readonly journal: JournalFold;
 
   constructor(private readonly options: SqliteDriverOptions) {
@@ -134,8 +134,8 @@ export class SqliteDriver implements StoreDriver {
     this.searchIndex = new SqliteSearchIndex(this.db, this.sql);
     this.dataVersionQuery = this.db.prepare(SQL.dataVersion).pluck();
     this.synchronous = options.durability === "strict" && !this.walSync ? "FULL" : "NORMAL";
-    this.savepoint = this.db.transaction((run: () => unknown) => run());
-    this.journal = new JournalFold(this.db, this.sql, this.savepoint, {
+    this.inTransaction = this.db.transaction((run: () => unknown) => run());
+    this.journal = new JournalFold(this.db, this.sql, this.inTransaction, {
       path: options.path,
       foldThreshold: options.foldThreshold,
       idleFoldMs: options.idleFoldMs,
@@ -156,7 +156,7 @@ export class SqliteDriver implements StoreDriver {
       const outcomes = groups.map((group): GroupOutcome => {
         try {
           let outcome = OK;
-          this.savepoint(() => {
+          this.inTransaction(() => {
             outcome = this.applyGroup(group);
           });
           return outcome;
@@ -283,7 +283,7 @@ export class SqliteDriver implements StoreDriver {
     if (!this.walSync)
       this.setSynchronous(durable || this.options.durability === "strict" ? "FULL" : "NORMAL");
     try {
-      const result = this.savepoint.immediate(write) as T;
+      const result = this.inTransaction.immediate(write) as T;
       this.walSync?.committed();
       return result;
     } catch (error) {
