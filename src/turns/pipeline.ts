@@ -1,5 +1,7 @@
 import type { Compactor } from "../compaction/compactor.js";
+import { chooseCut } from "../compaction/cut.js";
 import type { CompactionPolicy } from "../compaction/policy.js";
+import { dueReason, measureContext } from "../compaction/trigger.js";
 import type { AgentDurability } from "../config/engine-config.js";
 import {
   assembleContext,
@@ -116,9 +118,11 @@ export class TurnPipeline {
       if (answered) return { key, sessionId: input.sessionId, input, reply: answered, deduplicated: true };
     }
 
-    const stored = await this.load(key);
-    const settings = this.deps.settings(route.agent, stored.session);
-    const compacted = compactedSinceLastTurn(stored, input);
+    const loaded = await this.load(key);
+    const settings = this.deps.settings(route.agent, loaded.session);
+    const first = await this.compactFirst(key, loaded, settings, signal);
+    const stored = first.context;
+    const compacted = first.entry ?? compactedSinceLastTurn(stored, input);
 
     // A runtime that hangs past the deadline is aborted and no longer waited for: the lane is freed.
     const deadline = turnDeadline(key, signal, settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS);
@@ -216,6 +220,31 @@ export class TurnPipeline {
       policy: settings.policy,
       ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
     });
+  }
+
+  /**
+   * Before the runtime runs: a context over the agent's limits (an import, `engine.append`, recorded group
+   * messages, or a compaction that was still backing off) is compacted now, in the lane, so the model
+   * never gets more than the limits allow. When compaction cannot run, the runtime gets the newest
+   * entries that fit (the stored history keeps everything).
+   */
+  private async compactFirst(
+    key: string,
+    stored: StoredContext,
+    settings: AgentTurnSettings,
+    signal: AbortSignal,
+  ): Promise<{ context: StoredContext; entry?: CompactionEntry }> {
+    const { policy, contextWindow } = settings;
+    if (!dueReason(measureContext(stored), policy, contextWindow)) return { context: stored };
+    const outcome = await this.deps.compactor.maybeCompact({
+      key,
+      context: stored,
+      policy,
+      ...(contextWindow ? { contextWindow } : {}),
+      signal,
+    });
+    if (outcome) return { context: await this.load(key), entry: outcome.entry };
+    return { context: withinLimits(stored, policy, contextWindow) };
   }
 
   /** Stores an inbound message as context only, with no turn (a group message not addressed to the bot). */
@@ -324,6 +353,25 @@ export class TurnPipeline {
     const later = await this.deps.store.readEntries(input.sessionId, { afterSeq: input.seq });
     return later.find((e): e is MessageEntry => e.type === "message" && e.replyTo === input.id);
   }
+}
+
+/** The newest entries of an over-limit context that are within its limits (at least the input). */
+function withinLimits(
+  stored: StoredContext,
+  policy: CompactionPolicy,
+  contextWindow?: number,
+): StoredContext {
+  const kept = chooseCut(stored.entries, policy.keepRecent)?.kept ?? stored.entries;
+  let size = measureContext({ ...(stored.summary ? { summary: stored.summary } : {}), entries: [] });
+  let start = kept.length;
+  while (start > 0) {
+    const next = measureContext({ entries: kept.slice(start - 1, start) });
+    const grown = { messages: size.messages + next.messages, tokens: size.tokens + next.tokens };
+    if (start < kept.length && dueReason(grown, policy, contextWindow)) break;
+    size = grown;
+    start--;
+  }
+  return { ...stored, entries: kept.slice(start) };
 }
 
 /** The compaction made after the previous turn's reply: the latest, with no message between it and the input. */

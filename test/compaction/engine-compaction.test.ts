@@ -53,7 +53,10 @@ describe("compaction in the engine", () => {
   };
 
   it("summarises through the OpenAI protocol once a reply passes the message threshold, keeping identifiers", async () => {
-    await open();
+    // Eleven messages with the sixth input (not over), twelve with its reply: compacted after the reply.
+    await open({
+      compaction: { model: "local", maxMessages: 11, keepRecent: 4, retryAfterMs: 1 },
+    });
     await engine.turn(
       dm("1", "Book flight LH-4411 to https://example.com/trips/42 for order 987654"),
       async () => "ok",
@@ -147,8 +150,8 @@ describe("compaction in the engine", () => {
 
     server.setHandler(summaryHandler);
     await new Promise((r) => setTimeout(r, 20));
-    await engine.turn(dm("4", "message 7"), async () => "reply 7");
-    const next = await engine.turn(dm("4", "message 8"), async () => "reply 8");
+    // Past the backoff, the next turn starts over the limit: it compacts before its runtime runs.
+    const next = await engine.turn(dm("4", "message 7"), async () => "reply 7");
     expect(next.compaction?.summary).toContain("XK-1001");
   });
 

@@ -102,7 +102,8 @@ describe("writes land in the generation they were computed for", () => {
     };
     const e = await open({
       titles: { enabled: false },
-      compaction: { summarizer, maxMessages: 4, keepRecent: 2 },
+      // The third input makes 5 (not over), its reply 6: the compaction runs after the reply.
+      compaction: { summarizer, maxMessages: 5, keepRecent: 2 },
     });
     await e.turn(telegramDm("hello there"), async () => "hi");
     await e.turn(telegramDm("nice weather"), async () => "indeed");
