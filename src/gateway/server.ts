@@ -29,6 +29,12 @@ export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSigna
   closeEngine?: boolean;
   /** The configured store could not be opened: `/health` says degraded, `/metrics` and the log say why. */
   storeFallback?: StoreFallback;
+  /**
+   * Requests and WebSocket upgrades that arrive before this settles wait for it: the port is bound (a
+   * taken one fails now) while start-up work such as recovery still runs, and nothing new is admitted
+   * before it is done.
+   */
+  opening?: Promise<unknown>;
   /** Called with the listening server, e.g. to attach the WebSocket protocol to it. */
   onServer?: (server: Server, deps: GatewayDeps) => void;
 }
@@ -59,7 +65,21 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   });
   const { app, deps } = gateway;
   if (deps.storeFallback) deps.logger.warn({ ...deps.storeFallback }, fallbackWarning(deps.storeFallback));
-  const server = createAdaptorServer({ fetch: app.fetch, serverOptions: serverOptions(options) }) as Server;
+  const opening = options.opening;
+  let open = opening === undefined;
+  const fetch: typeof app.fetch = open
+    ? app.fetch
+    : (request, env, context) =>
+        open ? app.fetch(request, env, context) : opened.then(() => app.fetch(request, env, context));
+  const opened = Promise.resolve(opening).then(
+    () => {
+      open = true;
+    },
+    () => {
+      open = true;
+    },
+  );
+  const server = createAdaptorServer({ fetch, serverOptions: serverOptions(options) }) as Server;
   const host = options.host ?? DEFAULT_HOST;
   const port = options.port ?? DEFAULT_PORT;
   await new Promise<void>((resolve, reject) => {
@@ -80,6 +100,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   });
   const websocket = gateway.attachWebSocket(server);
   options.onServer?.(server, deps);
+  if (!open) holdUpgrades(server, opened);
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${shownHost}:${address.port}`;
@@ -114,6 +135,26 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     return closing;
   };
   return { url, server, deps, close };
+}
+
+/** At most this many upgrades wait for the gateway to open; more are refused. */
+const MAX_HELD_UPGRADES = 256;
+
+/** Upgrades before `opened` wait for it, then go to the listeners that serve them. */
+function holdUpgrades(server: Server, opened: Promise<void>): void {
+  const listeners = server.listeners("upgrade") as Array<(...args: unknown[]) => void>;
+  server.removeAllListeners("upgrade");
+  const held: unknown[][] = [];
+  const hold = (...args: unknown[]) => {
+    if (held.length < MAX_HELD_UPGRADES) held.push(args);
+    else (args[1] as { destroy(): void }).destroy();
+  };
+  server.on("upgrade", hold);
+  void opened.then(() => {
+    server.off("upgrade", hold);
+    for (const listener of listeners) server.on("upgrade", listener);
+    for (const args of held.splice(0)) server.emit("upgrade", ...args);
+  });
 }
 
 /** A busy address as one line with what to do about it; other listen errors as they are. */

@@ -23,6 +23,7 @@ export type ErrorCode =
   | "NOTHING_TO_COMPACT"
   | "AGENT_NOT_FOUND"
   | "ADDRESS_IN_USE"
+  | "DATA_DIR_IN_USE"
   | "CHANNEL_BUSY"
   | "PACKAGE_MISSING"
   | "STORE_SCHEMA_NEWER"

@@ -6,6 +6,7 @@ import type { RecoveryReport } from "../../turns/admitted-turns.js";
 import { type GlobalOptions, loadCliConfig, routingFromConfig } from "../context.js";
 import type { CliIo } from "../io.js";
 import { intIn } from "../options.js";
+import { lockDataDir } from "../serve-lock.js";
 
 interface ServeOptions extends GlobalOptions {
   port?: number;
@@ -90,18 +91,24 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       let attached: AttachedChannels | undefined;
       const token = resolveToken(config.dataDir, io.env);
       limitHeapGrowth();
-      // GoClaw's fallback, loudly: on the memory store when the configured one cannot be opened.
-      const { engine, fallback } = await createEngineOrFallback(config, createEngine, loaded.storeFallback);
+      // One gateway per data dir, before the engine opens: a second `serve` here touches nothing. Gateways
+      // that share a PostgreSQL store coordinate through its leases and heartbeats instead.
+      const lock = sharedStore(config) ? undefined : lockDataDir(config.dataDir);
+      if (lock?.unlocked) io.stderr(`warning: the data dir cannot be locked (${lock.unlocked})\n`);
+      const opened = await createEngineOrFallback(config, createEngine, loaded.storeFallback).catch(
+        (error: unknown) => {
+          lock?.release();
+          throw error;
+        },
+      );
+      const { engine, fallback } = opened;
       if (fallback) io.stderr(`warning: ${fallbackWarning(fallback)}\n`);
       let gateway: Awaited<ReturnType<typeof startGateway>>;
+      let recovered!: () => void;
+      const recovering = new Promise<void>((r) => {
+        recovered = r;
+      });
       try {
-        // Before anything new is admitted, so a key's recovered inputs run ahead of its new ones.
-        const recovered = await engine.recover((taken) =>
-          io.stdout(`took over inputs of a stopped gateway: ${counts(taken)}\n`),
-        );
-        if (recovered.requeued + recovered.answered + recovered.interrupted > 0) {
-          io.stdout(`recovered inputs: ${counts(recovered)}\n`);
-        }
         const envPort = io.env.SESSIOND_PORT ? intIn(0, 65535)(io.env.SESSIOND_PORT) : undefined;
         const trustProxyHeader = options.trustProxy ?? io.env.SESSIOND_TRUST_PROXY;
         gateway = await startGateway({
@@ -113,6 +120,9 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
           ...(options.grace !== undefined ? { graceMs: options.grace } : {}),
           ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
           ...(fallback ? { storeFallback: fallback } : {}),
+          // The port is bound first (a taken one fails before recovery writes anything); requests wait for
+          // recovery, so a key's recovered inputs run ahead of its new ones.
+          opening: recovering,
           ...(channelsModule && channels && channels.adapters.length > 0
             ? {
                 publicRoutes: (deps) => {
@@ -124,13 +134,31 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         });
       } catch (error) {
         await engine.close().catch(() => {});
+        lock?.release();
         throw error;
       }
+      let report: RecoveryReport;
+      try {
+        report = await engine.recover((taken) =>
+          io.stdout(`took over inputs of a stopped gateway: ${counts(taken)}\n`),
+        );
+      } catch (error) {
+        recovered();
+        await gateway.close();
+        lock?.release();
+        throw error;
+      }
+      recovered();
+      if (report.requeued + report.answered + report.interrupted > 0) {
+        io.stdout(`recovered inputs: ${counts(report)}\n`);
+      }
+      lock?.listening(gateway.url);
       try {
         await attached?.start();
       } catch (error) {
         await attached?.close().catch(() => {});
         await gateway.close();
+        lock?.release();
         throw error;
       }
       io.stdout(`sessiond gateway listening on ${gateway.url}\n`);
@@ -150,7 +178,13 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       io.stdout(`${signal}: shutting down\n`);
       await attached?.close();
       await gateway.close();
+      lock?.release();
     });
+}
+
+function sharedStore(config: { store?: unknown }): boolean {
+  const store = config.store as { backend?: unknown } | undefined;
+  return store?.backend === "postgres";
 }
 
 function counts(report: RecoveryReport): string {
