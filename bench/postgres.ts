@@ -135,7 +135,7 @@ async function turnP50(dir: string, url: string | undefined, turns: number): Pro
     const times: number[] = [];
     for (let i = 0; i < turns; i++) {
       const t0 = nowMs();
-      await engine.turn(
+      await engine.turnWith(
         { channel: "telegram", chat: { type: "direct", id: "1" }, sender: { id: "1" }, text: `turn ${i}` },
         async (context) => `echo: ${context.input.content}`,
       );

@@ -128,7 +128,7 @@ function runOnce(
 async function seed(dataDir: string): Promise<void> {
   const engine = await createEngine({ dataDir });
   for (let i = 0; i < SESSIONS; i++) {
-    await engine.turn(
+    await engine.turnWith(
       {
         channel: "telegram",
         chat: { type: "direct", id: String(i) },

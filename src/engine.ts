@@ -163,8 +163,12 @@ export interface Engine {
    * its items are the key's current session, each write in the key's lane.
    */
   session(key: string): AgentsSession;
-  /** The turn below with `run` in place of the agent's runtime (no runtime session, no cost). */
-  turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
+  /**
+   * A turn with `run` in place of the agent's runtime (no runtime session, no cost): routed, in the key's
+   * lane, input and reply stored as by `turn`. Not admitted to the inbox: `run` cannot run again after a
+   * restart.
+   */
+  turnWith(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
   /**
    * Runs one turn on the routed agent's runtime: routes, stores the input, runs the agent's runtime (its
    * runtime session resumed and saved, the run priced, the agent marked as needing attention when it
@@ -649,23 +653,20 @@ class SessionEngine implements Engine {
     });
   }
 
-  turn(envelope: Envelope, run: TurnRunner, options?: TurnOptions): Promise<TurnResult>;
-  turn(envelope: Envelope, options?: AgentTurnOptions): Promise<TurnResult>;
-  turn(
-    envelope: Envelope,
-    runOrOptions?: TurnRunner | AgentTurnOptions,
-    given?: TurnOptions,
-  ): Promise<TurnResult> {
+  turn(envelope: Envelope, options: AgentTurnOptions = {}): Promise<TurnResult> {
     const route = this.route(envelope);
-    const options = (typeof runOrOptions === "function" ? given : runOrOptions) ?? {};
+    const command = parseQueueCommand(envelope.text);
+    if (command) return this.queueCommand(route, command);
+    return this.admitted.submit(route, envelope, this.agentRunner(envelope, options), options.signal, true)
+      .result;
+  }
+
+  turnWith(envelope: Envelope, run: TurnRunner, options: TurnOptions = {}): Promise<TurnResult> {
+    const route = this.route(envelope);
     const command = parseQueueCommand(envelope.text);
     if (command) return this.queueCommand(route, command);
     // A runner of the caller's cannot run again after a restart: only agent turns are admitted.
-    if (typeof runOrOptions === "function") {
-      return this.admitted.submit(route, envelope, runOrOptions, options.signal, false).result;
-    }
-    return this.admitted.submit(route, envelope, this.agentRunner(envelope, options), options.signal, true)
-      .result;
+    return this.admitted.submit(route, envelope, run, options.signal, false).result;
   }
 
   async start(envelope: Envelope, options: AgentTurnOptions = {}): Promise<StartedTurn> {

@@ -207,7 +207,7 @@ describe("start-up loads what the command needs", () => {
   it("sessions list on a SQLite data dir loads no other backend and not the secret scanner's rules", async () => {
     const dataDir = join(dir, "sqlite-data");
     const engine = await createEngine({ dataDir });
-    await engine.turn(
+    await engine.turnWith(
       { channel: "telegram", chat: { type: "direct", id: "1" }, sender: { id: "1" }, text: "hello" },
       async () => "hi",
     );

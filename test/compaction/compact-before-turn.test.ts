@@ -62,7 +62,7 @@ describe("a turn whose stored history is over the limits compacts before the run
 
   const turn = async (e: Engine, envelope: Envelope): Promise<Seen> => {
     let seen: Seen | undefined;
-    await e.turn(envelope, async (context) => {
+    await e.turnWith(envelope, async (context) => {
       seen = {
         messages: context.messages,
         tokens: context.tokens,

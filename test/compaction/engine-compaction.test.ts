@@ -57,11 +57,11 @@ describe("compaction in the engine", () => {
     await open({
       compaction: { model: "local", maxMessages: 11, keepRecent: 4, retryAfterMs: 1 },
     });
-    await engine.turn(
+    await engine.turnWith(
       dm("1", "Book flight LH-4411 to https://example.com/trips/42 for order 987654"),
       async () => "ok",
     );
-    for (let i = 2; i <= 5; i++) await engine.turn(dm("1", `question ${i}`), async () => `answer ${i}`);
+    for (let i = 2; i <= 5; i++) await engine.turnWith(dm("1", `question ${i}`), async () => `answer ${i}`);
     expect(server.chatRequests()).toHaveLength(0);
     let release!: () => void;
     const gate = new Promise<void>((r) => {
@@ -77,11 +77,11 @@ describe("compaction in the engine", () => {
       return summaryHandler(body);
     });
     // Twelve messages once it is stored: the reply is answered while the summary is still being written.
-    const sixth = await engine.turn(dm("1", "question 6"), async () => "answer 6");
+    const sixth = await engine.turnWith(dm("1", "question 6"), async () => "answer 6");
     expect(sixth.reply?.content).toBe("answer 6");
     expect(sixth.compaction).toBeUndefined();
     await summaryAsked;
-    const seventh = engine.turn(dm("1", "question 7"), async (context) => {
+    const seventh = engine.turnWith(dm("1", "question 7"), async (context) => {
       // It waited for the compaction: its context starts with the summary.
       expect(context.messages[0]).toMatchObject({ role: "user" });
       expect(context.messages[0]!.content.startsWith(SUMMARY_HEADER)).toBe(true);
@@ -113,7 +113,7 @@ describe("compaction in the engine", () => {
     const big = "word ".repeat(100);
     let compaction: unknown;
     for (let i = 0; i < 4 && !compaction; i++) {
-      compaction = (await engine.turn(dm("2", `${i} ${big}`), async () => "ok")).compaction;
+      compaction = (await engine.turnWith(dm("2", `${i} ${big}`), async () => "ok")).compaction;
     }
     expect(compaction).toBeDefined();
     await engine.close();
@@ -125,7 +125,7 @@ describe("compaction in the engine", () => {
     const long = "token ".repeat(800);
     let viaWindow: unknown;
     for (let i = 0; i < 4 && !viaWindow; i++) {
-      viaWindow = (await engine.turn(dm("3", `${i} ${long}`), async () => "ok")).compaction;
+      viaWindow = (await engine.turnWith(dm("3", `${i} ${long}`), async () => "ok")).compaction;
     }
     // 4000-token window × 0.75: three messages of ~1,200 tokens pass it.
     expect(viaWindow).toBeDefined();
@@ -135,7 +135,10 @@ describe("compaction in the engine", () => {
     await open();
     server.setHandler(() => ({ status: 500, body: { error: { message: "model overloaded" } } }));
     for (let i = 1; i <= 6; i++) {
-      const result = await engine.turn(dm("4", `message ${i} ref XK-${1000 + i}`), async () => `reply ${i}`);
+      const result = await engine.turnWith(
+        dm("4", `message ${i} ref XK-${1000 + i}`),
+        async () => `reply ${i}`,
+      );
       expect(result.compaction).toBeUndefined();
       expect(result.reply?.content).toBe(`reply ${i}`);
     }
@@ -151,13 +154,14 @@ describe("compaction in the engine", () => {
     server.setHandler(summaryHandler);
     await new Promise((r) => setTimeout(r, 20));
     // Past the backoff, the next turn starts over the limit: it compacts before its runtime runs.
-    const next = await engine.turn(dm("4", "message 7"), async () => "reply 7");
+    const next = await engine.turnWith(dm("4", "message 7"), async () => "reply 7");
     expect(next.compaction?.summary).toContain("XK-1001");
   });
 
   it("compacts on demand, and a slow summary holds only its own session", async () => {
     await open();
-    for (let i = 1; i <= 3; i++) await engine.turn(dm("5", `note ${i}: ticket ZZ-${i}00`), async () => "ok");
+    for (let i = 1; i <= 3; i++)
+      await engine.turnWith(dm("5", `note ${i}: ticket ZZ-${i}00`), async () => "ok");
     let release!: () => void;
     const gate = new Promise<void>((r) => {
       release = r;
@@ -172,9 +176,9 @@ describe("compaction in the engine", () => {
       return r;
     });
     const queued = engine
-      .turn(dm("5", "after the compaction"), async () => "queued")
+      .turnWith(dm("5", "after the compaction"), async () => "queued")
       .then(() => order.push("same"));
-    await engine.turn(dm("6", "another session"), async () => "free");
+    await engine.turnWith(dm("6", "another session"), async () => "free");
     order.push("other");
     release();
     const result = await slow;
@@ -202,7 +206,7 @@ describe("a long session with the offline summariser", () => {
       let maxTokens = 0;
       let compactions = 0;
       for (let i = 0; i < 5000; i++) {
-        const result = await engine.turn(
+        const result = await engine.turnWith(
           dm("7", `turn ${i}: the user said something about topic ${i % 97}`),
           async (context) => {
             maxMessages = Math.max(maxMessages, context.messages.length);

@@ -27,7 +27,7 @@ describe("store: { backend: jsonl }", () => {
       backend: "jsonl",
     });
     const engine = await createEngine(config);
-    const result = await engine.turn(
+    const result = await engine.turnWith(
       { channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, text: "hello" },
       async (context) => `you said: ${context.input.content}`,
     );

@@ -34,7 +34,7 @@ describe("engine", () => {
   });
 
   it("keeps its SQLite file under the data dir and finds it again", async () => {
-    await engine.turn(dm("42", "hello"), async () => "hi");
+    await engine.turnWith(dm("42", "hello"), async () => "hi");
     await engine.close();
     engine = await createEngine({ dataDir });
     expect(engine.store.backend).toBe("sqlite");
@@ -49,8 +49,8 @@ describe("engine", () => {
 
   it("runs a turn: input stored, context handed over, reply stored as an answer to it", async () => {
     let seen: TurnContext | undefined;
-    await engine.turn(dm("42", "first"), async () => "one");
-    const result = await engine.turn(dm("42", "second"), async (context) => {
+    await engine.turnWith(dm("42", "first"), async () => "one");
+    const result = await engine.turnWith(dm("42", "second"), async (context) => {
       seen = context;
       return { content: "two", usage: { inputTokens: 12, outputTokens: 3, model: "m" } };
     });
@@ -85,7 +85,7 @@ describe("engine", () => {
     let overlap = false;
     const seenBefore: string[] = [];
     const turns = Array.from({ length: 15 }, (_, i) =>
-      engine.turn(dm("7", `q${i}`), async (context) => {
+      engine.turnWith(dm("7", `q${i}`), async (context) => {
         running++;
         if (running > 1) overlap = true;
         await new Promise((r) => setTimeout(r, 1));
@@ -108,12 +108,14 @@ describe("engine", () => {
     const gate = new Promise<void>((r) => {
       release = r;
     });
-    const first = engine.turn(dm("6", "a"), async () => {
+    const first = engine.turnWith(dm("6", "a"), async () => {
       await gate;
       return "x";
     });
-    const second = engine.turn(dm("6", "b"), async () => "y");
-    await expect(engine.turn(dm("6", "c"), async () => "z")).rejects.toMatchObject({ code: "SESSION_BUSY" });
+    const second = engine.turnWith(dm("6", "b"), async () => "y");
+    await expect(engine.turnWith(dm("6", "c"), async () => "z")).rejects.toMatchObject({
+      code: "SESSION_BUSY",
+    });
     release();
     await Promise.all([first, second]);
     expect((await engine.history("telegram:6")).filter((e) => e.type === "message")).toHaveLength(4);
@@ -124,11 +126,11 @@ describe("engine", () => {
     const gate = new Promise<void>((r) => {
       release = r;
     });
-    const slow = engine.turn(dm("1", "slow"), async () => {
+    const slow = engine.turnWith(dm("1", "slow"), async () => {
       await gate;
       return "slow done";
     });
-    const fast = await engine.turn(dm("2", "fast"), async () => "fast done");
+    const fast = await engine.turnWith(dm("2", "fast"), async () => "fast done");
     expect(fast.reply?.content).toBe("fast done");
     expect(engine.queued().get("telegram:1")).toBe(1);
     release();
@@ -136,8 +138,8 @@ describe("engine", () => {
   });
 
   it("records a runtime's own compaction as a note and removes nothing", async () => {
-    await engine.turn(dm("12", "first"), async () => "one");
-    await engine.turn(dm("12", "second"), async () => ({
+    await engine.turnWith(dm("12", "first"), async () => "one");
+    await engine.turnWith(dm("12", "second"), async () => ({
       content: "two",
       runtimeCompaction: { beforeTokens: 150000, afterTokens: 42000 },
     }));
@@ -153,8 +155,8 @@ describe("engine", () => {
   it("answers a redelivered platform message from history without running again", async () => {
     let runs = 0;
     const run = async () => `reply ${++runs}`;
-    const first = await engine.turn(dm("9", "hi", { platformMessageId: "tg-100" }), run);
-    const again = await engine.turn(dm("9", "hi", { platformMessageId: "tg-100" }), run);
+    const first = await engine.turnWith(dm("9", "hi", { platformMessageId: "tg-100" }), run);
+    const again = await engine.turnWith(dm("9", "hi", { platformMessageId: "tg-100" }), run);
     expect(runs).toBe(1);
     expect(again).toMatchObject({ deduplicated: true, reply: { id: first.reply?.id, content: "reply 1" } });
     expect((await engine.sessions.get("telegram:9"))!.messageCount).toBe(2);
@@ -162,11 +164,11 @@ describe("engine", () => {
 
   it("records a failed turn as a note, keeps the input, and lets the next turn run", async () => {
     await expect(
-      engine.turn(dm("5", "will fail"), async () => {
+      engine.turnWith(dm("5", "will fail"), async () => {
         throw new Error("model unreachable");
       }),
     ).rejects.toMatchObject({ code: "TURN_FAILED" });
-    const next = await engine.turn(dm("5", "again"), async (context) => `saw ${context.entries.length}`);
+    const next = await engine.turnWith(dm("5", "again"), async (context) => `saw ${context.entries.length}`);
     expect(next.reply?.content).toBe("saw 3");
     const history = await engine.history("telegram:5");
     expect(history[1]).toMatchObject({ type: "note", level: "error", code: "TURN_FAILED" });
@@ -178,12 +180,12 @@ describe("engine", () => {
     const gate = new Promise<void>((r) => {
       release = r;
     });
-    const first = engine.turn(dm("3", "first"), async () => {
+    const first = engine.turnWith(dm("3", "first"), async () => {
       await gate;
       return "ok";
     });
     const controller = new AbortController();
-    const second = engine.turn(dm("3", "second"), async () => "never", { signal: controller.signal });
+    const second = engine.turnWith(dm("3", "second"), async () => "never", { signal: controller.signal });
     // A waiting turn is cancelled at once, while the first still runs.
     const cancelled = expect(second).rejects.toMatchObject({ code: "TURN_CANCELLED" });
     controller.abort();
@@ -203,7 +205,7 @@ describe("engine", () => {
     const gate = new Promise<void>((r) => {
       release = r;
     });
-    const turn = engine.turn(dm("8", "in flight"), async () => {
+    const turn = engine.turnWith(dm("8", "in flight"), async () => {
       await gate;
       return "finished";
     });
@@ -212,7 +214,7 @@ describe("engine", () => {
     const [turnResult, resetResult] = await Promise.all([turn, reset]);
     expect(resetResult.archived.id).toBe(turnResult.sessionId);
     expect(resetResult.archived.messageCount).toBe(2);
-    await engine.turn(dm("8", "fresh"), async () => "new start");
+    await engine.turnWith(dm("8", "fresh"), async () => "new start");
     expect((await engine.history("telegram:8")).map((e) => e.type === "message" && e.content)).toEqual([
       "fresh",
       "new start",
@@ -295,11 +297,11 @@ describe("engine", () => {
       agentOptions: { main: { durability: "meaningful", instructions: "Be brief." } },
     });
     let system: string | undefined;
-    await engine.turn(dm("11", "ok"), async (context) => {
+    await engine.turnWith(dm("11", "ok"), async (context) => {
       system = context.messages[0]?.role === "system" ? context.messages[0].content : undefined;
       return "short";
     });
-    await engine.turn(dm("11", "a message of at least twenty characters"), async () => "long");
+    await engine.turnWith(dm("11", "a message of at least twenty characters"), async () => "long");
     expect(system).toBe("Be brief.");
     expect(seen).toEqual([
       ["message", "relaxed"],
@@ -321,12 +323,12 @@ describe("engine", () => {
       if (event.type === "appended") seen.push(`${event.type}:${event.entries.map((e) => e.type).join("+")}`);
       else seen.push(event.type);
     });
-    await engine.turn(dm("13", "hi", { platformMessageId: "p1" }), async () => "hello");
-    await engine.turn(dm("13", "hi", { platformMessageId: "p1" }), async () => "again");
+    await engine.turnWith(dm("13", "hi", { platformMessageId: "p1" }), async () => "hello");
+    await engine.turnWith(dm("13", "hi", { platformMessageId: "p1" }), async () => "again");
     await engine.reset("telegram:13");
     await engine.delete("telegram:13");
     off();
-    await engine.turn(dm("13", "after"), async () => "unseen");
+    await engine.turnWith(dm("13", "after"), async () => "unseen");
     expect(seen.filter((t) => !t.includes("title"))).toEqual([
       "turn.started",
       "appended:message",

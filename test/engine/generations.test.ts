@@ -42,9 +42,9 @@ describe("writes land in the generation they were computed for", () => {
 
   it("a reply computed before another process reset the session fails with SESSION_CHANGED and is stored nowhere", async () => {
     const e = await open({ titles: { enabled: false } });
-    const first = await e.turn(telegramDm("hello"), async () => "hi");
+    const first = await e.turnWith(telegramDm("hello"), async () => "hi");
     await expect(
-      e.turn(telegramDm("and now?"), async () => {
+      e.turnWith(telegramDm("and now?"), async () => {
         await cli.reset(KEY, "manual");
         return "a late reply";
       }),
@@ -82,7 +82,7 @@ describe("writes land in the generation they were computed for", () => {
       return session;
     };
     const e = await open({ store, models: { titler }, titles: { model: "titler" } });
-    await e.turn(telegramDm("hello"), async () => "hi");
+    await e.turnWith(telegramDm("hello"), async () => "hi");
     await e.close();
     expect(reset).toBe(true);
     const current = (await cli.getSession(KEY))!;
@@ -105,10 +105,10 @@ describe("writes land in the generation they were computed for", () => {
       // The third input makes 5 (not over), its reply 6: the compaction runs after the reply.
       compaction: { summarizer, maxMessages: 5, keepRecent: 2 },
     });
-    await e.turn(telegramDm("hello there"), async () => "hi");
-    await e.turn(telegramDm("nice weather"), async () => "indeed");
+    await e.turnWith(telegramDm("hello there"), async () => "hi");
+    await e.turnWith(telegramDm("nice weather"), async () => "indeed");
     // The compaction runs after the reply: the reply is out before the reset, the compaction after it is dropped.
-    const third = await e.turn(telegramDm("more weather"), async () => "sunny");
+    const third = await e.turnWith(telegramDm("more weather"), async () => "sunny");
     expect(third.reply?.content).toBe("sunny");
     await e.idle(KEY);
     expect(resets).toBe(1);
@@ -140,7 +140,7 @@ describe("writes land in the generation they were computed for", () => {
     });
     engine = e;
     let forgetting: ReturnType<Engine["identity"]["forget"]> | undefined;
-    const turn = await e.turn(telegramDm("hello"), async () => {
+    const turn = await e.turnWith(telegramDm("hello"), async () => {
       forgetting = e.identity.forget("alice");
       await listing;
       // Whatever forget does without waiting for the lane is done once this turn of the loop is over.

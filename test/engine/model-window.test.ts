@@ -35,7 +35,7 @@ describe("what a stateless model agent sees (behaviours §4) against an agent wi
           sender: { id: i % 2 ? "bob" : "carol" },
         })),
       );
-      await engine.turn({ ...where, sender: { id: "bob" }, text: "what now?" }, async (context) => {
+      await engine.turnWith({ ...where, sender: { id: "bob" }, text: "what now?" }, async (context) => {
         seen.set(agent, context.messages);
         return "ok";
       });

@@ -50,22 +50,22 @@ describe("one clock for the engine", () => {
   });
 
   it("dates titles, notes and compaction entries by the injected clock, and backs off by it", async () => {
-    await engine.turn(dm("order 1001"), async () => "noted 1001");
+    await engine.turnWith(dm("order 1001"), async () => "noted 1001");
     await expect(
-      engine.turn(dm("fail please"), async () => Promise.reject(new Error("boom"))),
+      engine.turnWith(dm("fail please"), async () => Promise.reject(new Error("boom"))),
     ).rejects.toThrow();
-    for (let i = 2; i <= 3; i++) await engine.turn(dm(`order ${1000 + i}`), async () => `noted ${i}`);
+    for (let i = 2; i <= 3; i++) await engine.turnWith(dm(`order ${1000 + i}`), async () => `noted ${i}`);
     // Over 6 messages after that reply: the compaction fails and is noted; the next turn is inside the backoff.
     await engine.idle("telegram:1");
     expect(summarizer.calls).toBe(1);
-    await engine.turn(dm("order 1004"), async () => "noted 4");
+    await engine.turnWith(dm("order 1004"), async () => "noted 4");
     await engine.idle("telegram:1");
     expect(summarizer.calls).toBe(1);
     // Past the backoff on the engine's clock, with no sleep: the next turn starts over the limit, so it
     // tries again before its runtime runs, and succeeds.
     summarizer.failing = false;
     clock.advance(60_001);
-    const compacted = await engine.turn(dm("order 1005"), async () => "noted 5");
+    const compacted = await engine.turnWith(dm("order 1005"), async () => "noted 5");
     expect(summarizer.calls).toBe(2);
     expect(compacted.compaction).toBeDefined();
     await engine.close();

@@ -40,9 +40,9 @@ describe("resets and retention in the engine", () => {
 
   it("starts a new session on a bare /new without running anything", async () => {
     await open();
-    const first = await engine.turn(dm("1", "hello"), async () => "hi");
+    const first = await engine.turnWith(dm("1", "hello"), async () => "hi");
     let ran = false;
-    const result = await engine.turn(dm("1", "/new"), async () => {
+    const result = await engine.turnWith(dm("1", "/new"), async () => {
       ran = true;
       return "never";
     });
@@ -61,15 +61,15 @@ describe("resets and retention in the engine", () => {
 
   it("uses the text after the trigger (any case, with a bot mention) as the first message", async () => {
     await open();
-    await engine.turn(dm("2", "old topic"), async () => "ok");
-    const result = await engine.turn(
+    await engine.turnWith(dm("2", "old topic"), async () => "ok");
+    const result = await engine.turnWith(
       dm("2", "/RESET@mybot plan the trip", { platformMessageId: "tg-7" }),
       async (context) => `${context.messages.length} message(s): ${context.input.content}`,
     );
     expect(result.reply?.content).toBe("1 message(s): plan the trip");
     expect(result.reset?.cause).toBe("trigger");
     // The same delivery again is answered from history: no second reset.
-    const again = await engine.turn(
+    const again = await engine.turnWith(
       dm("2", "/RESET@mybot plan the trip", { platformMessageId: "tg-7" }),
       async () => "x",
     );
@@ -77,14 +77,14 @@ describe("resets and retention in the engine", () => {
     expect(again.reset).toBeUndefined();
     expect(await engine.sessions.generations("telegram:2")).toHaveLength(2);
     // Not a trigger: a word that only starts like one.
-    const news = await engine.turn(dm("2", "/newsletter please"), async () => "sure");
+    const news = await engine.turnWith(dm("2", "/newsletter please"), async () => "sure");
     expect(news.reset).toBeUndefined();
   });
 
   it("deletes instead of archiving when keep_archive is off", async () => {
     await open({ keepArchive: false });
-    await engine.turn(dm("3", "secret stuff"), async () => "ok");
-    await engine.turn(dm("3", "/new start over"), async () => "fresh");
+    await engine.turnWith(dm("3", "secret stuff"), async () => "ok");
+    await engine.turnWith(dm("3", "/new start over"), async () => "fresh");
     const gens = await engine.sessions.generations("telegram:3");
     expect(gens).toHaveLength(1);
     expect((await engine.history("telegram:3")).map((e) => e.type === "message" && e.content)).toEqual([
@@ -95,10 +95,10 @@ describe("resets and retention in the engine", () => {
 
   it("resets an idle session by the sweep, without waiting for a message, and on arrival", async () => {
     await open({ reset: { default: { mode: "idle", idleMinutes: 30 } } });
-    await engine.turn(dm("4", "morning"), async () => "hello");
-    await engine.turn(dm("5", "busy"), async () => "hello");
+    await engine.turnWith(dm("4", "morning"), async () => "hello");
+    await engine.turnWith(dm("5", "busy"), async () => "hello");
     clock.advance(29 * MINUTE);
-    await engine.turn(dm("5", "still here"), async () => "yes");
+    await engine.turnWith(dm("5", "still here"), async () => "yes");
     clock.advance(MINUTE);
     const report = await engine.sweep();
     expect(report.resets.archived.map((r) => [r.key, r.cause])).toEqual([["telegram:4", "idle"]]);
@@ -106,7 +106,10 @@ describe("resets and retention in the engine", () => {
     expect((await engine.sessions.generations("telegram:4"))[0]).toMatchObject({ state: "archived" });
 
     clock.advance(30 * MINUTE);
-    const arrival = await engine.turn(dm("5", "back again"), async (context) => `${context.messages.length}`);
+    const arrival = await engine.turnWith(
+      dm("5", "back again"),
+      async (context) => `${context.messages.length}`,
+    );
     expect(arrival.reset?.cause).toBe("idle");
     expect(arrival.reply?.content).toBe("1");
   });
@@ -114,7 +117,7 @@ describe("resets and retention in the engine", () => {
   it("follows a session's own reset overrides: a rule where the config has none, none where it has one", async () => {
     await open({ reset: { byChannel: { slack: { mode: "idle", idleMinutes: 30 } } } });
     // Off for telegram, but this session resets after 5 idle minutes.
-    await engine.turn(dm("7", "hello"), async () => "hi");
+    await engine.turnWith(dm("7", "hello"), async () => "hi");
     await engine.overrides.set("telegram:7", { "reset.mode": "idle", "reset.idle_minutes": 5 });
     // Slack resets after 30 idle minutes, but not this conversation.
     const slack: Envelope = {
@@ -123,21 +126,21 @@ describe("resets and retention in the engine", () => {
       sender: { id: "s1" },
       text: "hi",
     };
-    await engine.turn(slack, async () => "hi");
+    await engine.turnWith(slack, async () => "hi");
     const slackKey = (await engine.sessions.list()).sessions.find((s) => s.channel === "slack")!.key;
     await engine.overrides.set(slackKey, { "reset.mode": "off" });
 
     clock.advance(4 * MINUTE);
-    expect((await engine.turn(dm("7", "still here"), async () => "yes")).reset).toBeUndefined();
+    expect((await engine.turnWith(dm("7", "still here"), async () => "yes")).reset).toBeUndefined();
     clock.advance(5 * MINUTE);
-    const arrival = await engine.turn(dm("7", "back"), async (context) => `${context.messages.length}`);
+    const arrival = await engine.turnWith(dm("7", "back"), async (context) => `${context.messages.length}`);
     expect(arrival.reset?.cause).toBe("idle");
     expect(arrival.reply?.content).toBe("1");
 
     clock.advance(60 * MINUTE);
     expect((await engine.sweep()).resets.archived.map((r) => r.key)).not.toContain(slackKey);
     expect(
-      (await engine.turn({ ...slack, text: "an hour later" }, async () => "same session")).reset,
+      (await engine.turnWith({ ...slack, text: "an hour later" }, async () => "same session")).reset,
     ).toBeUndefined();
   });
 
@@ -172,11 +175,11 @@ describe("resets and retention in the engine", () => {
       titles: { enabled: false },
       lifecycle: { ...config.lifecycle, clock },
     });
-    await engine.turn(dm("6", "hi"), async () => "ok");
-    expect((await engine.turn(dm("6", "/new"), async () => "not a trigger here")).reset).toBeUndefined();
-    expect((await engine.turn(dm("6", "/fresh"), async () => "x")).reset?.cause).toBe("trigger");
-    await engine.turn(dm("6", "again"), async () => "ok");
+    await engine.turnWith(dm("6", "hi"), async () => "ok");
+    expect((await engine.turnWith(dm("6", "/new"), async () => "not a trigger here")).reset).toBeUndefined();
+    expect((await engine.turnWith(dm("6", "/fresh"), async () => "x")).reset?.cause).toBe("trigger");
+    await engine.turnWith(dm("6", "again"), async () => "ok");
     clock.advance(5 * MINUTE);
-    expect((await engine.turn(dm("6", "later"), async () => "ok")).reset?.cause).toBe("idle");
+    expect((await engine.turnWith(dm("6", "later"), async () => "ok")).reset?.cause).toBe("idle");
   });
 });

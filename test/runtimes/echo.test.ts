@@ -71,7 +71,7 @@ describe("echo through the engine", () => {
   });
 
   it("replies with the input and the session's facts, labelled, and the reply is stored", async () => {
-    await engine.turn(dm("first"), runnerFor(echoRuntime()));
+    await engine.turnWith(dm("first"), runnerFor(echoRuntime()));
     let seen: Session | undefined;
     const deltas: string[] = [];
     const runner = runnerFor(echoRuntime(), {
@@ -79,7 +79,7 @@ describe("echo through the engine", () => {
         if (event.type === "text") deltas.push(event.delta);
       },
     });
-    const result = await engine.turn(dm("what is 2+2?"), async (context) => {
+    const result = await engine.turnWith(dm("what is 2+2?"), async (context) => {
       seen = context.session;
       return runner(context);
     });
@@ -103,7 +103,7 @@ describe("echo through the engine", () => {
     const controller = new AbortController();
     const runner = runnerFor(echoRuntime(), { onEvent: () => controller.abort() });
     const error = await engine
-      .turn(dm("hello"), runner, { signal: controller.signal })
+      .turnWith(dm("hello"), runner, { signal: controller.signal })
       .catch((e: unknown) => e);
     expect(isSessiondError(error, "TURN_CANCELLED")).toBe(true);
     const history = await engine.history("telegram:42");

@@ -102,7 +102,7 @@ describe("model runtime, OpenAI-compatible", () => {
         if (event.type === "text") deltas.push({ delta: event.delta, at: Date.now() });
       },
     });
-    const result = await engine.turn(dm("hi"), runner);
+    const result = await engine.turnWith(dm("hi"), runner);
 
     expect(deltas.map((d) => d.delta)).toEqual(["Hel", "lo, ", "wor", "ld"]);
     // Forwarded while the server was still sending (it waits 80 ms before each chunk), not all at the end.
@@ -132,9 +132,9 @@ describe("model runtime, OpenAI-compatible", () => {
   it("sends the assembled context: instructions as system, then the history, the input last", async () => {
     await openEngine({ agentOptions: { main: { instructions: "Be brief." } } });
     server.setHandler(() => ({ content: "one" }));
-    await engine.turn(dm("first"), runnerFor(openai()));
+    await engine.turnWith(dm("first"), runnerFor(openai()));
     server.setHandler(() => ({ content: "two" }));
-    await engine.turn(dm("second"), runnerFor(openai()));
+    await engine.turnWith(dm("second"), runnerFor(openai()));
     expect(server.chatRequests()[1]?.messages).toEqual([
       { role: "system", content: "Be brief." },
       { role: "user", content: "first" },
@@ -163,7 +163,7 @@ describe("model runtime, OpenAI-compatible", () => {
         if (event.type === "tool_call") calls.push(event);
       },
     });
-    const result = await engine.turn(dm("log me in"), runner);
+    const result = await engine.turnWith(dm("log me in"), runner);
 
     expect(calls.map((c) => (c.type === "tool_call" ? c.name : ""))).toEqual(["login", "search"]);
     expect(result.reply?.toolCalls).toEqual([
@@ -190,7 +190,9 @@ describe("model runtime, OpenAI-compatible", () => {
         if (deltas.length === 2) controller.abort();
       },
     });
-    const error = await failure(engine.turn(dm("tell me a story"), runner, { signal: controller.signal }));
+    const error = await failure(
+      engine.turnWith(dm("tell me a story"), runner, { signal: controller.signal }),
+    );
 
     expect(isSessiondError(error, "TURN_CANCELLED")).toBe(true);
     expect(deltas).toEqual(["part0 ", "part1 "]);
@@ -205,7 +207,7 @@ describe("model runtime, OpenAI-compatible", () => {
       status: 500,
       body: { error: { message: `upstream broke (auth ${request.headers.authorization})`, type: "server" } },
     }));
-    const error = await failure(engine.turn(dm("hi"), runnerFor(openai({ maxRetries: 0 }))));
+    const error = await failure(engine.turnWith(dm("hi"), runnerFor(openai({ maxRetries: 0 }))));
 
     expect(isSessiondError(error, "TURN_FAILED")).toBe(true);
     expect(server.requests[0]?.headers.authorization).toContain(KEY);
@@ -254,7 +256,7 @@ describe("model runtime, Anthropic", () => {
         if (event.type === "text") deltas.push(event.delta);
       },
     });
-    const result = await engine.turn(dm("hello"), runner);
+    const result = await engine.turnWith(dm("hello"), runner);
 
     expect(deltas).toEqual(["Hi there."]);
     expect(result.reply?.content).toBe("Hi there.");
@@ -287,7 +289,7 @@ describe("model runtime, Anthropic", () => {
         },
       },
     }));
-    const error = await failure(engine.turn(dm("hello"), runnerFor(anthropic({ maxRetries: 0 }))));
+    const error = await failure(engine.turnWith(dm("hello"), runnerFor(anthropic({ maxRetries: 0 }))));
 
     expect(isSessiondError(error, "TURN_FAILED")).toBe(true);
     expect(messagesAlong(error)[0]).toContain("bad key");
@@ -382,7 +384,7 @@ describe("model runtime, Anthropic streaming", () => {
         if (event.type === "text") deltas.push(event.delta);
       },
     });
-    const result = await engine.turn(dm("log me in"), runner);
+    const result = await engine.turnWith(dm("log me in"), runner);
 
     expect(deltas).toEqual(["Sign", "ing ", "in."]);
     expect(result.reply).toMatchObject({
@@ -416,7 +418,7 @@ describe("model runtime, Anthropic streaming", () => {
         if (deltas.length === 1) controller.abort();
       },
     });
-    const error = await failure(engine.turn(dm("go"), runner, { signal: controller.signal }));
+    const error = await failure(engine.turnWith(dm("go"), runner, { signal: controller.signal }));
 
     expect(isSessiondError(error, "TURN_CANCELLED")).toBe(true);
     expect(deltas).toEqual(["w0 "]);

@@ -60,7 +60,7 @@ describe("runnerFor", () => {
   });
 
   it("hands the runtime the context as role/content messages, the input, session facts and the signal", async () => {
-    await engine.turn(dm("first"), async () => "one");
+    await engine.turnWith(dm("first"), async () => "one");
     let run: RuntimeRun | undefined;
     const controller = new AbortController();
     const runner = runnerFor(
@@ -71,7 +71,7 @@ describe("runnerFor", () => {
       }),
       { runtimeSessionId: (context) => `resume-${context.session.id}` },
     );
-    const result = await engine.turn(dm("second"), runner, { signal: controller.signal });
+    const result = await engine.turnWith(dm("second"), runner, { signal: controller.signal });
     const session = (await engine.sessions.get("telegram:42"))!;
 
     expect(run).toMatchObject({ key: "telegram:42", agent: "main", input: "second" });
@@ -108,7 +108,7 @@ describe("runnerFor", () => {
       { type: "cost", runUsd: 0.25 },
     ];
     const forwarded: RuntimeEvent[] = [];
-    const result = await engine.turn(
+    const result = await engine.turnWith(
       dm("look"),
       runnerFor(scripted(events), { onEvent: (event) => void forwarded.push(event) }),
     );
@@ -135,7 +135,7 @@ describe("runnerFor", () => {
   });
 
   it("a reply with no usage, cost or tool calls stores only the message", async () => {
-    await engine.turn(dm("hi"), runnerFor(scripted([{ type: "text", delta: "hello" }])));
+    await engine.turnWith(dm("hi"), runnerFor(scripted([{ type: "text", delta: "hello" }])));
     const history = await engine.history("telegram:42");
     expect(history.map((e) => e.type)).toEqual(["message", "message"]);
     expect(history[1]).not.toHaveProperty("toolCalls");
@@ -143,7 +143,7 @@ describe("runnerFor", () => {
 
   it("a runtime's error fails the turn; after an abort any error is a cancellation", async () => {
     const broken = await failure(
-      engine.turn(
+      engine.turnWith(
         dm("a"),
         runnerFor(scripted([{ type: "text", delta: "x" }], { throwAfter: new Error("boom") })),
       ),
@@ -156,7 +156,7 @@ describe("runnerFor", () => {
       scripted([{ type: "text", delta: "x" }], { throwAfter: new Error("socket hang up") }),
       { onEvent: () => controller.abort() },
     );
-    const cancelled = await failure(engine.turn(dm("b"), runner, { signal: controller.signal }));
+    const cancelled = await failure(engine.turnWith(dm("b"), runner, { signal: controller.signal }));
     expect(isSessiondError(cancelled, "TURN_CANCELLED")).toBe(true);
 
     const history = await engine.history("telegram:42");
@@ -185,7 +185,7 @@ describe("runnerFor", () => {
         if (pulled === 3) controller.abort();
       },
     });
-    const error = await failure(engine.turn(dm("go"), runner, { signal: controller.signal }));
+    const error = await failure(engine.turnWith(dm("go"), runner, { signal: controller.signal }));
     expect(isSessiondError(error, "TURN_CANCELLED")).toBe(true);
     expect(pulled).toBe(4);
   });

@@ -19,7 +19,7 @@ const failure = (error: unknown) => {
   return { code: e.code, outcome: e.details?.outcome };
 };
 
-const first = await engine.turn(telegramDm("hello", "m-1"), async () => ({
+const first = await engine.turnWith(telegramDm("hello", "m-1"), async () => ({
   content: "hi",
   usage: { inputTokens: 3, outputTokens: 1 },
 }));
@@ -55,7 +55,7 @@ if (mode === "batch") {
   }
 } else {
   try {
-    await engine.turn(telegramDm("second", "m-2"), async () => {
+    await engine.turnWith(telegramDm("second", "m-2"), async () => {
       armed();
       if (mode === "note") throw new Error("the runtime is down");
       return { content: "second reply", usage: { inputTokens: 5, outputTokens: 2 } };

@@ -79,7 +79,7 @@ describe("SQLite store under a failing disk (EIO from the WAL's fsync)", () => {
     const ids = (await history()).map((e) => e.id);
     for (const id of acknowledged) expect(ids).toContain(id);
     // The retry of the turn whose reply had an unknown outcome stores no second reply or usage.
-    await reopened.turn(telegramDm("second", "m-2"), async () => ({
+    await reopened.turnWith(telegramDm("second", "m-2"), async () => ({
       content: "second reply",
       usage: { inputTokens: 5, outputTokens: 2 },
     }));
@@ -101,12 +101,12 @@ describe("SQLite store under a failing disk (EIO from the WAL's fsync)", () => {
     const failing = async () => {
       throw new Error("the runtime is down");
     };
-    await expect(reopened.turn(telegramDm("second", "m-2"), failing)).rejects.toMatchObject({
+    await expect(reopened.turnWith(telegramDm("second", "m-2"), failing)).rejects.toMatchObject({
       code: "TURN_FAILED",
     });
     const notes = (await history()).filter((e) => e.type === "note" && e.code === "TURN_FAILED");
     expect(notes).toHaveLength(1);
-    const answered = await reopened.turn(telegramDm("second", "m-2"), async () => "at last");
+    const answered = await reopened.turnWith(telegramDm("second", "m-2"), async () => "at last");
     expect(answered.reply?.content).toBe("at last");
   });
 

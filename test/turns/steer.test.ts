@@ -330,7 +330,7 @@ describe("compaction after a steered turn", () => {
     const e = await open((await oneToolCallModel()).runtime, {
       compaction: { maxMessages: 5, keepRecent: 2 },
     });
-    await e.turn(dm("First question about the trip."), async () => "First answer.");
+    await e.turnWith(dm("First question about the trip."), async () => "First answer.");
     const held = heldTool();
     const a = e.turn(dm("Look up the booking."), { tools: held.tools });
     await held.reached;

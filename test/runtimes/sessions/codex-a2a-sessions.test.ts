@@ -38,7 +38,7 @@ async function setup(): Promise<{ engine: Engine; config: EngineConfig }> {
 
 function say(engine: Engine, config: EngineConfig, agent: string, text: string) {
   const resolve = runtimeResolver(config, (agent) => engine.agents.settings.get(agent));
-  return engine.turn(
+  return engine.turnWith(
     { agent, channel: "slack", chat: { type: "group", id: "ops" }, sender: { id: "alice" }, text },
     (context) =>
       sessionRunner(resolve(context.agent), engine.agents.store, { agents: engine.routing.agents })(context),

@@ -63,7 +63,7 @@ function configFor(database: string, cwd: string): EngineConfig {
 
 function say(engine: Engine, config: EngineConfig, text: string) {
   const resolve = runtimeResolver(config, (agent) => engine.agents.settings.get(agent));
-  return engine.turn({ ...CHANNEL, agent: "dev", sender: { id: "42" }, text }, (context) =>
+  return engine.turnWith({ ...CHANNEL, agent: "dev", sender: { id: "42" }, text }, (context) =>
     sessionRunner(resolve(context.agent), engine.agents.store, { agents: engine.routing.agents })(context),
   );
 }

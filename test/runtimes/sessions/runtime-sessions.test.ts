@@ -81,7 +81,7 @@ function say(
   agent = "dev",
 ) {
   const resolve = runtimeResolver(config, (agent) => engine.agents.settings.get(agent));
-  return engine.turn({ ...where, agent, sender: { id: sender }, text }, (context) =>
+  return engine.turnWith({ ...where, agent, sender: { id: sender }, text }, (context) =>
     sessionRunner(resolve(context.agent), engine.agents.store, { agents: engine.routing.agents })(context),
   );
 }
@@ -370,8 +370,9 @@ describe("runtime sessions of a Claude Code agent (engine, SDK, local CLI)", () 
         yield { type: "text", delta: "done" };
       },
     };
-    const result = await engine.turn({ ...DM, agent: "ops", sender: { id: "42" }, text: "hi" }, (context) =>
-      sessionRunner(silent, engine.agents.store, { agents: engine.routing.agents })(context),
+    const result = await engine.turnWith(
+      { ...DM, agent: "ops", sender: { id: "42" }, text: "hi" },
+      (context) => sessionRunner(silent, engine.agents.store, { agents: engine.routing.agents })(context),
     );
     expect(await engine.agents.store.costOf("ops", result.key, result.input?.id ?? "")).toEqual({
       status: "unpriced",

@@ -39,7 +39,7 @@ describe("store: { backend: postgres, url }", () => {
     expect(fromEnv).toEqual({ backend: "postgres", url, durability: "relaxed" });
     const engine = await createEngine(loadConfig({ cwd: dir, env: {} }).config);
     expect(engine.store.backend).toBe("postgres");
-    const result = await engine.turn(
+    const result = await engine.turnWith(
       { channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, text: "hello" },
       async (context) => `you said: ${context.input.content}`,
     );

@@ -40,7 +40,7 @@ describe("leases per key (PostgreSQL)", () => {
       text,
     });
     const turns = Array.from({ length: 20 }, (_, i) =>
-      engines[i % 2]!.turn(envelope(`${i % 2}:${i}`), async (context) => {
+      engines[i % 2]!.turnWith(envelope(`${i % 2}:${i}`), async (context) => {
         running++;
         if (running > 1) overlap++;
         seen.push(context.input.content);
