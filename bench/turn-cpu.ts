@@ -1,6 +1,10 @@
+import { createHook } from "node:async_hooks";
 import { join } from "node:path";
+import { routingConfigOf } from "../src/config/routing.js";
 import { createEngine, type Engine } from "../src/engine.js";
+import { routeEnvelope } from "../src/keys/route.js";
 import { redactEnvelope } from "../src/secrets/index.js";
+import { MemoryStore } from "../src/store/memory/memory-store.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { webhookEnvelope as envelope } from "./gateway-store.js";
 import type { Bench, BenchContext, Row } from "./report.js";
@@ -24,6 +28,10 @@ export interface TurnCpuResult {
   turnMemoryUs: number;
   /** One input admitted to the inbox and marked done, redaction included. */
   inboxUs: number;
+  /** The least a turn on the memory store could cost: route, append the input, load the context, append the reply. */
+  coreMemoryUs: number;
+  /** Promises created per `engine.turn` on the memory store (async_hooks, one client, sequential). */
+  promisesPerTurn: number;
 }
 
 const CLIENTS = 50;
@@ -67,6 +75,48 @@ async function turnCpu(
     return await cpuPerCall(warmup, total, (c, j, pass) =>
       engine.turn(envelope(`${pass}-${c}`, `hello from client ${c}, request ${j}`)),
     );
+  } finally {
+    await engine.close();
+  }
+}
+
+/** Route + input append + context load + reply append on the memory store: a turn's store work alone. */
+async function coreCpu(warmup: number, total: number): Promise<number> {
+  const store = new MemoryStore();
+  const routing = routingConfigOf({});
+  try {
+    return await cpuPerCall(warmup, total, async (c, j, pass) => {
+      const text = `hello from client ${c}, request ${j}`;
+      const route = routeEnvelope(envelope(`${pass}-${c}`, text), routing);
+      const init = {
+        agent: route.agent,
+        channel: "webhook",
+        chatType: "direct" as const,
+        createdBy: "bench",
+      };
+      await store.append(route.key, [{ type: "message", role: "user", content: text }], { init });
+      await store.loadContext(route.key);
+      await store.append(route.key, [{ type: "message", role: "assistant", content: text }]);
+    });
+  } finally {
+    await store.close();
+  }
+}
+
+/** Promises made per turn: counted with async_hooks over sequential turns on the memory store. */
+async function promisesPerTurn(dir: string, total: number): Promise<number> {
+  const engine = await createEngine({ dataDir: dir, store: { backend: "memory" } });
+  try {
+    for (let j = 0; j < 100; j++) await engine.turn(envelope(`warm-${j % 10}`, `hello ${j}`));
+    let promises = 0;
+    const hook = createHook({
+      init(_id, type) {
+        if (type === "PROMISE") promises++;
+      },
+    }).enable();
+    for (let j = 0; j < total; j++) await engine.turn(envelope(`count-${j % 10}`, `hello ${j}`));
+    hook.disable();
+    return promises / total;
   } finally {
     await engine.close();
   }
@@ -119,7 +169,21 @@ async function run(ctx: BenchContext): Promise<TurnCpuResult> {
   ctx.log(`  engine.turn without it: ${fixed(turnNoInboxUs, 0)} µs`);
   const turnMemoryUs = await turnCpu(join(ctx.dir, "memory"), "memory", true, warmup, turns);
   ctx.log(`  engine.turn on the memory store and inbox: ${fixed(turnMemoryUs, 0)} µs`);
-  return { clients: CLIENTS, turns, appendUs, turnUs, turnNoInboxUs, turnMemoryUs, inboxUs };
+  const coreMemoryUs = await coreCpu(warmup, turns);
+  ctx.log(`  route + 2 appends + context load on the memory store: ${fixed(coreMemoryUs, 0)} µs`);
+  const promises = await promisesPerTurn(join(ctx.dir, "promises"), ctx.quick ? 500 : 2_000);
+  ctx.log(`  promises per engine.turn (memory store): ${fixed(promises, 1)}`);
+  return {
+    clients: CLIENTS,
+    turns,
+    appendUs,
+    turnUs,
+    turnNoInboxUs,
+    turnMemoryUs,
+    inboxUs,
+    coreMemoryUs,
+    promisesPerTurn: promises,
+  };
 }
 
 function rows(r: TurnCpuResult): Row[] {
@@ -138,6 +202,21 @@ function rows(r: TurnCpuResult): Row[] {
     row("the same with turns.inbox false", r.turnNoInboxUs),
     row("the same on the memory store and inbox (no SQLite: the engine's own work)", r.turnMemoryUs),
     row("one input admitted to the inbox and marked done", r.inboxUs),
+    {
+      figure:
+        "engine.turn on the memory store against its core's route + 2 appends + context load (target ≤ 130 µs)",
+      value: fixed(r.turnMemoryUs, 0),
+      baseline: fixed(r.coreMemoryUs, 0),
+      ratio: ratioText(r.turnMemoryUs / r.coreMemoryUs),
+      checks: [],
+    },
+    {
+      figure: "promises per engine.turn on the memory store (target ≤ 40)",
+      value: fixed(r.promisesPerTurn, 1),
+      baseline: "",
+      ratio: "",
+      checks: [],
+    },
   ];
 }
 
