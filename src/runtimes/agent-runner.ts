@@ -14,7 +14,7 @@ export interface AgentRunnerDeps {
   /** Every agent's id, for the new-activity prompt. */
   agents: readonly string[];
   /** Resolves once agent settings changed through another process are read (before the runtime is chosen). */
-  settled(): Promise<void>;
+  settled(): Promise<void> | undefined;
 }
 
 export interface AgentRunOptions {
@@ -32,7 +32,8 @@ export function agentRunner(deps: AgentRunnerDeps, options: AgentRunOptions = {}
   const { tools, onEvent } = options;
   const runnerOptions = { agents: deps.agents, ...(onEvent ? { onEvent } : {}) };
   return async (context) => {
-    await deps.settled();
+    const settling = deps.settled();
+    if (settling) await settling;
     const { model, provider } = context.session.overrides;
     const runtime = deps.runtimeFor(context.agent, { model, provider });
     const permission = deps.permissionFor(context.agent, context.key);

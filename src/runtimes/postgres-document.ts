@@ -79,7 +79,11 @@ export class PgDocument<T> implements SettingsDocument<T> {
     });
   }
 
-  async settled(): Promise<void> {
+  settled(): Promise<void> | undefined {
+    return this.reading ? this.settle() : undefined;
+  }
+
+  private async settle(): Promise<void> {
     while (this.reading) await this.reading;
   }
 

@@ -61,7 +61,8 @@ export function runnerFor(runtime: Runtime, options: RunnerOptions = {}): TurnRu
           default:
             break;
         }
-        await options.onEvent?.(event, context);
+        const handled = options.onEvent?.(event, context);
+        if (handled) await handled;
       }
     } catch (error) {
       if (context.signal.aborted) throw cancelled(context.key, error);

@@ -17,7 +17,8 @@ export interface SettingsDocument<T> {
    */
   change(change: (value: T) => T): Promise<T>;
   /** Resolves once a change another process announced is read (at once when none is pending). */
-  settled(): Promise<void>;
+  /** Resolves once a read of another process's change is done; undefined when none is in flight. */
+  settled(): Promise<void> | undefined;
 }
 
 export class MemoryDocument<T> implements SettingsDocument<T> {
@@ -32,8 +33,8 @@ export class MemoryDocument<T> implements SettingsDocument<T> {
     return this.value;
   }
 
-  settled(): Promise<void> {
-    return Promise.resolve();
+  settled(): undefined {
+    return undefined;
   }
 }
 
@@ -70,8 +71,8 @@ export class FileDocument<T> implements SettingsDocument<T> {
     return this.value;
   }
 
-  settled(): Promise<void> {
-    return Promise.resolve();
+  settled(): undefined {
+    return undefined;
   }
 
   private refresh(): void {

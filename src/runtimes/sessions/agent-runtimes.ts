@@ -70,9 +70,15 @@ export class AgentRuntimes {
   ) {}
 
   /** Resolves once settings and work sessions changed through another process are read (PostgreSQL). */
-  async settled(): Promise<void> {
-    await this.settings.settled();
-    await this.workSessions.settled();
+  /** Resolves once changes made through another process are read; undefined when none is being read. */
+  settled(): Promise<void> | undefined {
+    const settings = this.settings.settled();
+    const work = this.workSessions.settled();
+    if (!settings && !work) return undefined;
+    return (async () => {
+      await settings;
+      await this.workSessions.settled();
+    })();
   }
 
   async list(): Promise<AgentView[]> {

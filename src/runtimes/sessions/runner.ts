@@ -39,6 +39,33 @@ export function sessionRunner(
       priced = true;
       await store.recordCost({ agent, key, runId, runtime: runtime.kind, at: now(), ...cost });
     };
+    const recorded = async (event: Extract<RuntimeEvent, { type: "runtime_session" | "cost" }>) => {
+      if (event.type === "runtime_session") {
+        current = event.id;
+        await store.save({
+          agent,
+          key,
+          runtime: runtime.kind,
+          id: event.id,
+          ...(event.data ? { data: event.data } : {}),
+          savedAt: now(),
+        });
+      } else if (event.totalUsd !== undefined && current !== undefined) {
+        const measured = measureTotal(await store.baseline(agent, key), {
+          runId,
+          runtimeSessionId: current,
+          totalUsd: event.totalUsd,
+          resumed: stored?.id === current,
+        });
+        priced = true;
+        await store.recordCost(
+          { agent, key, runId, runtime: runtime.kind, at: now(), ...measured.cost },
+          measured.baseline,
+        );
+      } else if (event.runUsd !== undefined) {
+        await record(perRunCost(event.runUsd));
+      }
+    };
     const runner = runnerFor(runtime, {
       runtimeSessionId: () => stored?.id,
       runtimeSessionData: () => stored?.data,
@@ -49,36 +76,11 @@ export function sessionRunner(
           ...(ctx.summary ? { summary: ctx.summary } : {}),
           agents: options.agents,
         }),
-      onEvent: async (event, ctx) => {
-        if (event.type === "runtime_session") {
-          current = event.id;
-          await store.save({
-            agent,
-            key,
-            runtime: runtime.kind,
-            id: event.id,
-            ...(event.data ? { data: event.data } : {}),
-            savedAt: now(),
-          });
-        } else if (event.type === "cost") {
-          if (event.totalUsd !== undefined && current !== undefined) {
-            const measured = measureTotal(await store.baseline(agent, key), {
-              runId,
-              runtimeSessionId: current,
-              totalUsd: event.totalUsd,
-              resumed: stored?.id === current,
-            });
-            priced = true;
-            await store.recordCost(
-              { agent, key, runId, runtime: runtime.kind, at: now(), ...measured.cost },
-              measured.baseline,
-            );
-          } else if (event.runUsd !== undefined) {
-            await record(perRunCost(event.runUsd));
-          }
-        }
-        await options.onEvent?.(event, ctx);
-      },
+      // Only a runtime session or a cost is recorded; every other event goes on without a promise.
+      onEvent: (event, ctx) =>
+        event.type === "runtime_session" || event.type === "cost"
+          ? recorded(event).then(() => options.onEvent?.(event, ctx))
+          : options.onEvent?.(event, ctx),
     });
     try {
       // Past the turn's deadline the run fails at once, even if the runtime ignores the abort.

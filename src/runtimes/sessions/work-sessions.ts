@@ -82,7 +82,7 @@ export class WorkSessions {
   }
 
   /** Resolves once a change made through another process is read. */
-  settled(): Promise<void> {
+  settled(): Promise<void> | undefined {
     return this.document.settled();
   }
 
