@@ -31,7 +31,16 @@ export class MemoryDriver implements StoreDriver {
   private readonly byId = new Map<string, Generation>();
   private readonly byKey = new Map<string, Generation[]>();
   /** Search, updated with each change it applies. */
-  readonly searchIndex = new MemorySearchIndex((id) => this.byId.get(id)?.session);
+  private index: MemorySearchIndex | undefined;
+
+  /** Built on the first search, from every entry held; kept up to date from then on. */
+  get searchIndex(): MemorySearchIndex {
+    if (!this.index) {
+      this.index = new MemorySearchIndex((id) => this.byId.get(id)?.session);
+      for (const generation of this.byId.values()) this.index.add(generation.entries);
+    }
+    return this.index;
+  }
 
   loadKey(key: string): KeyHead {
     let lastGeneration = 0;
@@ -122,7 +131,7 @@ export class MemoryDriver implements StoreDriver {
           if (entry.idempotencyKey !== undefined)
             generation.byIdempotencyKey.set(entry.idempotencyKey, entry);
         }
-        this.searchIndex.add(change.entries);
+        this.index?.add(change.entries);
         generation.session = {
           ...cloneSession(change.session),
           key: generation.session.key,
@@ -150,7 +159,7 @@ export class MemoryDriver implements StoreDriver {
         const generation = this.byId.get(change.session.id);
         if (!generation) return;
         this.byId.delete(change.session.id);
-        this.searchIndex.remove(change.session.id);
+        this.index?.remove(change.session.id);
         const key = generation.session.key;
         const rest = (this.byKey.get(key) ?? []).filter((g) => g !== generation);
         if (rest.length > 0) this.byKey.set(key, rest);
