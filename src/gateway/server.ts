@@ -89,15 +89,19 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       resolve();
     });
   });
-  // prom-client loads once the caller has said it is ready (observations meanwhile wait in a buffer).
-  setImmediate(() => {
-    gateway.metrics.load().catch((error: unknown) => {
-      deps.logger.error(
-        { err: error instanceof Error ? error.message : String(error) },
-        "metrics: cannot load",
-      );
+  // prom-client loads once the caller has said it is ready, after start-up work such as recovery
+  // (observations meanwhile wait in a buffer).
+  const loadMetrics = () =>
+    setImmediate(() => {
+      gateway.metrics.load().catch((error: unknown) => {
+        deps.logger.error(
+          { err: error instanceof Error ? error.message : String(error) },
+          "metrics: cannot load",
+        );
+      });
     });
-  });
+  if (open) loadMetrics();
+  else void opened.then(loadMetrics);
   const websocket = gateway.attachWebSocket(server);
   options.onServer?.(server, deps);
   if (!open) holdUpgrades(server, opened);
