@@ -58,6 +58,7 @@ export interface SourceRead {
   problems: ImportProblem[];
 }
 
-export function emptyRead(): SourceRead {
-  return { sessions: [], problems: [] };
+/** A read whose problems are the source folder's own list (refused files, lines over a cap). */
+export function emptyRead(problems: ImportProblem[] = []): SourceRead {
+  return { sessions: [], problems };
 }

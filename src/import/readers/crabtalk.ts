@@ -1,10 +1,11 @@
-import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { entryBody } from "../../model/entry.js";
 import type { ChatType } from "../../model/envelope.js";
 import { parseStem, stemOf } from "../../store/jsonl/file-names.js";
 import { parseSessionFile } from "../../store/jsonl/session-file.js";
+import { screenLines } from "../jsonl-lines.js";
 import { isObject, messageEntry, reasoningParts, timeOf, toolCallsOf } from "../messages.js";
+import type { SourceFiles } from "../source-files.js";
 import type { ChatOrigin, ImportItem, ImportProblem, SourceRead, SourceSession } from "../types.js";
 import { emptyRead } from "../types.js";
 import { jsonlNames, sessionsDir } from "./dir-files.js";
@@ -20,14 +21,14 @@ const CHAT_TYPES = new Set(["direct", "group", "channel", "thread"]);
  * their time), the metadata title; the files of one `(agent, created_by)` are its generations in seq
  * order, the last one current. Files sessiond's JSONL store wrote are read by the store's own parser.
  */
-export function readCrabtalk(path: string, agent: string): SourceRead {
-  const read = emptyRead();
-  const dir = sessionsDir(path);
+export function readCrabtalk(files: SourceFiles, path: string, agent: string): SourceRead {
+  const read = emptyRead(files.problems);
+  const dir = sessionsDir(files, path);
   const byKey = new Map<string, Array<SourceSession & { order: number }>>();
-  for (const name of jsonlNames(dir)) {
+  for (const name of jsonlNames(files, dir)) {
     const file = join(dir, name);
     try {
-      const source = readFile(file, name, agent, read.problems);
+      const source = readFile(files, file, name, agent);
       if (source) byKey.set(source.key, [...(byKey.get(source.key) ?? []), source]);
     } catch (error) {
       read.problems.push({ file, reason: `cannot read: ${(error as Error).message}` });
@@ -44,12 +45,15 @@ export function readCrabtalk(path: string, agent: string): SourceRead {
 }
 
 function readFile(
+  files: SourceFiles,
   file: string,
   name: string,
   defaultAgent: string,
-  problems: ImportProblem[],
 ): (SourceSession & { order: number }) | undefined {
-  const bytes = readFileSync(file);
+  const { problems } = files;
+  const read = files.read(file);
+  if (!read) return undefined;
+  const bytes = screenLines(files, file, read);
   const { parsed, problems: found } = parseSessionFile(name, bytes);
   for (const p of found) if (!parsed?.foreign) problems.push({ file, line: p.line, reason: p.reason });
   if (!parsed) return undefined;
@@ -60,8 +64,7 @@ function readFile(
     (parsed.meta as unknown as Record<string, unknown>);
   const title = checkedField(meta, "title", "string", file, problems);
   const seq = parseStem(stemOf(name))?.seq ?? 0;
-  if (parsed.foreign)
-    return { ...foreignSession(file, bytes, meta, title, defaultAgent, problems), order: seq };
+  if (parsed.foreign) return { ...foreignSession(files, file, bytes, meta, title, defaultAgent), order: seq };
 
   const chatType = checkedField(meta, "chat_type", "string", file, problems);
   const channel = checkedField(meta, "channel", "string", file, problems);
@@ -147,13 +150,14 @@ function titleItem(title: string, ts: number | undefined): ImportItem {
 }
 
 function foreignSession(
+  files: SourceFiles,
   file: string,
   bytes: Buffer,
   meta: Record<string, unknown>,
   title: string | undefined,
   defaultAgent: string,
-  problems: ImportProblem[],
 ): SourceSession {
+  const { problems } = files;
   const agentName = String(meta.agent);
   const createdBy = String(meta.created_by);
   const agent = agentName === CRABTALK_DEFAULT_AGENT ? defaultAgent : agentName;
@@ -167,15 +171,12 @@ function foreignSession(
     const text = lines[i] ?? "";
     if (text.trim() === "") continue;
     const where = { file, line: i + 1 };
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      problems.push({ ...where, reason: i === lines.length - 1 ? "torn last line" : "not JSON" });
-      continue;
-    }
+    const before = problems.length;
+    const value = files.json(text, where);
     if (!isObject(value)) {
-      problems.push({ ...where, reason: "not a JSON object" });
+      if (problems.length === before) problems.push({ ...where, reason: "not a JSON object" });
+      else if (i === lines.length - 1 && problems.at(-1)?.reason === "not JSON")
+        problems.splice(-1, 1, { ...where, reason: "torn last line" });
       continue;
     }
     if (typeof value.compact === "string") {

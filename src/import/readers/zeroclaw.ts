@@ -1,12 +1,14 @@
-import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
+import { parseCappedJson } from "../json-text.js";
 import { readJsonLines } from "../jsonl-lines.js";
+import { DEFAULT_IMPORT_LIMITS } from "../limits.js";
 import { isObject, messageEntry, reasoningParts, timeOf, toolCallsOf } from "../messages.js";
+import type { SourceFiles } from "../source-files.js";
 import type { ChatOrigin, ImportItem, ImportProblem, SourceRead } from "../types.js";
 import { emptyRead } from "../types.js";
 import { keyedSession, keyFromStem } from "./chat-lines.js";
 import { jsonlNames } from "./dir-files.js";
-import { columnsOf, hasTable, withDatabase } from "./sqlite-rows.js";
+import { cappedText, columnsOf, hasTable, rowWithinCaps, withDatabase } from "./sqlite-rows.js";
 
 /**
  * ZeroClaw (peer-formats §3): `<workspace>/sessions/<sanitized key>.jsonl` (exactly `{role, content}` per
@@ -16,22 +18,22 @@ import { columnsOf, hasTable, withDatabase } from "./sqlite-rows.js";
  * result `{content, tool_call_id}`, a user turn starts with `[<local time> <offset>] `. ZeroClaw keeps no
  * compaction on disk. A JSONL file the database already imported (`jsonl_import_receipts`) is skipped.
  */
-export function readZeroclaw(path: string, agent: string): SourceRead {
-  const read = emptyRead();
-  const isFile = statSync(path).isFile();
+export function readZeroclaw(files: SourceFiles, path: string, agent: string): SourceRead {
+  const read = emptyRead(files.problems);
+  const isFile = !files.isDirectory(path);
   const candidates = isFile ? [path] : [join(path, "sessions.db"), join(path, "sessions", "sessions.db")];
   const receipts = new Set<string>();
-  for (const file of candidates) if (existsSync(file)) readDatabase(file, agent, read, receipts);
+  for (const file of candidates) if (files.exists(file)) readDatabase(files, file, agent, read, receipts);
   if (isFile) return read;
   for (const dir of [path, join(path, "sessions")]) {
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) continue;
-    for (const name of jsonlNames(dir)) {
+    if (!files.isDirectory(dir)) continue;
+    for (const name of jsonlNames(files, dir)) {
       if (receipts.has(name)) continue;
       const file = join(dir, name);
       const stem = name.slice(0, -".jsonl".length);
       const items: ImportItem[] = [];
       const clock = { ts: undefined as number | undefined };
-      for (const { line, value } of readJsonLines(file, read.problems)) {
+      for (const { line, value } of readJsonLines(files, file)) {
         if (typeof value.role !== "string" || typeof value.content !== "string") {
           read.problems.push({ file, line, reason: "not a ZeroClaw message ({role, content} strings)" });
           continue;
@@ -99,12 +101,9 @@ export function turnItem(
 
 function jsonObject(text: string): Record<string, unknown> | undefined {
   if (!text.startsWith("{")) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  // Content deeper than the cap is kept as the text it is, never parsed (a JSON bomb).
+  const read = parseCappedJson(text, text.length, DEFAULT_IMPORT_LIMITS.jsonDepth);
+  return "value" in read && isObject(read.value) ? read.value : undefined;
 }
 
 /**
@@ -138,8 +137,14 @@ interface MetadataRow {
   sender_id: unknown;
 }
 
-function readDatabase(file: string, agent: string, read: SourceRead, receipts: Set<string>): void {
-  withDatabase(file, ["sessions"], "a ZeroClaw sessions.db", read.problems, (db) => {
+function readDatabase(
+  files: SourceFiles,
+  file: string,
+  agent: string,
+  read: SourceRead,
+  receipts: Set<string>,
+): void {
+  withDatabase(files, file, ["sessions"], "a ZeroClaw sessions.db", (db) => {
     const columns = columnsOf(db, "sessions");
     for (const c of ["id", "session_key", "role", "content", "created_at"]) {
       if (!columns.has(c)) {
@@ -169,7 +174,7 @@ function readDatabase(file: string, agent: string, read: SourceRead, receipts: S
       .pluck()
       .all() as string[];
     const rows = db.prepare(
-      "SELECT id, role, content, created_at FROM sessions WHERE session_key = ? ORDER BY id",
+      `SELECT id, role, ${cappedText("content", files.limits.lineBytes)}, created_at FROM sessions WHERE session_key = ? ORDER BY id`,
     );
     for (const rawKey of keys) {
       const items: ImportItem[] = [];
@@ -183,9 +188,11 @@ function readDatabase(file: string, agent: string, read: SourceRead, receipts: S
         id: number;
         role: unknown;
         content: unknown;
+        content_bytes: number;
         created_at: unknown;
       }>) {
         const where = { file, row: `sessions ${row.id}` };
+        if (!rowWithinCaps(files, row.content_bytes, where)) continue;
         if (typeof row.role !== "string" || typeof row.content !== "string") {
           read.problems.push({ ...where, reason: "role or content is not text" });
           continue;
