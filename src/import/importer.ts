@@ -2,11 +2,11 @@ import { defaultRoutingConfig } from "../keys/config.js";
 import type { RoutingConfig } from "../keys/types.js";
 import type { EntryInput } from "../model/entry.js";
 import { isSessiondError } from "../model/errors.js";
-import type { Session, SessionInit } from "../model/session.js";
+import type { Session } from "../model/session.js";
 import type { Store } from "../store/store.js";
-import { routeSession } from "./route-origin.js";
+import { type ImportAssumption, planKeys, type Routed } from "./plan-keys.js";
 import { sessionInputs } from "./session-inputs.js";
-import type { ImportProblem, ImportSource, SourceRead, SourceSession } from "./types.js";
+import type { ImportProblem, ImportSource, SourceRead } from "./types.js";
 
 export interface ImportOptions {
   /** Report what would come in, write nothing. */
@@ -39,6 +39,8 @@ export interface ImportReport {
   /** Sessions that were already there in full from an earlier import. */
   alreadyThere: number;
   problems: ImportProblem[];
+  /** Per session, what its key rests on that the peer's data does not say (new messages may miss it). */
+  assumptions: ImportAssumption[];
   summary: ImportSummary;
 }
 
@@ -62,6 +64,7 @@ export async function importSessions(
     imported: { sessions: 0, entries: 0 },
     alreadyThere: 0,
     problems: [...read.problems],
+    assumptions: [],
     summary: {
       sessions: 0,
       entries: 0,
@@ -74,16 +77,10 @@ export async function importSessions(
     },
   };
   const routing = options.routing ?? defaultRoutingConfig();
-  const byKey = new Map<string, Routed[]>();
-  for (const session of read.sessions) {
-    try {
-      const { key, init } = routeSession(session, routing);
-      byKey.set(key, [...(byKey.get(key) ?? []), { ...session, key, init }]);
-    } catch (error) {
-      if (!isSessiondError(error)) throw error;
-      report.problems.push({ file: session.file, reason: `${session.key}: ${error.message}` });
-    }
-  }
+  const byKey = planKeys(read.sessions, routing, report.problems);
+  for (const [key, sessions] of byKey)
+    for (const s of sessions)
+      for (const assumed of s.assumed) report.assumptions.push({ file: s.file, key, assumed });
   let done = 0;
   for (const [key, sessions] of byKey) {
     try {
@@ -101,8 +98,6 @@ export async function importSessions(
   report.summary.problems = report.problems.length;
   return report;
 }
-
-type Routed = SourceSession & { init: SessionInit };
 
 function count(summary: ImportSummary, inputs: readonly EntryInput[]): void {
   for (const input of inputs) {

@@ -32,9 +32,12 @@ export interface ChatOrigin {
   channel: string;
   chatType: ChatType;
   chatId: string;
-  senderId: string;
+  /** Absent when the peer's data does not say who wrote (a shared channel session): the route says what it assumed. */
+  senderId?: string;
   threadId?: string;
   account?: string;
+  /** The peer's one session for all of the agent's direct chats (OpenClaw's and PicoClaw's `main`). */
+  sharedMain?: boolean;
 }
 
 /** One session (one generation) of another system, ready to be written to a sessiond store. */
@@ -51,6 +54,10 @@ export interface SourceSession {
   /** Whether the source system considers it closed (an earlier generation of its key). */
   archived: boolean;
   createdAt?: number;
+  /** What the reader had to assume about the chat (a chat type or account the data does not record). */
+  assumed?: string[];
+  /** The key is sessiond's own (a file sessiond's JSONL store wrote): nothing to route. */
+  ownKey?: boolean;
 }
 
 export interface SourceRead {

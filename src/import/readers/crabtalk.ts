@@ -105,6 +105,7 @@ function readFile(
       ...(chatType && CHAT_TYPES.has(chatType) ? { chatType: chatType as ChatType } : {}),
     },
     sourceId: `crabtalk:${session.id}`,
+    ownKey: true,
     file,
     items,
     archived: closed,

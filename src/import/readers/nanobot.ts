@@ -106,7 +106,17 @@ function readFile(files: SourceFiles, file: string, agent: string, read: SourceR
   const session = keyedSession(key, agent, `nanobot:${key}`, file, items, false, timeOf(meta?.created_at));
   read.sessions.push(
     channel !== "discord" && channel !== "import"
-      ? { ...session, origin: { agent, channel, chatType: "direct", chatId: id, senderId: id } }
+      ? {
+          ...session,
+          origin: { agent, channel, chatType: "direct", chatId: id, senderId: id },
+          ...(channel === "telegram"
+            ? {}
+            : {
+                assumed: [
+                  `nanobot records the ${channel} chat id only; a direct chat whose sender id is ${id} is assumed`,
+                ],
+              }),
+        }
       : session,
   );
 }

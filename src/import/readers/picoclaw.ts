@@ -134,19 +134,20 @@ function originOf(meta: Record<string, unknown>, fallbackAgent: string): ChatOri
     const chatType = chatTypeOf(type);
     const agent =
       typeof scope.agent_id === "string" && scope.agent_id !== "" ? scope.agent_id : fallbackAgent;
+    // A group's session is the whole group's unless the scope has a sender dimension.
     const sender =
       typeof values.sender === "string"
         ? values.sender
         : chatType === "direct"
           ? (fromAlias?.senderId ?? chatId)
-          : chatId;
+          : undefined;
     const thread = typeof values.topic === "string" ? values.topic.replace(/^topic:/, "") : topic;
     return {
       agent: agent === "main" ? fallbackAgent : agent,
       channel: scope.channel,
       chatType,
       chatId,
-      senderId: sender,
+      ...(sender !== undefined ? { senderId: sender } : {}),
       ...(thread ? { threadId: thread } : {}),
       ...(typeof scope.account === "string" && scope.account !== "default" ? { account: scope.account } : {}),
     };
@@ -158,12 +159,13 @@ function aliasOrigin(alias: string, fallbackAgent: string): ChatOrigin | undefin
   const m = /^agent:([^:]+):([^:]+):(?:([^:]+):)?(direct|group|channel):(.+)$/.exec(alias);
   if (!m?.[1] || !m[2] || !m[4] || !m[5]) return undefined;
   const [peer = "", topic] = m[5].split("/");
+  const chatType = chatTypeOf(m[4]);
   return {
     agent: m[1] === "main" ? fallbackAgent : m[1],
     channel: m[2],
-    chatType: chatTypeOf(m[4]),
+    chatType,
     chatId: peer,
-    senderId: peer,
+    ...(chatType === "direct" ? { senderId: peer } : {}),
     ...(topic ? { threadId: topic } : {}),
     ...(m[3] && m[3] !== "default" ? { account: m[3] } : {}),
   };

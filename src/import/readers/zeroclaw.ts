@@ -52,6 +52,7 @@ export function readZeroclaw(files: SourceFiles, path: string, agent: string): S
   return read;
 }
 
+const ZEROCLAW_DEFAULT_AGENT = "default";
 const USER_STAMP = /^\[(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) ([^\]]*)\] /;
 const NOTES: Record<string, string> = {
   "[Session interrupted — not continuing this request]": "ZEROCLAW_INTERRUPTED",
@@ -179,7 +180,9 @@ function readDatabase(
     for (const rawKey of keys) {
       const items: ImportItem[] = [];
       const m = meta.get(rawKey);
-      const sessionAgent = typeof m?.agent_alias === "string" && m.agent_alias !== "" ? m.agent_alias : agent;
+      // ZeroClaw's own default agent is sessiond's default agent.
+      const alias = typeof m?.agent_alias === "string" ? m.agent_alias : "";
+      const sessionAgent = alias !== "" && alias !== ZEROCLAW_DEFAULT_AGENT ? alias : agent;
       if (typeof m?.name === "string" && m.name !== "")
         items.push({ kind: "entry", entry: { type: "title", title: m.name.slice(0, 200), by: "zeroclaw" } });
       else if (m && m.name !== null && m.name !== undefined)
@@ -211,28 +214,45 @@ function readDatabase(
         false,
         createdAt,
       );
-      read.sessions.push(
-        withOrigin(session, metadataOrigin(rawKey, m, sessionAgent) ?? originOfKey(rawKey, sessionAgent)),
-      );
+      const fromMeta = metadataOrigin(rawKey, m, sessionAgent);
+      read.sessions.push({
+        ...withOrigin(session, fromMeta?.origin ?? originOfKey(rawKey, sessionAgent)),
+        ...(fromMeta?.assumed ? { assumed: [fromMeta.assumed] } : {}),
+      });
     }
   });
 }
 
-/** The chat from `session_metadata`: channel (`channel_id` less its `.alias`, else the key's first part), room, sender. */
-function metadataOrigin(rawKey: string, m: MetadataRow | undefined, agent: string): ChatOrigin | undefined {
+/**
+ * The chat from `session_metadata`: channel (`channel_id` less its `.alias`, else the key's first part),
+ * room, sender. A channel alias is a second bot on the channel: sessiond's account. ZeroClaw records no
+ * chat type: a negative Telegram chat id is a group; elsewhere a direct chat is assumed, and said.
+ */
+function metadataOrigin(
+  rawKey: string,
+  m: MetadataRow | undefined,
+  agent: string,
+): { origin: ChatOrigin; assumed?: string } | undefined {
   if (!m || typeof m.room_id !== "string" || typeof m.sender_id !== "string") return undefined;
-  const channel =
-    typeof m.channel_id === "string" && m.channel_id !== ""
-      ? (m.channel_id.split(".")[0] ?? "")
-      : (rawKey.split("_")[0] ?? "");
+  const [named = "", alias] = typeof m.channel_id === "string" ? m.channel_id.split(".") : [];
+  const channel = named !== "" ? named : (rawKey.split("_")[0] ?? "");
   if (channel === "") return undefined;
-  const [room, thread] = m.room_id.split(":");
+  const [room = m.room_id, thread] = m.room_id.split(":");
+  const telegram = channel === "telegram";
   return {
-    agent,
-    channel,
-    chatType: room?.startsWith("-") ? "group" : "direct",
-    chatId: room ?? m.room_id,
-    senderId: m.sender_id,
-    ...(thread ? { threadId: thread } : {}),
+    origin: {
+      agent,
+      channel,
+      chatType: telegram && room.startsWith("-") ? "group" : "direct",
+      chatId: room,
+      senderId: m.sender_id,
+      ...(thread ? { threadId: thread } : {}),
+      ...(alias ? { account: alias } : {}),
+    },
+    ...(telegram
+      ? {}
+      : {
+          assumed: `ZeroClaw records no chat type for ${channel} room ${room}; a direct chat with ${m.sender_id} is assumed`,
+        }),
   };
 }
