@@ -4,6 +4,7 @@ import type { EntryInput } from "../model/entry.js";
 import { isSessiondError } from "../model/errors.js";
 import type { Session } from "../model/session.js";
 import type { Store } from "../store/store.js";
+import { unconfiguredAgents } from "./agent-map.js";
 import { type ImportAssumption, planKeys, type Routed } from "./plan-keys.js";
 import { sessionInputs } from "./session-inputs.js";
 import type { ImportProblem, ImportSource, SourceRead } from "./types.js";
@@ -39,6 +40,11 @@ export interface ImportReport {
   /** Sessions that were already there in full from an earlier import. */
   alreadyThere: number;
   problems: ImportProblem[];
+  /**
+   * Agents the sessions belong to that sessiond's config does not list: their sessions come in but run no
+   * turn until the agent is added to `agents` or mapped to one (`--agent-map work=main`).
+   */
+  unconfiguredAgents: Array<{ agent: string; sessions: number }>;
   /** Per session, what its key rests on that the peer's data does not say (new messages may miss it). */
   assumptions: ImportAssumption[];
   summary: ImportSummary;
@@ -65,6 +71,7 @@ export async function importSessions(
     alreadyThere: 0,
     problems: [...read.problems],
     assumptions: [],
+    unconfiguredAgents: [],
     summary: {
       sessions: 0,
       entries: 0,
@@ -78,6 +85,10 @@ export async function importSessions(
   };
   const routing = options.routing ?? defaultRoutingConfig();
   const byKey = planKeys(read.sessions, routing, report.problems);
+  report.unconfiguredAgents = unconfiguredAgents(
+    [...byKey.values()].flat().map((s) => s.init),
+    routing.agents,
+  );
   for (const [key, sessions] of byKey)
     for (const s of sessions)
       for (const assumed of s.assumed) report.assumptions.push({ file: s.file, key, assumed });

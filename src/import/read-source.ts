@@ -1,4 +1,5 @@
 import { SessiondError } from "../model/errors.js";
+import { mapAgents } from "./agent-map.js";
 import type { ImportLimits } from "./limits.js";
 import { readCrabtalk } from "./readers/crabtalk.js";
 import { readNanobot } from "./readers/nanobot.js";
@@ -14,12 +15,23 @@ export interface ReadOptions {
    * `main` and CrabTalk's `crab` become; default `main`.
    */
   agent?: string;
+  /**
+   * Peer agents given to sessiond agents (`{work: "main"}`), applied after the peer's default agent has
+   * become `agent`.
+   */
+  agentMap?: Readonly<Record<string, string>>;
   /** Caps on what is read (defaults: DEFAULT_IMPORT_LIMITS). */
   limits?: Partial<ImportLimits>;
 }
 
 /** Reads another system's sessions from disk; never writes there. */
 export function readSource(source: ImportSource, path: string, options: ReadOptions = {}): SourceRead {
+  const read = readPeer(source, path, options);
+  if (options.agentMap) mapAgents(read, options.agentMap, options.agent ?? "main");
+  return read;
+}
+
+function readPeer(source: ImportSource, path: string, options: ReadOptions): SourceRead {
   let files: SourceFiles;
   try {
     files = new SourceFiles(path, options.limits);
