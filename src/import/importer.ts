@@ -169,7 +169,12 @@ async function importKey(
     if (report.dryRun) continue;
     // All of them, in order: the store skips those already there and numbers the rest after them.
     for (let i = 0; i < inputs.length; i += APPEND_CHUNK) {
-      await store.append(key, inputs.slice(i, i + APPEND_CHUNK), { init: session.init });
+      await store.append(key, inputs.slice(i, i + APPEND_CHUNK), {
+        init: {
+          ...session.init,
+          ...(session.createdAt !== undefined ? { createdAt: session.createdAt } : {}),
+        },
+      });
     }
     if (session.archived) await store.archive(key, "manual");
   }

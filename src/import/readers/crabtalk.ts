@@ -200,13 +200,17 @@ function foreignSession(
       times.push(undefined);
     }
   }
-  let next = lastPersist;
+  // The last persist time dates the messages after the last real time only if it is not before it (a
+  // marker's archived_at can be later); otherwise they take the time before them (placeByTime).
+  const latest = Math.max(...times.map((t) => t ?? Number.NEGATIVE_INFINITY));
+  let next = lastPersist !== undefined && lastPersist >= latest ? lastPersist : undefined;
   for (let i = items.length - 1; i >= 0; i--) {
     next = times[i] ?? next;
     const item = items[i];
     if (item?.kind === "entry" && next !== undefined) item.entry.ts = next;
   }
-  if (title) items.push(titleItem(title, lastPersist));
+  // CrabTalk records no time for its title (created_at is the last persist): it comes after the messages.
+  if (title) items.push(titleItem(title, undefined));
   return {
     key: `${agentName}:${createdBy}`,
     init: { agent, channel: "crabtalk", createdBy },
@@ -216,7 +220,7 @@ function foreignSession(
     file,
     items,
     archived: false,
-    ...(lastPersist !== undefined ? { createdAt: lastPersist } : {}),
+    // No start time: CrabTalk's created_at is the last persist, so the first message's time stands for it.
   };
 }
 
