@@ -35,6 +35,8 @@ export interface ImportReport {
   dryRun: boolean;
   /** Sessions read from the source. */
   read: number;
+  /** What the peer stored that does not come in, and why (never a silent drop). */
+  leftOut: ImportProblem[];
   /** Sessions and entries that came in now (or would, with dryRun). */
   imported: { sessions: number; entries: number };
   /** Sessions that were already there in full from an earlier import. */
@@ -70,6 +72,7 @@ export async function importSessions(
     imported: { sessions: 0, entries: 0 },
     alreadyThere: 0,
     problems: [...read.problems],
+    leftOut: [...(read.leftOut ?? [])],
     assumptions: [],
     unconfiguredAgents: [],
     summary: {

@@ -27,6 +27,8 @@ export class SourceFiles {
   readonly root: string;
   readonly limits: ImportLimits;
   readonly problems: ImportProblem[] = [];
+  /** What is left out on purpose (no history in it, or already read elsewhere), one line each. */
+  readonly leftOut: ImportProblem[] = [];
   private spent = 0;
   private readonly given: string;
 

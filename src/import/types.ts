@@ -63,9 +63,11 @@ export interface SourceSession {
 export interface SourceRead {
   sessions: SourceSession[];
   problems: ImportProblem[];
+  /** What the peer stored that does not come in, and why: nothing is left out without a line here. */
+  leftOut?: ImportProblem[];
 }
 
 /** A read whose problems are the source folder's own list (refused files, lines over a cap). */
-export function emptyRead(problems: ImportProblem[] = []): SourceRead {
-  return { sessions: [], problems };
+export function emptyRead(problems: ImportProblem[] = [], leftOut: ImportProblem[] = []): SourceRead {
+  return { sessions: [], problems, leftOut };
 }

@@ -67,13 +67,14 @@ export function registerImport(program: Command, io: CliIo): void {
         io.stderr(
           `agent ${agent}: ${plural(sessions, "session")}; add it to agents or map it (--agent-map ${agent}=<agent>)\n`,
         );
+      for (const item of report.leftOut) io.stderr(`left out: ${where(item)}: ${item.reason}\n`);
       for (const a of report.assumptions) io.stderr(`note: ${a.key} (${a.file}): ${a.assumed}\n`);
       const verb = dryRun ? "would import" : "imported";
       const s = report.summary;
       io.stdout(
         `read ${plural(report.read, "session")} from ${options.from}; ${verb} ${plural(report.imported.sessions, "session")} ` +
           `(${plural(report.imported.entries, "entry")}); ${report.alreadyThere} already there; ` +
-          `${plural(report.problems.length, "problem")}; ${plural(report.assumptions.length, "assumption")} about chats\n` +
+          `${plural(report.problems.length, "problem")}; ${plural(report.assumptions.length, "assumption")} about chats; ${report.leftOut.length} left out on purpose\n` +
           `${options.from}: ${plural(s.sessions, "session")}, ${plural(s.entries, "entry")}, ` +
           `${plural(s.messages, "message")}, ${plural(s.toolCalls, "tool call")}, ` +
           `${plural(s.toolResults, "tool result")}, ${plural(s.summaries, "summary")}, ` +

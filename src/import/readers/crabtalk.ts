@@ -22,7 +22,7 @@ const CHAT_TYPES = new Set(["direct", "group", "channel", "thread"]);
  * order, the last one current. Files sessiond's JSONL store wrote are read by the store's own parser.
  */
 export function readCrabtalk(files: SourceFiles, path: string, agent: string): SourceRead {
-  const read = emptyRead(files.problems);
+  const read = emptyRead(files.problems, files.leftOut);
   const dir = sessionsDir(files, path);
   const byKey = new Map<string, Array<SourceSession & { order: number }>>();
   for (const name of jsonlNames(files, dir)) {
@@ -167,6 +167,7 @@ function foreignSession(
   // Message lines carry no time: each gets the next real time after it (an event's `ts`, a marker's
   // `archived_at`), else the last persist time on the metadata line.
   const times: Array<number | undefined> = [];
+  let events = 0;
   const lines = bytes.toString("utf8").split("\n");
   for (let i = 1; i < lines.length; i++) {
     const text = lines[i] ?? "";
@@ -190,6 +191,7 @@ function foreignSession(
       // Run events (tool timings, usage): no history, but a real time for the messages before them.
       const ts = timeOf(value.ts);
       if (ts !== undefined) times[items.length - 1] ??= ts;
+      events++;
       continue;
     }
     const message = isObject(value.message) ? value.message : value;
@@ -203,6 +205,11 @@ function foreignSession(
   // The last persist time dates the messages after the last real time only if it is not before it (a
   // marker's archived_at can be later); otherwise they take the time before them (placeByTime).
   const latest = Math.max(...times.map((t) => t ?? Number.NEGATIVE_INFINITY));
+  if (events > 0)
+    files.leftOut.push({
+      file,
+      reason: `${events} event lines (run timings, usage): no history; their times date the messages`,
+    });
   let next = lastPersist !== undefined && lastPersist >= latest ? lastPersist : undefined;
   for (let i = items.length - 1; i >= 0; i--) {
     next = times[i] ?? next;

@@ -17,7 +17,7 @@ import { jsonlNames } from "./dir-files.js";
  * nanobot never replays them.
  */
 export function readNanobot(files: SourceFiles, path: string, agent: string): SourceRead {
-  const read = emptyRead(files.problems);
+  const read = emptyRead(files.problems, files.leftOut);
   for (const file of sessionFiles(files, path)) readFile(files, file, agent, read);
   return read;
 }
@@ -53,6 +53,13 @@ function readFile(files: SourceFiles, file: string, agent: string, read: SourceR
       ? meta.last_consolidated
       : 0;
   const body = lines.filter((l) => l.value._type === undefined);
+  for (const l of lines)
+    if (l.value._type !== undefined && l.value._type !== "metadata")
+      read.leftOut?.push({
+        file,
+        line: l.line,
+        reason: `a ${String(l.value._type)} line: the provider's state, not history`,
+      });
   const total = body.length;
   const summary = isObject(info._last_summary) ? info._last_summary : undefined;
   const summaryAt = consolidated > 0 && consolidated <= total ? consolidated : 0;

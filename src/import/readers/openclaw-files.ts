@@ -67,6 +67,12 @@ export function readSessionsJson(
       file: transcriptFile,
     });
   }
+  for (const name of files.names(dir))
+    if (/\.jsonl\.deleted\./.test(name))
+      files.leftOut.push({
+        file: join(dir, name),
+        reason: "the transcript of a session deleted in OpenClaw",
+      });
   const liveIds = new Set(live.map((l) => l.transcript.id ?? ""));
   const archives = files
     .names(dir)
@@ -144,5 +150,5 @@ function readFileTranscript(files: SourceFiles, file: string, read: SourceRead):
     where: { file, line: l.line },
     event: l.value,
   }));
-  return readTranscript(lines, read.problems);
+  return readTranscript(lines, read.problems, files.leftOut);
 }

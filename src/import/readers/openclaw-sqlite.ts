@@ -95,7 +95,7 @@ export function readAgentDatabase(
             chat,
             window.session_id,
             file,
-            readTranscript(lines, read.problems),
+            readTranscript(lines, read.problems, files.leftOut),
             !current,
             title,
           ),
@@ -104,7 +104,7 @@ export function readAgentDatabase(
       // Archives of windows the chain no longer lists come first: they ended before it began.
       for (const a of archived) {
         if (done.has(a.session_id)) continue;
-        const transcript = readTranscript(archiveLines(files, file, a), read.problems);
+        const transcript = readTranscript(archiveLines(files, file, a), read.problems, files.leftOut);
         if (transcript.items.length > 0)
           read.sessions.push(openclawSession(chat, a.session_id, file, transcript, true, undefined));
       }

@@ -13,7 +13,7 @@ import { readAgentDatabase } from "./openclaw-sqlite.js";
  * transcripts and are skipped.
  */
 export function readOpenclaw(files: SourceFiles, path: string, defaultAgent: string): SourceRead {
-  const read = emptyRead(files.problems);
+  const read = emptyRead(files.problems, files.leftOut);
   for (const file of findFiles(files, path)) {
     const agent = agentOf(file);
     if (basename(file) === "sessions.json") readSessionsJson(files, file, agent, defaultAgent, read);

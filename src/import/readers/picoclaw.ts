@@ -15,11 +15,16 @@ import { sessionsDir } from "./dir-files.js";
  * PicoClaw's context starts. The chat comes from the meta's `scope`, else its most specific alias.
  */
 export function readPicoclaw(files: SourceFiles, path: string, agent: string): SourceRead {
-  const read = emptyRead(files.problems);
+  const read = emptyRead(files.problems, files.leftOut);
   const dir = sessionsDir(files, path);
   const names = files.names(dir);
   const stems = new Set(names.filter((n) => n.endsWith(".jsonl")).map((n) => n.slice(0, -".jsonl".length)));
   for (const name of names) {
+    if (name.endsWith(".json.migrated"))
+      files.leftOut.push({
+        file: join(dir, name),
+        reason: "a legacy session PicoClaw already moved into its JSONL: read from there",
+      });
     if (name.endsWith(".jsonl")) readLog(files, dir, name.slice(0, -".jsonl".length), agent, read);
     else if (
       name.endsWith(".json") &&

@@ -19,7 +19,7 @@ import { cappedText, columnsOf, hasTable, rowWithinCaps, withDatabase } from "./
  * compaction on disk. A JSONL file the database already imported (`jsonl_import_receipts`) is skipped.
  */
 export function readZeroclaw(files: SourceFiles, path: string, agent: string): SourceRead {
-  const read = emptyRead(files.problems);
+  const read = emptyRead(files.problems, files.leftOut);
   const isFile = !files.isDirectory(path);
   const candidates = isFile ? [path] : [join(path, "sessions.db"), join(path, "sessions", "sessions.db")];
   const receipts = new Set<string>();
@@ -27,8 +27,19 @@ export function readZeroclaw(files: SourceFiles, path: string, agent: string): S
   if (isFile) return read;
   for (const dir of [path, join(path, "sessions")]) {
     if (!files.isDirectory(dir)) continue;
+    for (const name of files.names(dir).filter((n) => n.endsWith(".jsonl.migrated")))
+      files.leftOut.push({
+        file: join(dir, name),
+        reason: "ZeroClaw's copy of a JSONL file it moved into sessions.db: read from there",
+      });
     for (const name of jsonlNames(files, dir)) {
-      if (receipts.has(name)) continue;
+      if (receipts.has(name)) {
+        files.leftOut.push({
+          file: join(dir, name),
+          reason: "already in sessions.db (jsonl_import_receipts): read from there",
+        });
+        continue;
+      }
       const file = join(dir, name);
       const stem = name.slice(0, -".jsonl".length);
       const items: ImportItem[] = [];
@@ -54,10 +65,6 @@ export function readZeroclaw(files: SourceFiles, path: string, agent: string): S
 
 const ZEROCLAW_DEFAULT_AGENT = "default";
 const USER_STAMP = /^\[(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) ([^\]]*)\] /;
-const NOTES: Record<string, string> = {
-  "[Session interrupted — not continuing this request]": "ZEROCLAW_INTERRUPTED",
-  "[No reply sent]": "ZEROCLAW_NO_REPLY",
-};
 
 /**
  * One ZeroClaw turn as an item. `clock` carries the last known time forward: only user turns (their
@@ -80,9 +87,11 @@ export function turnItem(
     }
   }
   const ts = clock.ts !== undefined ? { ts: clock.ts } : {};
-  if (role === "assistant" && NOTES[content]) {
-    return { kind: "entry", entry: { type: "note", text: content, code: NOTES[content], ...ts } };
-  }
+  // "[Session interrupted — …]" is an assistant message in ZeroClaw's history, replayed to the model: it
+  // comes in as the message it is. "[No reply sent]" marks a turn with no reply: a note, as sessiond has
+  // no empty reply.
+  if (role === "assistant" && content === "[No reply sent]")
+    return { kind: "entry", entry: { type: "note", text: content, code: "ZEROCLAW_NO_REPLY", ...ts } };
   const inner = role === "assistant" || role === "tool" ? jsonObject(content) : undefined;
   let read: ReturnType<typeof messageEntry>;
   if (role === "assistant" && inner && Array.isArray(inner.tool_calls)) {
