@@ -179,6 +179,6 @@ async function importKey(
         },
       });
     }
-    if (session.archived) await store.archive(key, "manual");
+    if (session.archived) await store.archive(key, session.resetCause ?? "manual");
   }
 }

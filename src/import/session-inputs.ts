@@ -43,8 +43,9 @@ export function sessionInputs(session: SourceSession, summarizer: string): Entry
       throughSeq,
       firstKeptSeq,
       tokensBefore: item.tokensBefore ?? summarised.reduce((n, e) => n + estimateTokens(entryText(e)), 0),
-      tokensAfter: estimateTokens(item.summary),
-      summarizer,
+      tokensAfter: item.tokensAfter ?? estimateTokens(item.summary),
+      summarizer: item.summarizer ?? summarizer,
+      ...(item.model !== undefined ? { model: item.model } : {}),
       ...(item.ts !== undefined ? { ts: item.ts } : ts !== undefined ? { ts } : {}),
     });
     keptFrom = firstKeptSeq;

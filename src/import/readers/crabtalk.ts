@@ -1,4 +1,5 @@
 import { basename, join } from "node:path";
+import type { ResetCause } from "../../model/entry.js";
 import { entryBody } from "../../model/entry.js";
 import type { ChatType } from "../../model/envelope.js";
 import { parseStem, stemOf } from "../../store/jsonl/file-names.js";
@@ -70,7 +71,7 @@ function readFile(
   const channel = checkedField(meta, "channel", "string", file, problems);
   const items: ImportItem[] = [];
   const indexOfSeq = new Map<number, number>();
-  let closed = false;
+  let closed: ResetCause | undefined;
   // CrabTalk keeps the title on the metadata line; sessiond keeps titles as entries.
   if (title && !parsed.entries.some((e) => e.type === "title")) {
     items.push(titleItem(title, parsed.session.createdAt));
@@ -79,7 +80,7 @@ function readFile(
     indexOfSeq.set(entry.seq, items.length);
     const body = entryBody(entry);
     if (body.type === "reset") {
-      closed = true;
+      closed = body.cause;
       continue;
     }
     if (body.type === "compaction") {
@@ -89,6 +90,9 @@ function readFile(
         summary: body.summary,
         ts: entry.ts,
         tokensBefore: body.tokensBefore,
+        tokensAfter: body.tokensAfter,
+        summarizer: body.summarizer,
+        ...(body.model !== undefined ? { model: body.model } : {}),
         ...(keepFrom !== undefined ? { keepFrom } : {}),
       });
       continue;
@@ -108,7 +112,8 @@ function readFile(
     ownKey: true,
     file,
     items,
-    archived: closed,
+    archived: closed !== undefined,
+    ...(closed !== undefined ? { resetCause: closed } : {}),
     createdAt: session.createdAt,
     order: session.generation * 1e9 + seq,
   };
