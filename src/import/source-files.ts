@@ -49,10 +49,23 @@ export class SourceFiles {
     }
   }
 
-  /** A real directory (not a symlink to one), or the folder the operator named (which may be a symlink). */
+  /**
+   * A directory: the folder the operator named (which may be a symlink), one inside it, or a symlink to
+   * one inside it. A symlink to a folder outside is a problem line and false.
+   */
   isDirectory(path: string): boolean {
     try {
-      return (path === this.given ? statSync(path) : lstatSync(path)).isDirectory();
+      if (path === this.given) return statSync(path).isDirectory();
+      const link = lstatSync(path);
+      if (!link.isSymbolicLink()) return link.isDirectory();
+      const real = realpathSync(path);
+      if (!statSync(real).isDirectory()) return false;
+      if (this.inside(real)) return true;
+      this.problems.push({
+        file: path,
+        reason: `a symlink to ${real}, outside the source folder; not followed`,
+      });
+      return false;
     } catch {
       return false;
     }

@@ -61,6 +61,27 @@ describe("import from a hostile folder", () => {
     expect(all).toContain("deploy?");
   });
 
+  it("a sessions folder symlinked out of the folder is not followed; one symlinked inside is", async () => {
+    const out = t.fixture("nanobot-flat");
+    renameSync(join(out, "sessions"), join(t.dir(), "elsewhere"));
+    symlinkSync(join(t.dir(), "elsewhere"), join(out, "sessions"));
+    const report = await importSessions(t.store(), "nanobot", readSource("nanobot", out));
+    expect(report.problems).toEqual([
+      {
+        file: join(out, "sessions"),
+        reason: `a symlink to ${join(t.dir(), "elsewhere")}, outside the source folder; not followed`,
+      },
+    ]);
+    expect(report.read).toBe(0);
+    const inside = join(t.dir(), "inside");
+    mkdirSync(join(inside, "kept"), { recursive: true });
+    renameSync(join(t.dir(), "elsewhere"), join(inside, "kept", "real"));
+    symlinkSync(join("kept", "real"), join(inside, "sessions"));
+    const again = await importSessions(t.store(), "nanobot", readSource("nanobot", inside));
+    expect(again.problems).toEqual([]);
+    expect(again.imported.sessions).toBe(1);
+  });
+
   it("a FIFO in place of a transcript, a meta file or a session file is skipped with a problem; nothing hangs", () => {
     const oc = t.fixture("openclaw-2026.7");
     const sessions = join(oc, "agents", "main", "sessions");

@@ -28,7 +28,8 @@ function sessionFiles(source: SourceFiles, path: string, depth = 0): string[] {
   const files = jsonlNames(source, path).map((n) => join(path, n));
   if (depth > 1) return files;
   for (const d of readdirSync(path, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    if (d.isDirectory() && (/^[0-9a-f]{32}$/.test(d.name) || (d.name === "sessions" && depth === 0)))
+    const named = /^[0-9a-f]{32}$/.test(d.name) || (d.name === "sessions" && depth === 0);
+    if (named && (d.isDirectory() || (d.isSymbolicLink() && source.isDirectory(join(path, d.name)))))
       files.push(...sessionFiles(source, join(path, d.name), depth + 1));
   }
   return files;

@@ -29,10 +29,9 @@ function findFiles(files: SourceFiles, path: string, depth = 0): string[] {
   const out: string[] = [];
   for (const d of readdirSync(path, { withFileTypes: true })) {
     const full = join(path, d.name);
-    if (d.isDirectory() && !(depth === 0 && d.name === "state"))
-      out.push(...findFiles(files, full, depth + 1));
-    else if (!d.isDirectory() && (d.name === "sessions.json" || d.name === "openclaw-agent.sqlite"))
-      out.push(full);
+    const folder = d.isDirectory() || (d.isSymbolicLink() && files.isDirectory(full));
+    if (folder && !(depth === 0 && d.name === "state")) out.push(...findFiles(files, full, depth + 1));
+    else if (!folder && (d.name === "sessions.json" || d.name === "openclaw-agent.sqlite")) out.push(full);
   }
   return out.sort();
 }
