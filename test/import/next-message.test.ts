@@ -114,6 +114,25 @@ const CASES: Case[] = [
     assumed: ["discord:clamps:dm:bob"],
   },
   {
+    // ZeroClaw's own grouping: one session per sender in a room (and thread).
+    source: "zeroclaw",
+    fixture: "zeroclaw",
+    routing: { scope: "zeroclaw-thread" },
+    next: [
+      [{ ...dm("telegram", "12345"), sender: { id: "alice" } }, "remind me at 5"],
+      [
+        {
+          channel: "telegram",
+          chat: { type: "group", id: "-100777", threadId: "42" },
+          sender: { id: "dave" },
+        },
+        "thanks",
+      ],
+      [{ ...dm("discord", "d900"), sender: { id: "bob" }, account: "clamps" }, "status?"],
+    ],
+    assumed: ["discord:d900:-:bob"],
+  },
+  {
     source: "nanobot",
     fixture: "nanobot",
     routing: {},
