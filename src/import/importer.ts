@@ -2,11 +2,12 @@ import { defaultRoutingConfig } from "../keys/config.js";
 import type { RoutingConfig } from "../keys/types.js";
 import type { EntryInput } from "../model/entry.js";
 import { isSessiondError } from "../model/errors.js";
-import type { Session, SessionInit } from "../model/session.js";
+import type { Session } from "../model/session.js";
 import type { Store } from "../store/store.js";
-import { routeSession } from "./route-origin.js";
+import { unconfiguredAgents } from "./agent-map.js";
+import { type ImportAssumption, planKeys, type Routed } from "./plan-keys.js";
 import { sessionInputs } from "./session-inputs.js";
-import type { ImportProblem, ImportSource, SourceRead, SourceSession } from "./types.js";
+import type { ImportProblem, ImportSource, SourceRead } from "./types.js";
 
 export interface ImportOptions {
   /** Report what would come in, write nothing. */
@@ -34,11 +35,20 @@ export interface ImportReport {
   dryRun: boolean;
   /** Sessions read from the source. */
   read: number;
+  /** What the peer stored that does not come in, and why (never a silent drop). */
+  leftOut: ImportProblem[];
   /** Sessions and entries that came in now (or would, with dryRun). */
   imported: { sessions: number; entries: number };
   /** Sessions that were already there in full from an earlier import. */
   alreadyThere: number;
   problems: ImportProblem[];
+  /**
+   * Agents the sessions belong to that sessiond's config does not list: their sessions come in but run no
+   * turn until the agent is added to `agents` or mapped to one (`--agent-map work=main`).
+   */
+  unconfiguredAgents: Array<{ agent: string; sessions: number }>;
+  /** Per session, what its key rests on that the peer's data does not say (new messages may miss it). */
+  assumptions: ImportAssumption[];
   summary: ImportSummary;
 }
 
@@ -62,6 +72,9 @@ export async function importSessions(
     imported: { sessions: 0, entries: 0 },
     alreadyThere: 0,
     problems: [...read.problems],
+    leftOut: [...(read.leftOut ?? [])],
+    assumptions: [],
+    unconfiguredAgents: [],
     summary: {
       sessions: 0,
       entries: 0,
@@ -74,16 +87,14 @@ export async function importSessions(
     },
   };
   const routing = options.routing ?? defaultRoutingConfig();
-  const byKey = new Map<string, Routed[]>();
-  for (const session of read.sessions) {
-    try {
-      const { key, init } = routeSession(session, routing);
-      byKey.set(key, [...(byKey.get(key) ?? []), { ...session, key, init }]);
-    } catch (error) {
-      if (!isSessiondError(error)) throw error;
-      report.problems.push({ file: session.file, reason: `${session.key}: ${error.message}` });
-    }
-  }
+  const byKey = planKeys(read.sessions, routing, report.problems);
+  report.unconfiguredAgents = unconfiguredAgents(
+    [...byKey.values()].flat().map((s) => s.init),
+    routing.agents,
+  );
+  for (const [key, sessions] of byKey)
+    for (const s of sessions)
+      for (const assumed of s.assumed) report.assumptions.push({ file: s.file, key, assumed });
   let done = 0;
   for (const [key, sessions] of byKey) {
     try {
@@ -101,8 +112,6 @@ export async function importSessions(
   report.summary.problems = report.problems.length;
   return report;
 }
-
-type Routed = SourceSession & { init: SessionInit };
 
 function count(summary: ImportSummary, inputs: readonly EntryInput[]): void {
   for (const input of inputs) {
@@ -163,8 +172,13 @@ async function importKey(
     if (report.dryRun) continue;
     // All of them, in order: the store skips those already there and numbers the rest after them.
     for (let i = 0; i < inputs.length; i += APPEND_CHUNK) {
-      await store.append(key, inputs.slice(i, i + APPEND_CHUNK), { init: session.init });
+      await store.append(key, inputs.slice(i, i + APPEND_CHUNK), {
+        init: {
+          ...session.init,
+          ...(session.createdAt !== undefined ? { createdAt: session.createdAt } : {}),
+        },
+      });
     }
-    if (session.archived) await store.archive(key, "manual");
+    if (session.archived) await store.archive(key, session.resetCause ?? "manual");
   }
 }

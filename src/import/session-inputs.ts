@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { EntryInput } from "../model/entry.js";
 import { entryText, estimateTokens } from "../model/entry.js";
+import { placeByTime } from "./session-times.js";
 import type { SourceSession } from "./types.js";
 
 /**
@@ -15,7 +16,7 @@ export function sessionInputs(session: SourceSession, summarizer: string): Entry
   const seqOfItem: number[] = [];
   let keptFrom = 1;
   const ts = session.createdAt;
-  session.items.forEach((item, i) => {
+  placeByTime(session.items).forEach((item, i) => {
     if (item.kind === "compaction" && inputs.length === 0) {
       inputs.push({
         type: "note",
@@ -42,8 +43,9 @@ export function sessionInputs(session: SourceSession, summarizer: string): Entry
       throughSeq,
       firstKeptSeq,
       tokensBefore: item.tokensBefore ?? summarised.reduce((n, e) => n + estimateTokens(entryText(e)), 0),
-      tokensAfter: estimateTokens(item.summary),
-      summarizer,
+      tokensAfter: item.tokensAfter ?? estimateTokens(item.summary),
+      summarizer: item.summarizer ?? summarizer,
+      ...(item.model !== undefined ? { model: item.model } : {}),
       ...(item.ts !== undefined ? { ts: item.ts } : ts !== undefined ? { ts } : {}),
     });
     keptFrom = firstKeptSeq;

@@ -1,4 +1,4 @@
-import type { EntryInput } from "../model/entry.js";
+import type { EntryInput, ResetCause } from "../model/entry.js";
 import type { ChatType } from "../model/envelope.js";
 import type { SessionInit } from "../model/session.js";
 
@@ -21,7 +21,17 @@ export interface ImportProblem {
  */
 export type ImportItem =
   | { kind: "entry"; entry: EntryInput }
-  | { kind: "compaction"; summary: string; ts?: number; keepFrom?: number; tokensBefore?: number };
+  | {
+      kind: "compaction";
+      summary: string;
+      ts?: number;
+      keepFrom?: number;
+      tokensBefore?: number;
+      /** As sessiond recorded them (a file its JSONL store wrote); else the source's name and an estimate. */
+      tokensAfter?: number;
+      summarizer?: string;
+      model?: string;
+    };
 
 /**
  * The chat a source session belongs to, as sessiond's router sees an inbound message: the importer routes
@@ -32,9 +42,12 @@ export interface ChatOrigin {
   channel: string;
   chatType: ChatType;
   chatId: string;
-  senderId: string;
+  /** Absent when the peer's data does not say who wrote (a shared channel session): the route says what it assumed. */
+  senderId?: string;
   threadId?: string;
   account?: string;
+  /** The peer's one session for all of the agent's direct chats (OpenClaw's and PicoClaw's `main`). */
+  sharedMain?: boolean;
 }
 
 /** One session (one generation) of another system, ready to be written to a sessiond store. */
@@ -51,13 +64,22 @@ export interface SourceSession {
   /** Whether the source system considers it closed (an earlier generation of its key). */
   archived: boolean;
   createdAt?: number;
+  /** Why the source closed it, where it says (a reset entry sessiond wrote); else `manual`. */
+  resetCause?: ResetCause;
+  /** What the reader had to assume about the chat (a chat type or account the data does not record). */
+  assumed?: string[];
+  /** The key is sessiond's own (a file sessiond's JSONL store wrote): nothing to route. */
+  ownKey?: boolean;
 }
 
 export interface SourceRead {
   sessions: SourceSession[];
   problems: ImportProblem[];
+  /** What the peer stored that does not come in, and why: nothing is left out without a line here. */
+  leftOut?: ImportProblem[];
 }
 
-export function emptyRead(): SourceRead {
-  return { sessions: [], problems: [] };
+/** A read whose problems are the source folder's own list (refused files, lines over a cap). */
+export function emptyRead(problems: ImportProblem[] = [], leftOut: ImportProblem[] = []): SourceRead {
+  return { sessions: [], problems, leftOut };
 }

@@ -11,6 +11,11 @@ export interface SessionInit {
   chatType?: ChatType;
   /** The sender (or API user) whose message created the session. */
   createdBy: string;
+  /**
+   * When the session began, if before its first entry and before now (an imported session's start, as
+   * the other system recorded it). Only read when the session is created.
+   */
+  createdAt?: number;
 }
 
 /** One history generation of a key. A reset archives it and starts the next generation. */

@@ -24,7 +24,7 @@ export function newSession(key: string, init: SessionInit, generation: number, n
     channel: init.channel,
     createdBy: init.createdBy,
     title: "",
-    createdAt: now,
+    createdAt: init.createdAt !== undefined ? Math.min(now, init.createdAt) : now,
     lastActivityAt: now,
     entryCount: 0,
     messageCount: 0,

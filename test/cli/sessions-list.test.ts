@@ -30,6 +30,8 @@ describe("sessiond sessions list", () => {
     const dir = tempDir();
     const dataDir = join(dir, "data");
     await seedFive(dataDir);
+    // ops is configured: a session of an agent the config lacks is marked (test/import/agents.test.ts).
+    writeFileSync(join(dir, "sessiond.yaml"), "agents:\n  - id: main\n  - id: ops\n");
     const result = await cli(dir, ["--data-dir", dataDir, "sessions", "list"]);
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split("\n");

@@ -1,6 +1,7 @@
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterEach, beforeEach, expect } from "vitest";
 import { type ImportOptions, type ImportReport, importSessions } from "../../src/import/importer.js";
 import { readSource } from "../../src/import/read-source.js";
@@ -78,4 +79,16 @@ export async function importTwice(
   expect(second.imported).toEqual({ sessions: 0, entries: 0 });
   expect(second.alreadyThere).toBe(first.imported.sessions);
   return first;
+}
+
+/** The committed `.gz` files of a fixture copy (OpenClaw 2026.9 databases) unpacked in place. */
+export function gunzipAll(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) gunzipAll(path);
+    else if (name.endsWith(".gz")) {
+      writeFileSync(path.slice(0, -3), gunzipSync(readFileSync(path)));
+      rmSync(path);
+    }
+  }
 }

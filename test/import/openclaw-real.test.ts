@@ -1,24 +1,10 @@
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../src/model/entry.js";
-import { importTwice, shape, unpadded, useImportDir } from "./helpers.js";
+import { gunzipAll, importTwice, shape, unpadded, useImportDir } from "./helpers.js";
 
 // State folders written by OpenClaw's own code (test/import/generators/openclaw-real.mjs): its output wins
 // over peer-formats.md where they differ. The 2026.9 databases are committed gzipped.
 const t = useImportDir();
-
-function gunzipAll(dir: string): void {
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) gunzipAll(path);
-    else if (name.endsWith(".gz")) {
-      writeFileSync(path.slice(0, -3), gunzipSync(readFileSync(path)));
-      rmSync(path);
-    }
-  }
-}
 
 describe.each(["2026.7", "2026.9"])(
   "import --from openclaw, state written by OpenClaw %s itself",

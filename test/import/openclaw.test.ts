@@ -7,15 +7,17 @@ import { defaultRoutingConfig } from "../../src/keys/config.js";
 import { importTwice, shape, unpadded, useImportDir } from "./helpers.js";
 
 const t = useImportDir();
+// The compaction and the title lines were written (08:31) after the messages' own times (up to 04:40):
+// they come in at their time, the compaction still keeping from its firstKeptEntryId.
 const lisbon = [
   "user:weather in Lisbon?",
   "assistant:Checking. [weather#call_w1]",
   "tool(call_w1):21C, clear. token=[redacted]",
   "assistant:It is 21C and clear.",
-  "compaction:User asked about the weather in Lisbon: 21C.",
-  "title:Trip to Lisbon",
   "user:thanks",
   "assistant:You're welcome.",
+  "compaction:User asked about the weather in Lisbon: 21C.",
+  "title:Trip to Lisbon",
 ];
 
 describe("import --from openclaw", () => {
@@ -64,10 +66,12 @@ describe("import --from openclaw", () => {
       toolCallId: "call_w1",
       parts: [{ kind: "tool", name: "weather" }],
     });
-    expect(entries[4]).toMatchObject({ fromSeq: 1, throughSeq: 3, firstKeptSeq: 4, tokensBefore: 1234 });
+    expect(entries[6]).toMatchObject({ fromSeq: 1, throughSeq: 3, firstKeptSeq: 4, tokensBefore: 1234 });
+    const times = entries.map((e) => e.ts);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
     const context = (await t.store().loadContext("telegram:12345"))!;
     expect(context.summary?.summary).toBe("User asked about the weather in Lisbon: 21C.");
-    expect(shape(context.entries)).toEqual([lisbon[3], ...lisbon.slice(5)]);
+    expect(shape(context.entries)).toEqual([...lisbon.slice(3, 6), lisbon[7]]);
     expect(JSON.stringify(entries)).not.toMatch(/hunter2|ghp_/);
 
     expect(shape(await t.store().readEntries((await t.store().getSession("discord:c42"))!.id))).toEqual([

@@ -21,11 +21,14 @@ describe("import --from picoclaw", () => {
       "assistant: [weather#call_1]",
       "tool(call_1):21C & clear",
       "assistant:It is 21C <nice>.",
-      "compaction:User plans a trip to Lisbon; it is 21C.",
       "user:book it",
       "assistant:Booked.",
+      // Summarised after the turn (meta updated_at), keeping the lines after `skip`.
+      "compaction:User plans a trip to Lisbon; it is 21C.",
     ]);
-    expect(entries[3]!.ts).toBe(Date.parse("2026-11-30T04:00:03Z")); // +08:00 offset
+    // "12:00:03+08:00" is 04:00:03Z, before the line above it (12:00:02Z): raised to it, times stay monotonic.
+    expect(entries[3]!.ts).toBe(Date.parse("2026-11-30T12:00:02Z"));
+    expect(entries[6]).toMatchObject({ ts: Date.parse("2026-11-30T12:05:01Z"), firstKeptSeq: 5 });
     const context = (await t.store().loadContext("telegram:12345"))!;
     expect(shape(context.entries.filter((e) => e.type === "message"))).toEqual([
       "user:book it",

@@ -59,7 +59,8 @@ describe("import --from zeroclaw", () => {
       "tool(call_2):a.txt",
       "assistant:One file: a.txt.",
       "user:thanks",
-      "note(ZEROCLAW_INTERRUPTED):[Session interrupted — not continuing this request]",
+      // ZeroClaw keeps it in its history as an assistant message, and so does the import.
+      "assistant:[Session interrupted — not continuing this request]",
     ]);
     expect(shape(await t.store().readEntries((await t.store().getSession("telegram:555"))!.id))).toEqual([
       "user:old",

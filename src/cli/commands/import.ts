@@ -10,6 +10,7 @@ interface ImportOptions extends GlobalOptions {
   from: ImportSource;
   dryRun?: boolean;
   agent?: string;
+  agentMap?: string;
   json?: boolean;
 }
 
@@ -28,41 +29,52 @@ export function registerImport(program: Command, io: CliIo): void {
     .option("--dry-run", "only report what would come in")
     .option(
       "--agent <id>",
-      "the agent for systems whose files name none (zeroclaw, nanobot, picoclaw), and the one OpenClaw's main and CrabTalk's crab become",
-      "main",
+      "the agent for systems whose files name none (zeroclaw, nanobot, picoclaw), and the one the peer's default agent (OpenClaw's main, CrabTalk's crab, ZeroClaw's default) becomes (default: sessiond's default agent)",
     )
+    .option("--agent-map <pairs>", "give a peer agent's sessions to a sessiond agent: work=main,ops=main")
     .option("--json", "print the report as JSON")
     .action(async (path: string, _options: unknown, command: Command) => {
       const options = command.optsWithGlobals<ImportOptions>();
       const dryRun = options.dryRun === true;
-      const [{ importSessions }, { readSource }] = await Promise.all([
+      const [{ importSessions }, { readSource }, { parseAgentMap }] = await Promise.all([
         import("../../import/importer.js"),
         import("../../import/read-source.js"),
+        import("../../import/agent-map.js"),
       ]);
-      const read = readSource(options.from, resolve(io.cwd, path), { agent: options.agent ?? "main" });
+      const agentMap = options.agentMap !== undefined ? parseAgentMap(options.agentMap) : undefined;
       const progress = progressReporter(
         io.stderr,
         io.stderrIsTTY === true,
         dryRun ? "checking" : "importing",
       );
-      const report = await withEngine(options, io, { readOnly: dryRun }, (engine) =>
-        importSessions(engine.store, options.from, read, {
+      const report = await withEngine(options, io, { readOnly: dryRun }, (engine) => {
+        const read = readSource(options.from, resolve(io.cwd, path), {
+          agent: options.agent ?? engine.routing.defaultAgent,
+          ...(agentMap ? { agentMap } : {}),
+        });
+        return importSessions(engine.store, options.from, read, {
           dryRun,
           onProgress: progress,
           routing: engine.routing,
-        }),
-      );
+        });
+      });
       if (options.json) {
         io.stdout(`${JSON.stringify(report, null, 2)}\n`);
         return;
       }
       for (const problem of report.problems) io.stderr(`warning: ${where(problem)}: ${problem.reason}\n`);
+      for (const { agent, sessions } of report.unconfiguredAgents)
+        io.stderr(
+          `agent ${agent}: ${plural(sessions, "session")}; add it to agents or map it (--agent-map ${agent}=<agent>)\n`,
+        );
+      for (const item of report.leftOut) io.stderr(`left out: ${where(item)}: ${item.reason}\n`);
+      for (const a of report.assumptions) io.stderr(`note: ${a.key} (${a.file}): ${a.assumed}\n`);
       const verb = dryRun ? "would import" : "imported";
       const s = report.summary;
       io.stdout(
         `read ${plural(report.read, "session")} from ${options.from}; ${verb} ${plural(report.imported.sessions, "session")} ` +
           `(${plural(report.imported.entries, "entry")}); ${report.alreadyThere} already there; ` +
-          `${plural(report.problems.length, "problem")}\n` +
+          `${plural(report.problems.length, "problem")}; ${plural(report.assumptions.length, "assumption")} about chats; ${report.leftOut.length} left out on purpose\n` +
           `${options.from}: ${plural(s.sessions, "session")}, ${plural(s.entries, "entry")}, ` +
           `${plural(s.messages, "message")}, ${plural(s.toolCalls, "tool call")}, ` +
           `${plural(s.toolResults, "tool result")}, ${plural(s.summaries, "summary")}, ` +

@@ -45,19 +45,30 @@ export function registerList(sessions: Command, io: CliIo): void {
         ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
         ...(options.all ? { includeArchived: true } : {}),
       };
-      const { page, resetsAt } = await withEngine(options, io, { readOnly: true }, async (engine) => {
+      const { page, resetsAt, agents } = await withEngine(options, io, { readOnly: true }, async (engine) => {
         const page = await engine.sessions.list(query);
-        return { page, resetsAt: page.sessions.map((s) => engine.sessions.resetDueAt(s)) };
+        return {
+          page,
+          resetsAt: page.sessions.map((s) => engine.sessions.resetDueAt(s)),
+          agents: engine.routing.agents,
+        };
       });
+      // Sessions of an agent the config does not list (brought in by an import) run no turn: said, not hidden.
+      const unconfigured = [...new Set(page.sessions.map((s) => s.agent).filter((a) => !agents.includes(a)))];
       if (options.json) {
-        io.stdout(`${JSON.stringify(page, null, 2)}\n`);
+        const out = unconfigured.length > 0 ? { ...page, unconfiguredAgents: unconfigured } : page;
+        io.stdout(`${JSON.stringify(out, null, 2)}\n`);
         return;
       }
       if (page.sessions.length === 0) {
         io.stdout(options.cursor ? "No more sessions.\n" : "No sessions.\n");
         return;
       }
-      io.stdout(sessionTable(page.sessions, resetsAt, now));
+      io.stdout(sessionTable(page.sessions, resetsAt, now, agents));
+      for (const agent of unconfigured)
+        io.stdout(
+          `\nagent ${agent} is not configured: its sessions run no turn; add it to agents, or import again with --agent-map ${agent}=<agent>\n`,
+        );
       if (page.nextCursor !== undefined) {
         io.stdout(`\nMore sessions: ${nextPageCommand(options, page.nextCursor)}\n`);
       }
@@ -69,12 +80,13 @@ function sessionTable(
   sessions: readonly Session[],
   resetsAt: ReadonlyArray<number | undefined>,
   now: number,
+  agents: readonly string[],
 ): string {
   const withResets = resetsAt.some((at) => at !== undefined);
   return renderTable(
     [
       { header: "KEY", max: 48 },
-      { header: "AGENT", max: 16 },
+      { header: "AGENT", max: 24 },
       { header: "CHANNEL", max: 16 },
       { header: "TITLE", max: 32 },
       { header: "MSGS", align: "right" },
@@ -86,7 +98,7 @@ function sessionTable(
       const resetAt = resetsAt[i];
       return [
         s.key,
-        s.agent,
+        agents.includes(s.agent) ? s.agent : `${s.agent} (unconfigured)`,
         s.channel,
         s.title === "" ? "-" : s.title,
         String(s.messageCount),

@@ -25,15 +25,25 @@ export function registerShow(sessions: Command, io: CliIo): void {
     .option("--limit <n>", "only the newest <n> entries", intIn(1, Number.MAX_SAFE_INTEGER))
     .action(async (key: string, _options: unknown, command: Command) => {
       const options = command.optsWithGlobals<ShowOptions>();
-      const { history, runtimes } = await withEngine(options, io, { readOnly: true }, async (engine) => ({
-        history: await readHistory(engine, key, options),
-        runtimes: await engine.agents.conversation(key),
-      }));
+      const { history, runtimes, agents } = await withEngine(
+        options,
+        io,
+        { readOnly: true },
+        async (engine) => ({
+          history: await readHistory(engine, key, options),
+          runtimes: await engine.agents.conversation(key),
+          agents: engine.routing.agents,
+        }),
+      );
       if (options.json) {
         io.stdout(exportJson(history.sessions, history.entries, { generations: options.all === true }));
         return;
       }
       io.stdout(transcript(history, io.now()));
+      if (!agents.includes(history.current.agent))
+        io.stdout(
+          `\nagent ${history.current.agent} is not configured: this session runs no turn; add it to agents, or import again with --agent-map ${history.current.agent}=<agent>\n`,
+        );
       io.stdout(formatRuntimeSessions([history.current.agent], runtimes));
     });
 }

@@ -1,10 +1,12 @@
-import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import type { ResetCause } from "../../model/entry.js";
 import { entryBody } from "../../model/entry.js";
 import type { ChatType } from "../../model/envelope.js";
 import { parseStem, stemOf } from "../../store/jsonl/file-names.js";
 import { parseSessionFile } from "../../store/jsonl/session-file.js";
+import { screenLines } from "../jsonl-lines.js";
 import { isObject, messageEntry, reasoningParts, timeOf, toolCallsOf } from "../messages.js";
+import type { SourceFiles } from "../source-files.js";
 import type { ChatOrigin, ImportItem, ImportProblem, SourceRead, SourceSession } from "../types.js";
 import { emptyRead } from "../types.js";
 import { jsonlNames, sessionsDir } from "./dir-files.js";
@@ -20,14 +22,14 @@ const CHAT_TYPES = new Set(["direct", "group", "channel", "thread"]);
  * their time), the metadata title; the files of one `(agent, created_by)` are its generations in seq
  * order, the last one current. Files sessiond's JSONL store wrote are read by the store's own parser.
  */
-export function readCrabtalk(path: string, agent: string): SourceRead {
-  const read = emptyRead();
-  const dir = sessionsDir(path);
+export function readCrabtalk(files: SourceFiles, path: string, agent: string): SourceRead {
+  const read = emptyRead(files.problems, files.leftOut);
+  const dir = sessionsDir(files, path);
   const byKey = new Map<string, Array<SourceSession & { order: number }>>();
-  for (const name of jsonlNames(dir)) {
+  for (const name of jsonlNames(files, dir)) {
     const file = join(dir, name);
     try {
-      const source = readFile(file, name, agent, read.problems);
+      const source = readFile(files, file, name, agent);
       if (source) byKey.set(source.key, [...(byKey.get(source.key) ?? []), source]);
     } catch (error) {
       read.problems.push({ file, reason: `cannot read: ${(error as Error).message}` });
@@ -44,12 +46,15 @@ export function readCrabtalk(path: string, agent: string): SourceRead {
 }
 
 function readFile(
+  files: SourceFiles,
   file: string,
   name: string,
   defaultAgent: string,
-  problems: ImportProblem[],
 ): (SourceSession & { order: number }) | undefined {
-  const bytes = readFileSync(file);
+  const { problems } = files;
+  const read = files.read(file);
+  if (!read) return undefined;
+  const bytes = screenLines(files, file, read);
   const { parsed, problems: found } = parseSessionFile(name, bytes);
   for (const p of found) if (!parsed?.foreign) problems.push({ file, line: p.line, reason: p.reason });
   if (!parsed) return undefined;
@@ -60,14 +65,13 @@ function readFile(
     (parsed.meta as unknown as Record<string, unknown>);
   const title = checkedField(meta, "title", "string", file, problems);
   const seq = parseStem(stemOf(name))?.seq ?? 0;
-  if (parsed.foreign)
-    return { ...foreignSession(file, bytes, meta, title, defaultAgent, problems), order: seq };
+  if (parsed.foreign) return { ...foreignSession(files, file, bytes, meta, title, defaultAgent), order: seq };
 
   const chatType = checkedField(meta, "chat_type", "string", file, problems);
   const channel = checkedField(meta, "channel", "string", file, problems);
   const items: ImportItem[] = [];
   const indexOfSeq = new Map<number, number>();
-  let closed = false;
+  let closed: ResetCause | undefined;
   // CrabTalk keeps the title on the metadata line; sessiond keeps titles as entries.
   if (title && !parsed.entries.some((e) => e.type === "title")) {
     items.push(titleItem(title, parsed.session.createdAt));
@@ -76,7 +80,7 @@ function readFile(
     indexOfSeq.set(entry.seq, items.length);
     const body = entryBody(entry);
     if (body.type === "reset") {
-      closed = true;
+      closed = body.cause;
       continue;
     }
     if (body.type === "compaction") {
@@ -86,6 +90,9 @@ function readFile(
         summary: body.summary,
         ts: entry.ts,
         tokensBefore: body.tokensBefore,
+        tokensAfter: body.tokensAfter,
+        summarizer: body.summarizer,
+        ...(body.model !== undefined ? { model: body.model } : {}),
         ...(keepFrom !== undefined ? { keepFrom } : {}),
       });
       continue;
@@ -102,9 +109,11 @@ function readFile(
       ...(chatType && CHAT_TYPES.has(chatType) ? { chatType: chatType as ChatType } : {}),
     },
     sourceId: `crabtalk:${session.id}`,
+    ownKey: true,
     file,
     items,
-    archived: closed,
+    archived: closed !== undefined,
+    ...(closed !== undefined ? { resetCause: closed } : {}),
     createdAt: session.createdAt,
     order: session.generation * 1e9 + seq,
   };
@@ -147,13 +156,14 @@ function titleItem(title: string, ts: number | undefined): ImportItem {
 }
 
 function foreignSession(
+  files: SourceFiles,
   file: string,
   bytes: Buffer,
   meta: Record<string, unknown>,
   title: string | undefined,
   defaultAgent: string,
-  problems: ImportProblem[],
 ): SourceSession {
+  const { problems } = files;
   const agentName = String(meta.agent);
   const createdBy = String(meta.created_by);
   const agent = agentName === CRABTALK_DEFAULT_AGENT ? defaultAgent : agentName;
@@ -162,20 +172,18 @@ function foreignSession(
   // Message lines carry no time: each gets the next real time after it (an event's `ts`, a marker's
   // `archived_at`), else the last persist time on the metadata line.
   const times: Array<number | undefined> = [];
+  let events = 0;
   const lines = bytes.toString("utf8").split("\n");
   for (let i = 1; i < lines.length; i++) {
     const text = lines[i] ?? "";
     if (text.trim() === "") continue;
     const where = { file, line: i + 1 };
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      problems.push({ ...where, reason: i === lines.length - 1 ? "torn last line" : "not JSON" });
-      continue;
-    }
+    const before = problems.length;
+    const value = files.json(text, where);
     if (!isObject(value)) {
-      problems.push({ ...where, reason: "not a JSON object" });
+      if (problems.length === before) problems.push({ ...where, reason: "not a JSON object" });
+      else if (i === lines.length - 1 && problems.at(-1)?.reason === "not JSON")
+        problems.splice(-1, 1, { ...where, reason: "torn last line" });
       continue;
     }
     if (typeof value.compact === "string") {
@@ -188,6 +196,7 @@ function foreignSession(
       // Run events (tool timings, usage): no history, but a real time for the messages before them.
       const ts = timeOf(value.ts);
       if (ts !== undefined) times[items.length - 1] ??= ts;
+      events++;
       continue;
     }
     const message = isObject(value.message) ? value.message : value;
@@ -198,13 +207,22 @@ function foreignSession(
       times.push(undefined);
     }
   }
-  let next = lastPersist;
+  // The last persist time dates the messages after the last real time only if it is not before it (a
+  // marker's archived_at can be later); otherwise they take the time before them (placeByTime).
+  const latest = Math.max(...times.map((t) => t ?? Number.NEGATIVE_INFINITY));
+  if (events > 0)
+    files.leftOut.push({
+      file,
+      reason: `${events} event lines (run timings, usage): no history; their times date the messages`,
+    });
+  let next = lastPersist !== undefined && lastPersist >= latest ? lastPersist : undefined;
   for (let i = items.length - 1; i >= 0; i--) {
     next = times[i] ?? next;
     const item = items[i];
     if (item?.kind === "entry" && next !== undefined) item.entry.ts = next;
   }
-  if (title) items.push(titleItem(title, lastPersist));
+  // CrabTalk records no time for its title (created_at is the last persist): it comes after the messages.
+  if (title) items.push(titleItem(title, undefined));
   return {
     key: `${agentName}:${createdBy}`,
     init: { agent, channel: "crabtalk", createdBy },
@@ -214,7 +232,7 @@ function foreignSession(
     file,
     items,
     archived: false,
-    ...(lastPersist !== undefined ? { createdAt: lastPersist } : {}),
+    // No start time: CrabTalk's created_at is the last persist, so the first message's time stands for it.
   };
 }
 

@@ -1,16 +1,16 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { SourceFiles } from "../source-files.js";
 
-/** The regular `*.jsonl` files of a folder (not hidden ones), sorted. */
-export function jsonlNames(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((d) => d.isFile() && d.name.endsWith(".jsonl") && !d.name.startsWith("."))
-    .map((d) => d.name)
-    .sort();
+/**
+ * The `*.jsonl` names of a folder (not hidden ones, not folders), sorted. Symlinks, FIFOs and devices
+ * are listed too: reading one is where it is refused, with a problem line, rather than left out unseen.
+ */
+export function jsonlNames(files: SourceFiles, dir: string): string[] {
+  return files.names(dir).filter((name) => name.endsWith(".jsonl"));
 }
 
 /** The sessions folder of a peer's home or workspace (`<path>/sessions`), or the path itself. */
-export function sessionsDir(path: string): string {
+export function sessionsDir(files: SourceFiles, path: string): string {
   const inner = join(path, "sessions");
-  return existsSync(inner) && statSync(inner).isDirectory() ? inner : path;
+  return files.isDirectory(inner) ? inner : path;
 }

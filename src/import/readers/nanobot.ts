@@ -1,7 +1,8 @@
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { readJsonLines } from "../jsonl-lines.js";
 import { isObject, timeOf } from "../messages.js";
+import type { SourceFiles } from "../source-files.js";
 import type { ImportItem, SourceRead } from "../types.js";
 import { emptyRead } from "../types.js";
 import { chatItem, keyedSession, keyFromStem, splitKey } from "./chat-lines.js";
@@ -15,26 +16,27 @@ import { jsonlNames } from "./dir-files.js";
  * after the first `last_consolidated` messages; `_command` turns are kept as notes, out of the context, as
  * nanobot never replays them.
  */
-export function readNanobot(path: string, agent: string): SourceRead {
-  const read = emptyRead();
-  for (const file of sessionFiles(path)) readFile(file, agent, read);
+export function readNanobot(files: SourceFiles, path: string, agent: string): SourceRead {
+  const read = emptyRead(files.problems, files.leftOut);
+  for (const file of sessionFiles(files, path)) readFile(files, file, agent, read);
   return read;
 }
 
 /** The session files at `path`: its own `*.jsonl`, those of its 32-hex workspace folders, and of `sessions/`. */
-function sessionFiles(path: string, depth = 0): string[] {
-  if (statSync(path).isFile()) return [path];
-  const files = jsonlNames(path).map((n) => join(path, n));
+function sessionFiles(source: SourceFiles, path: string, depth = 0): string[] {
+  if (!source.isDirectory(path)) return [path];
+  const files = jsonlNames(source, path).map((n) => join(path, n));
   if (depth > 1) return files;
   for (const d of readdirSync(path, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    if (d.isDirectory() && (/^[0-9a-f]{32}$/.test(d.name) || (d.name === "sessions" && depth === 0)))
-      files.push(...sessionFiles(join(path, d.name), depth + 1));
+    const named = /^[0-9a-f]{32}$/.test(d.name) || (d.name === "sessions" && depth === 0);
+    if (named && (d.isDirectory() || (d.isSymbolicLink() && source.isDirectory(join(path, d.name)))))
+      files.push(...sessionFiles(source, join(path, d.name), depth + 1));
   }
   return files;
 }
 
-function readFile(file: string, agent: string, read: SourceRead): void {
-  const lines = readJsonLines(file, read.problems);
+function readFile(files: SourceFiles, file: string, agent: string, read: SourceRead): void {
+  const lines = readJsonLines(files, file);
   const first = lines[0];
   const meta = first?.value._type === "metadata" ? first.value : undefined;
   const stem = file.slice(file.lastIndexOf("/") + 1, -".jsonl".length);
@@ -52,6 +54,13 @@ function readFile(file: string, agent: string, read: SourceRead): void {
       ? meta.last_consolidated
       : 0;
   const body = lines.filter((l) => l.value._type === undefined);
+  for (const l of lines)
+    if (l.value._type !== undefined && l.value._type !== "metadata")
+      read.leftOut?.push({
+        file,
+        line: l.line,
+        reason: `a ${String(l.value._type)} line: the provider's state, not history`,
+      });
   const total = body.length;
   const summary = isObject(info._last_summary) ? info._last_summary : undefined;
   const summaryAt = consolidated > 0 && consolidated <= total ? consolidated : 0;
@@ -105,7 +114,17 @@ function readFile(file: string, agent: string, read: SourceRead): void {
   const session = keyedSession(key, agent, `nanobot:${key}`, file, items, false, timeOf(meta?.created_at));
   read.sessions.push(
     channel !== "discord" && channel !== "import"
-      ? { ...session, origin: { agent, channel, chatType: "direct", chatId: id, senderId: id } }
+      ? {
+          ...session,
+          origin: { agent, channel, chatType: "direct", chatId: id, senderId: id },
+          ...(channel === "telegram"
+            ? {}
+            : {
+                assumed: [
+                  `nanobot records the ${channel} chat id only; a direct chat whose sender id is ${id} is assumed`,
+                ],
+              }),
+        }
       : session,
   );
 }

@@ -1,7 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { readJsonLines } from "../jsonl-lines.js";
 import { isObject } from "../messages.js";
+import type { SourceFiles } from "../source-files.js";
 import type { SourceRead } from "../types.js";
 import { openclawChat } from "./openclaw-keys.js";
 import { openclawSession } from "./openclaw-session.js";
@@ -26,16 +26,24 @@ interface Live {
  * the live one) started first at or after the reset, or, with none, kept under `<agent>:openclaw:<id>`.
  */
 export function readSessionsJson(
+  files: SourceFiles,
   file: string,
   agentId: string,
   defaultAgent: string,
   read: SourceRead,
 ): void {
-  let index: unknown;
-  try {
-    index = JSON.parse(readFileSync(file, "utf8"));
-  } catch {
-    read.problems.push({ file, line: 1, reason: "sessions.json is not JSON (a zero-byte or torn index)" });
+  const text = files.text(file);
+  if (text === undefined) return;
+  const before = read.problems.length;
+  // The index is one JSON text, a whole file: its cap is the file's, not a line's.
+  const index = files.json(text, { file, line: 1 }, "sessions.json:", files.limits.fileBytes);
+  if (read.problems.length > before) {
+    if (read.problems.at(-1)?.reason === "sessions.json: not JSON")
+      read.problems.splice(-1, 1, {
+        file,
+        line: 1,
+        reason: "sessions.json is not JSON (a zero-byte or torn index)",
+      });
     return;
   }
   if (!isObject(index)) {
@@ -49,23 +57,30 @@ export function readSessionsJson(
       read.problems.push({ file, reason: `entry ${JSON.stringify(rawKey)} has no valid sessionId` });
       continue;
     }
-    const transcriptFile = transcriptOf(dir, value.sessionId, value.sessionFile);
+    const transcriptFile = transcriptOf(files, dir, value.sessionId, value.sessionFile);
     // A key with no transcript yet is normal in OpenClaw: nothing to bring in.
-    if (!existsSync(transcriptFile)) continue;
+    if (!files.exists(transcriptFile)) continue;
     live.push({
       rawKey,
       entry: value,
-      transcript: readFileTranscript(transcriptFile, read),
+      transcript: readFileTranscript(files, transcriptFile, read),
       file: transcriptFile,
     });
   }
+  for (const name of files.names(dir))
+    if (/\.jsonl\.deleted\./.test(name))
+      files.leftOut.push({
+        file: join(dir, name),
+        reason: "the transcript of a session deleted in OpenClaw",
+      });
   const liveIds = new Set(live.map((l) => l.transcript.id ?? ""));
-  const archives = readdirSync(dir)
+  const archives = files
+    .names(dir)
     .map((name) => ({ name, match: RESET_ARCHIVE.exec(name) }))
     .filter((a) => a.match !== null)
     .map(({ name, match }) => {
       const path = join(dir, name);
-      const transcript = readFileTranscript(path, read);
+      const transcript = readFileTranscript(files, path, read);
       return { path, transcript, resetAt: Date.parse(`${match?.[2]}:${match?.[3]}:${match?.[4]}`) };
     })
     .filter((a) => !liveIds.has(a.transcript.id ?? ""))
@@ -116,24 +131,24 @@ export function readSessionsJson(
   }
 }
 
-function transcriptOf(dir: string, sessionId: string, sessionFile: unknown): string {
+function transcriptOf(files: SourceFiles, dir: string, sessionId: string, sessionFile: unknown): string {
   const fallback = join(dir, `${sessionId}.jsonl`);
   if (typeof sessionFile !== "string" || sessionFile === "") return fallback;
   const path = isAbsolute(sessionFile) ? sessionFile : resolve(dir, sessionFile);
   const inside = !relative(dir, path).startsWith("..") && dirname(path) === dir;
-  if (inside && existsSync(path)) return path;
+  if (inside && files.exists(path)) return path;
   // A state folder copied from elsewhere: the same file name in this agent's sessions folder.
   if (/[/\\]agents[/\\][^/\\]+[/\\]sessions[/\\][^/\\]+$/.test(sessionFile)) {
     const here = join(dir, basename(sessionFile));
-    if (existsSync(here)) return here;
+    if (files.exists(here)) return here;
   }
   return fallback;
 }
 
-function readFileTranscript(file: string, read: SourceRead): Transcript {
-  const lines = readJsonLines(file, read.problems).map((l) => ({
+function readFileTranscript(files: SourceFiles, file: string, read: SourceRead): Transcript {
+  const lines = readJsonLines(files, file).map((l) => ({
     where: { file, line: l.line },
     event: l.value,
   }));
-  return readTranscript(lines, read.problems);
+  return readTranscript(lines, read.problems, files.leftOut);
 }

@@ -35,8 +35,26 @@ export function openclawChat(
   const thread = threadId === undefined ? "" : `:thread:${threadId}`;
   const parts = base.split(":");
   const head = parts[0] ?? "";
-  if (parts.length === 1 && head === "main")
-    return { agent, fallbackKey: `${agent}:main${thread}`, channel: "openclaw", peer: "main" };
+  if (parts.length === 1 && head === "main") {
+    // dmScope main: every DM of the agent shares it; the channel, where the entry names one, routes it.
+    const channel = channelOf(entry);
+    const fallbackKey = `${agent}:main${thread}`;
+    if (!channel) return { agent, fallbackKey, channel: "openclaw", peer: "main" };
+    return {
+      agent,
+      fallbackKey,
+      channel,
+      peer: "main",
+      origin: {
+        agent,
+        channel,
+        chatType: "direct",
+        chatId: "main",
+        sharedMain: true,
+        ...(threadId !== undefined ? { threadId } : {}),
+      },
+    };
+  }
   if (INTERNAL.has(head)) return { agent, fallbackKey: rawKey, channel: "openclaw", peer: rest };
   const kindAt = parts.findIndex((p, i) => i <= 2 && (p === "direct" || p === "group" || p === "channel"));
   if (kindAt === -1) return { agent, fallbackKey: `${prefix}${rest}`, channel: "openclaw", peer: rest };
@@ -46,8 +64,7 @@ export function openclawChat(
   const account = kindAt === 2 ? parts[1] : undefined;
   const fallbackKey = channel ? `${prefix}${channel}:${peer}${thread}` : `${prefix}direct:${peer}${thread}`;
   if (!channel || peer === "") return { agent, fallbackKey, channel: channel ?? "openclaw", peer };
-  // A Discord guild channel is keyed per sender in sessiond; OpenClaw's channel session has no single one.
-  if (kind !== "direct" && channel === "discord") return { agent, fallbackKey, channel, peer };
+  // A group or channel session is the whole room's: OpenClaw records no single sender for it.
   return {
     agent,
     fallbackKey,
@@ -58,7 +75,7 @@ export function openclawChat(
       channel,
       chatType: kind,
       chatId: peer,
-      senderId: peer,
+      ...(kind === "direct" ? { senderId: peer } : {}),
       ...(threadId !== undefined ? { threadId } : {}),
       ...(account !== undefined && account !== "default" ? { account } : {}),
     },

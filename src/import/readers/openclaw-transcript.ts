@@ -26,7 +26,11 @@ export interface Transcript {
  * linked to their call, `compaction` lines compactions keeping from `firstKeptEntryId`, `session_info`
  * titles; extension messages and branch summaries are kept as notes.
  */
-export function readTranscript(lines: readonly TranscriptLine[], problems: ImportProblem[]): Transcript {
+export function readTranscript(
+  lines: readonly TranscriptLine[],
+  problems: ImportProblem[],
+  leftOut: ImportProblem[] = [],
+): Transcript {
   const out: Transcript = { items: [] };
   const header = lines.find((l) => l.event.type === "session");
   if (header) {
@@ -35,7 +39,15 @@ export function readTranscript(lines: readonly TranscriptLine[], problems: Impor
     if (started !== undefined) out.startedAt = started;
   }
   const itemOfId = new Map<string, number>();
-  for (const { where, event } of activeBranch(lines, problems)) {
+  const active = activeBranch(lines, problems);
+  const first = lines[0]?.where;
+  if (first && active.length < lines.length)
+    leftOut.push({
+      ...first,
+      reason: `${lines.length - active.length} lines off the active branch (abandoned branches, side entries; OpenClaw does not replay them)`,
+    });
+  const noHistory = new Map<string, number>();
+  for (const { where, event } of active) {
     const ts = timeOf(event.timestamp);
     const at = ts !== undefined ? { ts } : {};
     const push = (item: ImportItem) => {
@@ -93,9 +105,15 @@ export function readTranscript(lines: readonly TranscriptLine[], problems: Impor
         break;
       default:
         if (typeof event.type !== "string") problems.push({ ...where, reason: "line without a type" });
+        else noHistory.set(event.type, (noHistory.get(event.type) ?? 0) + 1);
       // model_change, thinking_level_change, label (a bookmark), custom (extension state), leaf: no history.
     }
   }
+  if (first && noHistory.size > 0)
+    leftOut.push({
+      ...first,
+      reason: `no history in ${[...noHistory].map(([type, n]) => `${n} ${type}`).join(", ")} (model and thinking-level changes, bookmarks, extension state)`,
+    });
   return out;
 }
 

@@ -1,5 +1,6 @@
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { basename, join } from "node:path";
+import type { SourceFiles } from "../source-files.js";
 import type { SourceRead } from "../types.js";
 import { emptyRead } from "../types.js";
 import { readSessionsJson } from "./openclaw-files.js";
@@ -11,25 +12,26 @@ import { readAgentDatabase } from "./openclaw-sqlite.js";
  * `agents/<id>/agent/openclaw-agent.sqlite`. Both are read; the global `state/*.sqlite` files hold no
  * transcripts and are skipped.
  */
-export function readOpenclaw(path: string, defaultAgent: string): SourceRead {
-  const read = emptyRead();
-  for (const file of findFiles(path)) {
+export function readOpenclaw(files: SourceFiles, path: string, defaultAgent: string): SourceRead {
+  const read = emptyRead(files.problems, files.leftOut);
+  for (const file of findFiles(files, path)) {
     const agent = agentOf(file);
-    if (basename(file) === "sessions.json") readSessionsJson(file, agent, defaultAgent, read);
-    else readAgentDatabase(file, defaultAgent, read);
+    if (basename(file) === "sessions.json") readSessionsJson(files, file, agent, defaultAgent, read);
+    else readAgentDatabase(files, file, defaultAgent, read);
   }
   return read;
 }
 
-function findFiles(path: string, depth = 0): string[] {
-  const stat = statSync(path);
-  if (stat.isFile()) return [path];
+/** Folders are walked without following symlinks; a named file of another kind is refused when read. */
+function findFiles(files: SourceFiles, path: string, depth = 0): string[] {
+  if (!files.isDirectory(path)) return [path];
   if (depth > 4) return [];
   const out: string[] = [];
   for (const d of readdirSync(path, { withFileTypes: true })) {
     const full = join(path, d.name);
-    if (d.isDirectory() && !(depth === 0 && d.name === "state")) out.push(...findFiles(full, depth + 1));
-    else if (d.isFile() && (d.name === "sessions.json" || d.name === "openclaw-agent.sqlite")) out.push(full);
+    const folder = d.isDirectory() || (d.isSymbolicLink() && files.isDirectory(full));
+    if (folder && !(depth === 0 && d.name === "state")) out.push(...findFiles(files, full, depth + 1));
+    else if (!folder && (d.name === "sessions.json" || d.name === "openclaw-agent.sqlite")) out.push(full);
   }
   return out.sort();
 }

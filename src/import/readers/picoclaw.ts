@@ -1,8 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatType } from "../../model/envelope.js";
 import { isObject, timeOf } from "../messages.js";
-import type { ChatOrigin, ImportItem, ImportProblem, SourceRead } from "../types.js";
+import type { SourceFiles } from "../source-files.js";
+import type { ChatOrigin, ImportItem, SourceRead } from "../types.js";
 import { emptyRead } from "../types.js";
 import { chatItem, keyedSession } from "./chat-lines.js";
 import { sessionsDir } from "./dir-files.js";
@@ -14,30 +14,32 @@ import { sessionsDir } from "./dir-files.js";
  * corrupt lines each count one), so the summary becomes a compaction right after line `skip`: where
  * PicoClaw's context starts. The chat comes from the meta's `scope`, else its most specific alias.
  */
-export function readPicoclaw(path: string, agent: string): SourceRead {
-  const read = emptyRead();
-  const dir = sessionsDir(path);
-  const names = readdirSync(dir, { withFileTypes: true })
-    .filter((d) => d.isFile() && !d.name.startsWith("."))
-    .map((d) => d.name)
-    .sort();
+export function readPicoclaw(files: SourceFiles, path: string, agent: string): SourceRead {
+  const read = emptyRead(files.problems, files.leftOut);
+  const dir = sessionsDir(files, path);
+  const names = files.names(dir);
   const stems = new Set(names.filter((n) => n.endsWith(".jsonl")).map((n) => n.slice(0, -".jsonl".length)));
   for (const name of names) {
-    if (name.endsWith(".jsonl")) readLog(dir, name.slice(0, -".jsonl".length), agent, read);
+    if (name.endsWith(".json.migrated"))
+      files.leftOut.push({
+        file: join(dir, name),
+        reason: "a legacy session PicoClaw already moved into its JSONL: read from there",
+      });
+    if (name.endsWith(".jsonl")) readLog(files, dir, name.slice(0, -".jsonl".length), agent, read);
     else if (
       name.endsWith(".json") &&
       !name.endsWith(".meta.json") &&
       !stems.has(name.slice(0, -".json".length))
     )
-      readLegacy(join(dir, name), agent, read);
+      readLegacy(files, join(dir, name), agent, read);
   }
   return read;
 }
 
-function readLog(dir: string, stem: string, agent: string, read: SourceRead): void {
+function readLog(files: SourceFiles, dir: string, stem: string, agent: string, read: SourceRead): void {
   const file = join(dir, `${stem}.jsonl`);
   const metaFile = join(dir, `${stem}.meta.json`);
-  const meta = existsSync(metaFile) ? readMeta(metaFile, read.problems) : {};
+  const meta = (files.exists(metaFile) ? readMeta(files, metaFile) : undefined) ?? {};
   const skip = typeof meta.skip === "number" && Number.isInteger(meta.skip) && meta.skip > 0 ? meta.skip : 0;
   const summary = typeof meta.summary === "string" && meta.summary !== "" ? meta.summary : undefined;
   const summarisedAt = timeOf(meta.updated_at);
@@ -46,13 +48,8 @@ function readLog(dir: string, stem: string, agent: string, read: SourceRead): vo
     : undefined;
   const items: ImportItem[] = [];
   let physical = 0;
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    read.problems.push({ file, reason: `cannot read: ${(error as Error).message}` });
-    return;
-  }
+  const text = files.text(file);
+  if (text === undefined) return;
   const raw = text.split("\n");
   raw.forEach((rawLine, i) => {
     const lineText = rawLine.endsWith("\r") ? rawLine.slice(0, -1) : rawLine;
@@ -60,19 +57,13 @@ function readLog(dir: string, stem: string, agent: string, read: SourceRead): vo
     if (physical === skip && skip > 0 && compaction) items.push(compaction);
     physical++;
     if (lineText.trim() === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(lineText);
-    } catch {
-      read.problems.push({
-        file,
-        line: i + 1,
-        reason: i === raw.length - 1 ? "torn last line (not JSON)" : "not JSON",
-      });
-      return;
-    }
+    const before = read.problems.length;
+    const value = files.json(lineText, { file, line: i + 1 });
     if (!isObject(value)) {
-      read.problems.push({ file, line: i + 1, reason: "not a JSON object" });
+      if (read.problems.length === before)
+        read.problems.push({ file, line: i + 1, reason: "not a JSON object" });
+      else if (i === raw.length - 1 && read.problems.at(-1)?.reason === "not JSON")
+        read.problems.splice(-1, 1, { file, line: i + 1, reason: "torn last line (not JSON)" });
       return;
     }
     const item = chatItem(file, i + 1, value, read.problems);
@@ -89,8 +80,9 @@ function readLog(dir: string, stem: string, agent: string, read: SourceRead): vo
   read.sessions.push(origin ? { ...session, origin } : session);
 }
 
-function readLegacy(file: string, agent: string, read: SourceRead): void {
-  const value = readMeta(file, read.problems);
+function readLegacy(files: SourceFiles, file: string, agent: string, read: SourceRead): void {
+  const value = readMeta(files, file);
+  if (value === undefined) return;
   if (!Array.isArray(value.messages)) {
     read.problems.push({ file, reason: "not a PicoClaw session (no messages list)" });
     return;
@@ -115,14 +107,14 @@ function readLegacy(file: string, agent: string, read: SourceRead): void {
   read.sessions.push(origin ? { ...session, origin } : session);
 }
 
-function readMeta(file: string, problems: ImportProblem[]): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(readFileSync(file, "utf8"));
-    if (isObject(value)) return value;
-    problems.push({ file, reason: "not a JSON object" });
-  } catch (error) {
-    problems.push({ file, reason: `not readable JSON: ${(error as Error).message}` });
-  }
+/** A whole-file JSON object (a meta file, a legacy session); `{}` after a reported problem, undefined when unreadable. */
+function readMeta(files: SourceFiles, file: string): Record<string, unknown> | undefined {
+  const text = files.text(file);
+  if (text === undefined) return undefined;
+  const before = files.problems.length;
+  const value = files.json(text, { file }, "not readable JSON:", files.limits.fileBytes);
+  if (isObject(value)) return value;
+  if (files.problems.length === before) files.problems.push({ file, reason: "not a JSON object" });
   return {};
 }
 
@@ -147,19 +139,20 @@ function originOf(meta: Record<string, unknown>, fallbackAgent: string): ChatOri
     const chatType = chatTypeOf(type);
     const agent =
       typeof scope.agent_id === "string" && scope.agent_id !== "" ? scope.agent_id : fallbackAgent;
+    // A group's session is the whole group's unless the scope has a sender dimension.
     const sender =
       typeof values.sender === "string"
         ? values.sender
         : chatType === "direct"
           ? (fromAlias?.senderId ?? chatId)
-          : chatId;
+          : undefined;
     const thread = typeof values.topic === "string" ? values.topic.replace(/^topic:/, "") : topic;
     return {
       agent: agent === "main" ? fallbackAgent : agent,
       channel: scope.channel,
       chatType,
       chatId,
-      senderId: sender,
+      ...(sender !== undefined ? { senderId: sender } : {}),
       ...(thread ? { threadId: thread } : {}),
       ...(typeof scope.account === "string" && scope.account !== "default" ? { account: scope.account } : {}),
     };
@@ -171,12 +164,13 @@ function aliasOrigin(alias: string, fallbackAgent: string): ChatOrigin | undefin
   const m = /^agent:([^:]+):([^:]+):(?:([^:]+):)?(direct|group|channel):(.+)$/.exec(alias);
   if (!m?.[1] || !m[2] || !m[4] || !m[5]) return undefined;
   const [peer = "", topic] = m[5].split("/");
+  const chatType = chatTypeOf(m[4]);
   return {
     agent: m[1] === "main" ? fallbackAgent : m[1],
     channel: m[2],
-    chatType: chatTypeOf(m[4]),
+    chatType,
     chatId: peer,
-    senderId: peer,
+    ...(chatType === "direct" ? { senderId: peer } : {}),
     ...(topic ? { threadId: topic } : {}),
     ...(m[3] && m[3] !== "default" ? { account: m[3] } : {}),
   };

@@ -1,12 +1,14 @@
-import { existsSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
+import { parseCappedJson } from "../json-text.js";
 import { readJsonLines } from "../jsonl-lines.js";
+import { DEFAULT_IMPORT_LIMITS } from "../limits.js";
 import { isObject, messageEntry, reasoningParts, timeOf, toolCallsOf } from "../messages.js";
+import type { SourceFiles } from "../source-files.js";
 import type { ChatOrigin, ImportItem, ImportProblem, SourceRead } from "../types.js";
 import { emptyRead } from "../types.js";
 import { keyedSession, keyFromStem } from "./chat-lines.js";
 import { jsonlNames } from "./dir-files.js";
-import { columnsOf, hasTable, withDatabase } from "./sqlite-rows.js";
+import { cappedText, columnsOf, hasTable, rowWithinCaps, withDatabase } from "./sqlite-rows.js";
 
 /**
  * ZeroClaw (peer-formats §3): `<workspace>/sessions/<sanitized key>.jsonl` (exactly `{role, content}` per
@@ -16,22 +18,33 @@ import { columnsOf, hasTable, withDatabase } from "./sqlite-rows.js";
  * result `{content, tool_call_id}`, a user turn starts with `[<local time> <offset>] `. ZeroClaw keeps no
  * compaction on disk. A JSONL file the database already imported (`jsonl_import_receipts`) is skipped.
  */
-export function readZeroclaw(path: string, agent: string): SourceRead {
-  const read = emptyRead();
-  const isFile = statSync(path).isFile();
+export function readZeroclaw(files: SourceFiles, path: string, agent: string): SourceRead {
+  const read = emptyRead(files.problems, files.leftOut);
+  const isFile = !files.isDirectory(path);
   const candidates = isFile ? [path] : [join(path, "sessions.db"), join(path, "sessions", "sessions.db")];
   const receipts = new Set<string>();
-  for (const file of candidates) if (existsSync(file)) readDatabase(file, agent, read, receipts);
+  for (const file of candidates) if (files.exists(file)) readDatabase(files, file, agent, read, receipts);
   if (isFile) return read;
   for (const dir of [path, join(path, "sessions")]) {
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) continue;
-    for (const name of jsonlNames(dir)) {
-      if (receipts.has(name)) continue;
+    if (!files.isDirectory(dir)) continue;
+    for (const name of files.names(dir).filter((n) => n.endsWith(".jsonl.migrated")))
+      files.leftOut.push({
+        file: join(dir, name),
+        reason: "ZeroClaw's copy of a JSONL file it moved into sessions.db: read from there",
+      });
+    for (const name of jsonlNames(files, dir)) {
+      if (receipts.has(name)) {
+        files.leftOut.push({
+          file: join(dir, name),
+          reason: "already in sessions.db (jsonl_import_receipts): read from there",
+        });
+        continue;
+      }
       const file = join(dir, name);
       const stem = name.slice(0, -".jsonl".length);
       const items: ImportItem[] = [];
       const clock = { ts: undefined as number | undefined };
-      for (const { line, value } of readJsonLines(file, read.problems)) {
+      for (const { line, value } of readJsonLines(files, file)) {
         if (typeof value.role !== "string" || typeof value.content !== "string") {
           read.problems.push({ file, line, reason: "not a ZeroClaw message ({role, content} strings)" });
           continue;
@@ -50,11 +63,8 @@ export function readZeroclaw(path: string, agent: string): SourceRead {
   return read;
 }
 
+const ZEROCLAW_DEFAULT_AGENT = "default";
 const USER_STAMP = /^\[(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) ([^\]]*)\] /;
-const NOTES: Record<string, string> = {
-  "[Session interrupted — not continuing this request]": "ZEROCLAW_INTERRUPTED",
-  "[No reply sent]": "ZEROCLAW_NO_REPLY",
-};
 
 /**
  * One ZeroClaw turn as an item. `clock` carries the last known time forward: only user turns (their
@@ -77,9 +87,11 @@ export function turnItem(
     }
   }
   const ts = clock.ts !== undefined ? { ts: clock.ts } : {};
-  if (role === "assistant" && NOTES[content]) {
-    return { kind: "entry", entry: { type: "note", text: content, code: NOTES[content], ...ts } };
-  }
+  // "[Session interrupted — …]" is an assistant message in ZeroClaw's history, replayed to the model: it
+  // comes in as the message it is. "[No reply sent]" marks a turn with no reply: a note, as sessiond has
+  // no empty reply.
+  if (role === "assistant" && content === "[No reply sent]")
+    return { kind: "entry", entry: { type: "note", text: content, code: "ZEROCLAW_NO_REPLY", ...ts } };
   const inner = role === "assistant" || role === "tool" ? jsonObject(content) : undefined;
   let read: ReturnType<typeof messageEntry>;
   if (role === "assistant" && inner && Array.isArray(inner.tool_calls)) {
@@ -99,12 +111,9 @@ export function turnItem(
 
 function jsonObject(text: string): Record<string, unknown> | undefined {
   if (!text.startsWith("{")) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  // Content deeper than the cap is kept as the text it is, never parsed (a JSON bomb).
+  const read = parseCappedJson(text, text.length, DEFAULT_IMPORT_LIMITS.jsonDepth);
+  return "value" in read && isObject(read.value) ? read.value : undefined;
 }
 
 /**
@@ -138,8 +147,14 @@ interface MetadataRow {
   sender_id: unknown;
 }
 
-function readDatabase(file: string, agent: string, read: SourceRead, receipts: Set<string>): void {
-  withDatabase(file, ["sessions"], "a ZeroClaw sessions.db", read.problems, (db) => {
+function readDatabase(
+  files: SourceFiles,
+  file: string,
+  agent: string,
+  read: SourceRead,
+  receipts: Set<string>,
+): void {
+  withDatabase(files, file, ["sessions"], "a ZeroClaw sessions.db", (db) => {
     const columns = columnsOf(db, "sessions");
     for (const c of ["id", "session_key", "role", "content", "created_at"]) {
       if (!columns.has(c)) {
@@ -169,12 +184,14 @@ function readDatabase(file: string, agent: string, read: SourceRead, receipts: S
       .pluck()
       .all() as string[];
     const rows = db.prepare(
-      "SELECT id, role, content, created_at FROM sessions WHERE session_key = ? ORDER BY id",
+      `SELECT id, role, ${cappedText("content", files.limits.lineBytes)}, created_at FROM sessions WHERE session_key = ? ORDER BY id`,
     );
     for (const rawKey of keys) {
       const items: ImportItem[] = [];
       const m = meta.get(rawKey);
-      const sessionAgent = typeof m?.agent_alias === "string" && m.agent_alias !== "" ? m.agent_alias : agent;
+      // ZeroClaw's own default agent is sessiond's default agent.
+      const alias = typeof m?.agent_alias === "string" ? m.agent_alias : "";
+      const sessionAgent = alias !== "" && alias !== ZEROCLAW_DEFAULT_AGENT ? alias : agent;
       if (typeof m?.name === "string" && m.name !== "")
         items.push({ kind: "entry", entry: { type: "title", title: m.name.slice(0, 200), by: "zeroclaw" } });
       else if (m && m.name !== null && m.name !== undefined)
@@ -183,9 +200,11 @@ function readDatabase(file: string, agent: string, read: SourceRead, receipts: S
         id: number;
         role: unknown;
         content: unknown;
+        content_bytes: number;
         created_at: unknown;
       }>) {
         const where = { file, row: `sessions ${row.id}` };
+        if (!rowWithinCaps(files, row.content_bytes, where)) continue;
         if (typeof row.role !== "string" || typeof row.content !== "string") {
           read.problems.push({ ...where, reason: "role or content is not text" });
           continue;
@@ -204,28 +223,45 @@ function readDatabase(file: string, agent: string, read: SourceRead, receipts: S
         false,
         createdAt,
       );
-      read.sessions.push(
-        withOrigin(session, metadataOrigin(rawKey, m, sessionAgent) ?? originOfKey(rawKey, sessionAgent)),
-      );
+      const fromMeta = metadataOrigin(rawKey, m, sessionAgent);
+      read.sessions.push({
+        ...withOrigin(session, fromMeta?.origin ?? originOfKey(rawKey, sessionAgent)),
+        ...(fromMeta?.assumed ? { assumed: [fromMeta.assumed] } : {}),
+      });
     }
   });
 }
 
-/** The chat from `session_metadata`: channel (`channel_id` less its `.alias`, else the key's first part), room, sender. */
-function metadataOrigin(rawKey: string, m: MetadataRow | undefined, agent: string): ChatOrigin | undefined {
+/**
+ * The chat from `session_metadata`: channel (`channel_id` less its `.alias`, else the key's first part),
+ * room, sender. A channel alias is a second bot on the channel: sessiond's account. ZeroClaw records no
+ * chat type: a negative Telegram chat id is a group; elsewhere a direct chat is assumed, and said.
+ */
+function metadataOrigin(
+  rawKey: string,
+  m: MetadataRow | undefined,
+  agent: string,
+): { origin: ChatOrigin; assumed?: string } | undefined {
   if (!m || typeof m.room_id !== "string" || typeof m.sender_id !== "string") return undefined;
-  const channel =
-    typeof m.channel_id === "string" && m.channel_id !== ""
-      ? (m.channel_id.split(".")[0] ?? "")
-      : (rawKey.split("_")[0] ?? "");
+  const [named = "", alias] = typeof m.channel_id === "string" ? m.channel_id.split(".") : [];
+  const channel = named !== "" ? named : (rawKey.split("_")[0] ?? "");
   if (channel === "") return undefined;
-  const [room, thread] = m.room_id.split(":");
+  const [room = m.room_id, thread] = m.room_id.split(":");
+  const telegram = channel === "telegram";
   return {
-    agent,
-    channel,
-    chatType: room?.startsWith("-") ? "group" : "direct",
-    chatId: room ?? m.room_id,
-    senderId: m.sender_id,
-    ...(thread ? { threadId: thread } : {}),
+    origin: {
+      agent,
+      channel,
+      chatType: telegram && room.startsWith("-") ? "group" : "direct",
+      chatId: room,
+      senderId: m.sender_id,
+      ...(thread ? { threadId: thread } : {}),
+      ...(alias ? { account: alias } : {}),
+    },
+    ...(telegram
+      ? {}
+      : {
+          assumed: `ZeroClaw records no chat type for ${channel} room ${room}; a direct chat with ${m.sender_id} is assumed`,
+        }),
   };
 }
