@@ -41,7 +41,7 @@ export async function startChannelGateway(
   config: ChannelsConfig,
   env: NodeJS.ProcessEnv,
   engineConfig: EngineConfig = {},
-  options: { maxPending?: number; runtime?: Runtime } = {},
+  options: { maxPending?: number; runtime?: Runtime; webDir?: string } = {},
 ): Promise<ChannelGateway> {
   const waits: number[] = [];
   const runs: RuntimeRun[] = [];
@@ -58,6 +58,7 @@ export async function startChannelGateway(
   const agents = engineConfig.agents ?? ["main"];
   const gateway = await startTestGateway(engineConfig, {
     runtimes: new Map(agents.map((a) => [a, options.runtime ?? recordingRuntime(runs)])),
+    ...(options.webDir !== undefined ? { webDir: options.webDir } : {}),
     publicRoutes: (deps) => {
       attached = channels.attach(channelHost(deps));
       return attached.app;
