@@ -35,7 +35,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     trustProxyHeader: options.trustProxyHeader?.toLowerCase(),
     shutdownSignal: options.shutdownSignal ?? new AbortController().signal,
   };
-  const metrics = createMetrics(deps.engine, deps.storeFallback);
+  const metrics = createMetrics(deps.engine, deps.storeFallback, deps.channelStates);
   const app = new Hono<GatewayEnv>();
 
   // A caller's X-Request-Id is kept when it is at most 128 word characters, `-` or `=`; else a UUID.

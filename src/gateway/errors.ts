@@ -13,6 +13,7 @@ export type GatewayErrorCode =
   | "UNSUPPORTED_MEDIA_TYPE"
   | "SHUTTING_DOWN"
   | "RESULT_EVICTED"
+  | "PLATFORM_UNREACHABLE"
   | "INTERNAL";
 
 /** An error with its HTTP status, thrown by routes and turned into the one error shape. */
@@ -21,6 +22,8 @@ export class HttpError extends Error {
     readonly status: ContentfulStatusCode,
     readonly code: GatewayErrorCode | ErrorCode,
     message: string,
+    /** Sent as Retry-After (seconds) with the error. */
+    readonly retryAfterS?: number,
   ) {
     super(message);
     this.name = "HttpError";
@@ -71,6 +74,9 @@ export const STORE_BUSY_RETRY_AFTER_S = 1;
 
 /** Headers an error's response carries besides its body. */
 export function errorHeaders(error: unknown): Record<string, string> {
+  if (error instanceof HttpError && error.retryAfterS !== undefined) {
+    return { "retry-after": String(error.retryAfterS) };
+  }
   return isSessiondError(error, "STORE_BUSY") ? { "retry-after": String(STORE_BUSY_RETRY_AFTER_S) } : {};
 }
 

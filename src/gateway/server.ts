@@ -29,6 +29,8 @@ export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSigna
   closeEngine?: boolean;
   /** The configured store could not be opened: `/health` says degraded, `/metrics` and the log say why. */
   storeFallback?: StoreFallback;
+  /** The channels' states, shown in `/health` and `/metrics`. */
+  channelStates?: GatewayDeps["channelStates"];
   /** Called with the listening server, e.g. to attach the WebSocket protocol to it. */
   onServer?: (server: Server, deps: GatewayDeps) => void;
 }
@@ -56,6 +58,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     ...(options.webDir !== undefined ? { webDir: options.webDir } : {}),
     ...(options.publicRoutes ? { publicRoutes: options.publicRoutes } : {}),
     ...(options.storeFallback ? { storeFallback: options.storeFallback } : {}),
+    ...(options.channelStates ? { channelStates: options.channelStates } : {}),
   });
   const { app, deps } = gateway;
   if (deps.storeFallback) deps.logger.warn({ ...deps.storeFallback }, fallbackWarning(deps.storeFallback));

@@ -113,6 +113,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
           ...(options.grace !== undefined ? { graceMs: options.grace } : {}),
           ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
           ...(fallback ? { storeFallback: fallback } : {}),
+          ...(channels && channels.adapters.length > 0 ? { channelStates: channels.status } : {}),
           ...(channelsModule && channels && channels.adapters.length > 0
             ? {
                 publicRoutes: (deps) => {
@@ -126,13 +127,8 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         await engine.close().catch(() => {});
         throw error;
       }
-      try {
-        await attached?.start();
-      } catch (error) {
-        await attached?.close().catch(() => {});
-        await gateway.close();
-        throw error;
-      }
+      // A platform that cannot be reached is retried in the background: one line each, never an exit.
+      const channelsDown = (await attached?.start()) ?? [];
       io.stdout(`sessiond gateway listening on ${gateway.url}\n`);
       io.stdout(
         token.source === "env"
@@ -145,6 +141,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         io.stdout(`agent ${agent}: ${describeRuntime(engine.runtimeFor(agent))}\n`);
       }
       for (const line of channels?.describe(gateway.url) ?? []) io.stdout(`channel ${line}\n`);
+      for (const line of channelsDown) io.stderr(`warning: ${line}\n`);
       for (const warning of await engine.startupWarnings()) io.stderr(`warning: ${warning}\n`);
       const signal = await stopSignal();
       io.stdout(`${signal}: shutting down\n`);

@@ -9,7 +9,9 @@ export const healthOperations = {
     summary: "Liveness",
     security: [],
     responses: {
-      200: jsonResponse("{status: ok | degraded, store, fallback?}"),
+      200: jsonResponse(
+        "{status: ok | degraded, store, fallback?, channels?: [{channel, state, since, error?}]}",
+      ),
       503: jsonResponse("{status: shutting_down}"),
     },
   }),
@@ -17,12 +19,14 @@ export const healthOperations = {
 
 export function healthRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
   const app = documentedRoutes();
-  app.openapi(healthOperations.health, (c) =>
-    deps.shutdownSignal.aborted
-      ? c.json({ status: "shutting_down" }, 503)
-      : deps.storeFallback
-        ? c.json({ status: "degraded", store: deps.engine.store.backend, fallback: deps.storeFallback }, 200)
-        : c.json({ status: "ok", store: deps.engine.store.backend }, 200),
-  );
+  app.openapi(healthOperations.health, (c) => {
+    if (deps.shutdownSignal.aborted) return c.json({ status: "shutting_down" }, 503);
+    // A platform's outage is shown but does not make the gateway unhealthy: REST and the other channels work.
+    const channels = deps.channelStates ? { channels: deps.channelStates.list() } : {};
+    const store = deps.engine.store.backend;
+    return deps.storeFallback
+      ? c.json({ status: "degraded", store, fallback: deps.storeFallback, ...channels }, 200)
+      : c.json({ status: "ok", store, ...channels }, 200);
+  });
   return app;
 }
