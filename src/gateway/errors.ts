@@ -54,6 +54,7 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
     case "TURN_FAILED":
       return 502;
     case "SESSION_CHANGED":
+    case "LEASE_LOST":
       return 409;
     case "TURN_TIMEOUT":
       return 504;
@@ -77,7 +78,10 @@ export function errorHeaders(error: unknown): Record<string, string> {
   if (error instanceof HttpError && error.retryAfterS !== undefined) {
     return { "retry-after": String(error.retryAfterS) };
   }
-  return isSessiondError(error, "STORE_BUSY") ? { "retry-after": String(STORE_BUSY_RETRY_AFTER_S) } : {};
+  // Another gateway took the session's lease over: the same request, sent again, is served by the holder.
+  return isSessiondError(error, "STORE_BUSY") || isSessiondError(error, "LEASE_LOST")
+    ? { "retry-after": String(STORE_BUSY_RETRY_AFTER_S) }
+    : {};
 }
 
 /** Any thrown value as a status and the error body; internal details of unexpected errors stay in the log. */

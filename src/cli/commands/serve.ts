@@ -90,8 +90,11 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       let attached: AttachedChannels | undefined;
       const token = resolveToken(config.dataDir, io.env);
       limitHeapGrowth();
-      // GoClaw's fallback, loudly: on the memory store when the configured one cannot be opened.
-      const { engine, fallback } = await createEngineOrFallback(config, createEngine, loaded.storeFallback);
+      // GoClaw's fallback, loudly: on the memory store when the configured embedded store cannot be opened.
+      // PostgreSQL is shared: never replaced by memory; waited for (not listening meanwhile) instead.
+      const { engine, fallback } = await createEngineOrFallback(config, createEngine, loaded.storeFallback, {
+        onRetry: (line) => io.stderr(`warning: ${line}\n`),
+      });
       if (fallback) io.stderr(`warning: ${fallbackWarning(fallback)}\n`);
       let gateway: Awaited<ReturnType<typeof startGateway>>;
       try {
