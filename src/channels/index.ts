@@ -118,6 +118,7 @@ export function createChannels(config: ChannelsConfig, options: ChannelOptions =
           await Promise.all(supervised.map((s) => s.done));
           await Promise.all(adapters.map((a) => a.close?.()));
           await dispatcher.drain();
+          await dispatcher.close();
         },
       };
     },
