@@ -7,33 +7,12 @@ import { stringify } from "yaml";
 import { SEEN_FILE } from "../../src/channels/seen/sqlite-seen.js";
 import { type RecordedRequest, startLocalServer } from "../support/http-server.js";
 import { type ServedGateway, serveGateway } from "../support/serve-child.js";
-import { sendJson } from "./support.js";
+import { sendJson, whatsappNotification } from "./support.js";
 
 const APP_SECRET = "wa-app-secret-restart";
 const TOKEN = "gateway-token-dedupe";
 
-const delivery = (id: string, text: string) =>
-  JSON.stringify({
-    object: "whatsapp_business_account",
-    entry: [
-      {
-        id: "WABA1",
-        changes: [
-          {
-            field: "messages",
-            value: {
-              messaging_product: "whatsapp",
-              metadata: { display_phone_number: "15550001111", phone_number_id: "PN1" },
-              contacts: [{ wa_id: "4915112345", profile: { name: "Ann" } }],
-              messages: [
-                { from: "4915112345", id, timestamp: "1700000000", type: "text", text: { body: text } },
-              ],
-            },
-          },
-        ],
-      },
-    ],
-  });
+const delivery = (id: string, text: string) => JSON.stringify(whatsappNotification(id, text));
 
 describe("a signed WhatsApp delivery replayed after a reset and a restart", () => {
   const cleanup: Array<() => Promise<void> | void> = [];

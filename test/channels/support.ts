@@ -119,3 +119,26 @@ export function platformRoutes(
     else sendJson(res, 404, { ok: false, description: `no route ${request.method} ${request.path}` });
   };
 }
+
+/** A WhatsApp Cloud API `messages` notification: one text from wa_id 4915112345 to phone number id PN1. */
+export const whatsappNotification = (id: string, text: string) => ({
+  object: "whatsapp_business_account",
+  entry: [
+    {
+      id: "WABA1",
+      changes: [
+        {
+          field: "messages",
+          value: {
+            messaging_product: "whatsapp",
+            metadata: { display_phone_number: "15550001111", phone_number_id: "PN1" },
+            contacts: [{ wa_id: "4915112345", profile: { name: "Ann" } }],
+            messages: [
+              { from: "4915112345", id, timestamp: "1700000000", type: "text", text: { body: text } },
+            ],
+          },
+        },
+      ],
+    },
+  ],
+});
