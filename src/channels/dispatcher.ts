@@ -36,7 +36,11 @@ export class ChannelDispatcher {
   /** True when the id was taken before (within the retention), else records it. A failing store lets it through. */
   private async claim(id: string): Promise<boolean> {
     try {
-      this.seen ??= this.openSeen();
+      this.seen ??= this.openSeen().catch((error: unknown) => {
+        // Opened again on the next message (a database that was down may be back).
+        this.seen = undefined;
+        throw error;
+      });
       return await (await this.seen).claim(id, Date.now());
     } catch (error) {
       // At least once rather than never: a message is not dropped because its id could not be recorded.

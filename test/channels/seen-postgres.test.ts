@@ -16,7 +16,8 @@ describe("seen messages in PostgreSQL", () => {
     const url = await cluster.createDatabase();
     const [a, b] = await Promise.all([PostgresStore.open({ url }), PostgresStore.open({ url })]);
     try {
-      const [seenA, seenB] = [await PgSeenMessages.open(a.pool), await PgSeenMessages.open(b.pool)];
+      // Opened at once, as two gateways starting together do: both create the table.
+      const [seenA, seenB] = await Promise.all([PgSeenMessages.open(a.pool), PgSeenMessages.open(b.pool)]);
       const ids = Array.from({ length: 20 }, (_, i) => `telegram:1:42:${i}`);
       const taken = await Promise.all(ids.flatMap((id) => [seenA.claim(id, 1000), seenB.claim(id, 1000)]));
       expect(taken.filter(Boolean)).toHaveLength(20);

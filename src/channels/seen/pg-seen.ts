@@ -10,11 +10,16 @@ export class PgSeenMessages implements SeenMessages {
 
   /** On the store's pool (the store ends it); creates the table when it is missing. */
   static async open(pool: Pool): Promise<PgSeenMessages> {
-    await query(
-      pool,
+    // Gateways starting together race to create it: the loser's "already exists" is success.
+    const create = (sql: string) =>
+      query(pool, sql).catch((error: unknown) => {
+        const code = (error as { code?: unknown }).code;
+        if (code !== "23505" && code !== "42P07") throw error;
+      });
+    await create(
       "CREATE TABLE IF NOT EXISTS sessiond_channel_seen (id TEXT PRIMARY KEY, at BIGINT NOT NULL)",
     );
-    await query(pool, "CREATE INDEX IF NOT EXISTS sessiond_channel_seen_at ON sessiond_channel_seen (at)");
+    await create("CREATE INDEX IF NOT EXISTS sessiond_channel_seen_at ON sessiond_channel_seen (at)");
     return new PgSeenMessages(pool);
   }
 
