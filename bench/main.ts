@@ -17,6 +17,7 @@ import { packInstall } from "./pack-install.js";
 import { postgresBench } from "./postgres.js";
 import { postgresSearchBench } from "./postgres-search.js";
 import { redactionCost } from "./redaction.js";
+import { detectorCost } from "./redaction-shapes.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
 import { searchBench } from "./search.js";
@@ -70,6 +71,7 @@ const BENCHES: readonly Planned[] = [
   plan("context", contextLoad),
   plan("assembly", contextAssembly),
   plan("redaction", redactionCost),
+  plan("detector", detectorCost),
   plan("summarizer", summarizerThroughput),
   plan("gateway", gatewayThroughput),
   plan("turnCpu", turnCpuBench),

@@ -34,6 +34,8 @@ export interface RetryOptions {
   /** How to wait between tries (tests record the waits instead of sleeping). */
   wait?: (ms: number, signal?: AbortSignal) => Promise<void>;
   signal?: AbortSignal;
+  /** How long one try may take before it counts as failed (a platform that accepts and never answers); default 30 s. */
+  timeoutMs?: number;
 }
 
 /** Waits `ms`, or less when `signal` aborts first (it never rejects). */
@@ -52,6 +54,7 @@ export function pause(ms: number, signal?: AbortSignal): Promise<void> {
 export async function callPlatform(request: PlatformRequest, options: RetryOptions = {}): Promise<unknown> {
   const attempts = options.attempts ?? 5;
   const wait = options.wait ?? pause;
+  const timeoutMs = options.timeoutMs ?? 30_000;
   let backoff = options.backoffMs ?? 500;
   let last = "";
   let lastStatus: number | undefined;
@@ -67,7 +70,9 @@ export async function callPlatform(request: PlatformRequest, options: RetryOptio
           ...request.headers,
         },
         ...(payload !== undefined ? { body: form ? payload : JSON.stringify(payload) } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
+        signal: options.signal
+          ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)])
+          : AbortSignal.timeout(timeoutMs),
       });
       const body = await readBody(res);
       lastStatus = res.status;
@@ -93,7 +98,10 @@ export async function callPlatform(request: PlatformRequest, options: RetryOptio
       if (error instanceof DeliveryError) throw error;
       if (options.signal?.aborted) throw new DeliveryError(`${request.what} cancelled`, undefined, attempt);
       lastStatus = undefined;
-      last = `${request.what} could not connect: ${(error as Error).message}`;
+      last =
+        (error as Error).name === "TimeoutError"
+          ? `${request.what} timed out after ${timeoutMs} ms`
+          : `${request.what} could not connect: ${connectReason(error)}`;
     }
     if (attempt < attempts) {
       await wait(waitMs, options.signal);
@@ -143,4 +151,12 @@ export function retryAfterMs(header: string | null, body: unknown): number | und
     if (typeof b.retry_after_ms === "number" && b.retry_after_ms >= 0) return Math.ceil(b.retry_after_ms);
   }
   return undefined;
+}
+
+/** fetch says only "fetch failed": the cause (ECONNREFUSED, ENOTFOUND, …) is what an operator can act on. */
+function connectReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  const code = typeof cause?.code === "string" ? cause.code : undefined;
+  const message = (error as Error).message;
+  return code ? `${message} (${code})` : message;
 }

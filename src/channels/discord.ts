@@ -5,6 +5,7 @@ import type { ChannelsConfig } from "./config.js";
 import { secretOf } from "./config.js";
 import { callPlatform, type RetryOptions } from "./deliver.js";
 import { type DiscordGateway, type DiscordMessage, openDiscordGateway } from "./discord-gateway.js";
+import { ed25519KeyProblem } from "./ed25519-key.js";
 import { chunks, parseObject, rawBody, unauthorized } from "./http.js";
 import { readSecret } from "./secrets.js";
 import type { ChannelAdapter, Inbound } from "./types.js";
@@ -35,6 +36,9 @@ const APPLICATION_COMMAND = 2;
 /** "Thinking…": the answer follows as a follow-up message. */
 const DEFERRED_CHANNEL_MESSAGE = 5;
 /** The DER header of an Ed25519 public key, before its 32 raw bytes. */
+/** An interaction signed longer ago than this (or that far ahead) is refused as a replay. */
+const MAX_SKEW_SECONDS = 5 * 60;
+
 const ED25519_SPKI = Buffer.from("302a300506032b6570032100", "hex");
 
 /**
@@ -47,9 +51,19 @@ export function discordChannel(
   settings: DiscordSettings,
   env: NodeJS.ProcessEnv,
   retry: RetryOptions = {},
+  now: () => number = Date.now,
 ): ChannelAdapter {
   const base = (settings.api_base_url ?? "https://discord.com/api").replace(/\/$/, "");
   const api = `${base}/v10`;
+  if (settings.public_key) {
+    const problem = ed25519KeyProblem(Buffer.from(settings.public_key, "hex"));
+    if (problem) {
+      throw new SessiondError(
+        "CONFIG_INVALID",
+        `channels.discord.public_key: not a usable Ed25519 key: ${problem}`,
+      );
+    }
+  }
   const publicKey = settings.public_key
     ? createPublicKey({
         key: Buffer.concat([ED25519_SPKI, Buffer.from(settings.public_key, "hex")]),
@@ -143,6 +157,11 @@ export function discordChannel(
                 /^[0-9a-f]{128}$/i.test(signature) &&
                 verify(null, Buffer.from(timestamp + body), publicKey, Buffer.from(signature, "hex"));
               if (!valid) throw unauthorized("missing or invalid X-Signature-Ed25519");
+              // Signed, but not lately: a replay (the same 5-minute window as Slack's).
+              const seconds = Number(timestamp);
+              if (!Number.isInteger(seconds) || Math.abs(now() / 1000 - seconds) > MAX_SKEW_SECONDS) {
+                throw unauthorized("X-Signature-Timestamp is more than five minutes away from now");
+              }
               const payload = parseObject(body) as unknown as Interaction;
               if (payload.type === PING) return c.json({ type: PING });
               const inbound = interaction(payload);

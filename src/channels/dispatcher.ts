@@ -3,6 +3,8 @@ import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { TurnResult } from "../turns/turn.js";
 import { DeliveryError } from "./deliver.js";
 import { RecentIds } from "./recent-ids.js";
+import { openSeenMessages } from "./seen/open.js";
+import type { SeenMessages } from "./seen/seen.js";
 import type { ChannelEnvelope, ChannelHost, Inbound, Receive, Received } from "./types.js";
 
 /** Turns that may run or wait for delivery at once, over all channels; past it webhooks answer 503. */
@@ -16,11 +18,41 @@ export const DEFAULT_MAX_PENDING = 256;
 export class ChannelDispatcher {
   private readonly recent = new RecentIds();
   private readonly pending = new Set<Promise<void>>();
+  /** Opened on the first message: the ids taken, kept for a week beside the store (resets and restarts too). */
+  private seen: Promise<SeenMessages> | undefined;
 
   constructor(
     private readonly host: ChannelHost,
     private readonly maxPending = DEFAULT_MAX_PENDING,
+    private readonly openSeen: () => Promise<SeenMessages> = () => openSeenMessages(host.engine),
   ) {}
+
+  /** Closes the seen-messages store (after `drain`). */
+  async close(): Promise<void> {
+    const seen = await this.seen?.catch(() => undefined);
+    await seen?.close();
+  }
+
+  /** True when the id was taken before (within the retention), else records it. A failing store lets it through. */
+  private async claim(id: string): Promise<boolean> {
+    try {
+      this.seen ??= this.openSeen().catch((error: unknown) => {
+        // Opened again on the next message (a database that was down may be back).
+        this.seen = undefined;
+        throw error;
+      });
+      return await (await this.seen).claim(id, Date.now());
+    } catch (error) {
+      // At least once rather than never: a message is not dropped because its id could not be recorded.
+      this.host.logger.warn({ err: String(error) }, "seen messages: cannot record; taken without the check");
+      return true;
+    }
+  }
+
+  private async unclaim(id: string): Promise<void> {
+    this.recent.delete(id);
+    await (await this.seen?.catch(() => undefined))?.forget(id).catch(() => {});
+  }
 
   /** The receive function of one channel; `answerAll` runs a turn for every group message too. */
   receiver(answerAll: boolean): Receive {
@@ -35,6 +67,7 @@ export class ChannelDispatcher {
   private async receive(inbound: Inbound, answerAll: boolean): Promise<Received> {
     const id = dedupeId(inbound.envelope);
     if (!this.recent.add(id)) return "duplicate";
+    if (!(await this.claim(id))) return "duplicate";
     const envelope: ChannelEnvelope = { ...inbound.envelope, platformMessageId: id };
     try {
       if (!inbound.addressed && !answerAll) {
@@ -48,7 +81,7 @@ export class ChannelDispatcher {
         );
       }
     } catch (error) {
-      this.recent.delete(id);
+      await this.unclaim(id);
       throw error;
     }
     const task = this.answer(inbound, envelope).finally(() => this.pending.delete(task));

@@ -27,6 +27,8 @@ interface MatrixEvent {
 
 /** Rooms whose member count is remembered (a room of two is a direct chat). */
 const MAX_ROOMS = 10_000;
+/** How long a member count is trusted; a membership event in a transaction forgets it sooner. */
+export const MEMBER_COUNT_TTL_MS = 60_000;
 
 /**
  * A Matrix application service: the homeserver PUTs transactions, authenticated with the `hs_token`;
@@ -38,19 +40,21 @@ export function matrixChannel(
   settings: MatrixSettings,
   env: NodeJS.ProcessEnv,
   retry: RetryOptions = {},
+  now: () => number = Date.now,
 ): ChannelAdapter {
   const hsToken = readSecret(secretOf(settings, "hs_token"), "matrix.hs_token", env);
   const asToken = readSecret(secretOf(settings, "as_token"), "matrix.as_token", env);
   const homeserver = settings.homeserver_url.replace(/\/$/, "");
   const botId = settings.user_id;
   const localpart = botId.slice(1, botId.indexOf(":")).toLowerCase();
-  const roomSizes = new LRUCache<string, number>({ max: MAX_ROOMS });
+  const roomSizes = new LRUCache<string, { size: number; at: number }>({ max: MAX_ROOMS });
   // Ids of the events the bot sent, so a reply to one of them counts as addressing it.
   const sentByBot = new RecentIds(256 * 1024);
   const auth = { authorization: `Bearer ${asToken}` };
 
   const isDirect = async (room: string): Promise<boolean> => {
-    let size = roomSizes.get(room);
+    const known = roomSizes.get(room);
+    let size = known && now() - known.at < MEMBER_COUNT_TTL_MS ? known.size : undefined;
     if (size === undefined) {
       const answer = (await callPlatform(
         {
@@ -64,12 +68,14 @@ export function matrixChannel(
       // Unknown stays unknown (a group: answered only when mentioned) and is asked again next time.
       if (!answer?.joined) return false;
       size = Object.keys(answer.joined).length;
-      roomSizes.set(room, size);
+      roomSizes.set(room, { size, at: now() });
     }
     return size <= 2;
   };
 
   const take = async (event: MatrixEvent, receive: Receive) => {
+    // Someone joined or left: a room of two may be a group now (and the other way round).
+    if (event.type === "m.room.member") roomSizes.delete(event.room_id);
     const body = event.content?.body;
     if (event.type !== "m.room.message" || event.sender === botId || typeof body !== "string") return;
     const relation = event.content?.["m.relates_to"];

@@ -63,6 +63,9 @@ export function teamsChannel(
       ({ payload: claims } = await jwtVerify(jwt, await keySet(), {
         issuer: ISSUER,
         audience: settings.app_id,
+        // As the Bot Framework SDK: a token must expire, and name the serviceUrl its activity may send to.
+        requiredClaims: ["exp", "serviceurl"],
+        clockTolerance: 300,
       }));
     } catch {
       throw unauthorized("the Bot Framework token does not verify");
@@ -94,7 +97,7 @@ export function teamsChannel(
       const claims = await verify(c.req.header("authorization"));
       const activity = parseObject(await rawBody(c, host.bodyLimit)) as unknown as Activity;
       // The reply carries the app's token to the activity's serviceUrl: only to the one the token names.
-      if (claims.serviceurl !== undefined && claims.serviceurl !== activity.serviceUrl) {
+      if (typeof claims.serviceurl !== "string" || claims.serviceurl !== activity.serviceUrl) {
         throw unauthorized("the token's serviceurl is not the activity's");
       }
       if (activity.type !== "message" || activity.text === undefined) return c.body(null, 202);

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { HttpError } from "../gateway/errors.js";
 import type { ChatType } from "../model/envelope.js";
 import { SessiondError } from "../model/errors.js";
 import type { ChannelsConfig } from "./config.js";
@@ -41,6 +42,10 @@ export interface TelegramUpdate {
   channel_post?: TgMessage;
 }
 
+/** Waits between failed getUpdates calls: doubling from 5 s to 60 s, back to 5 s once one answers. */
+const POLL_BACKOFF_MS = 5000;
+const POLL_BACKOFF_MAX_MS = 60_000;
+
 /** Telegram caps a message at 4,096 characters. */
 const MAX_TEXT = 4096;
 
@@ -69,9 +74,10 @@ export function telegramChannel(
   const call = (method: string, body: unknown, options: RetryOptions = retry) =>
     callPlatform({ what: `telegram ${method}`, url: `${base}/bot${token}/${method}`, body }, options);
 
+  // One try: at start the supervisor tries again with its backoff; on a webhook Telegram redelivers.
   const learnUsername = async () => {
     if (username !== undefined) return;
-    const me = (await call("getMe", {})) as { result?: TgUser };
+    const me = (await call("getMe", {}, { ...retry, attempts: 1 })) as { result?: TgUser };
     username = me.result?.username?.toLowerCase();
   };
 
@@ -127,6 +133,7 @@ export function telegramChannel(
   const poll = async (receive: Receive, host: ChannelHost) => {
     let offset: number | undefined;
     const timeout = settings.poll_timeout_seconds ?? 25;
+    let backoff = POLL_BACKOFF_MS;
     while (!stop.signal.aborted) {
       let updates: TelegramUpdate[];
       try {
@@ -137,13 +144,18 @@ export function telegramChannel(
             allowed_updates: ["message", "channel_post"],
             ...(offset !== undefined ? { offset } : {}),
           },
-          { ...retry, signal: stop.signal },
+          { ...retry, signal: stop.signal, timeoutMs: (timeout + 15) * 1000 },
         )) as { result?: TelegramUpdate[] };
         updates = answer.result ?? [];
+        if (host.status?.get("telegram")?.state !== "up") host.status?.set("telegram", "up");
+        backoff = POLL_BACKOFF_MS;
       } catch (error) {
         if (stop.signal.aborted) return;
-        host.logger.warn({ channel: "telegram", err: (error as Error).message }, "getUpdates failed");
-        await (retry.wait ?? pause)(5000, stop.signal);
+        const err = (error as Error).message;
+        host.status?.set("telegram", "retrying", err);
+        host.logger.warn({ channel: "telegram", err, retryInMs: backoff }, "getUpdates failed");
+        await (retry.wait ?? pause)(backoff, stop.signal);
+        backoff = Math.min(backoff * 2, POLL_BACKOFF_MAX_MS);
         continue;
       }
       for (const update of updates) {
@@ -164,7 +176,14 @@ export function telegramChannel(
       if (!sameSecret(c.req.header("x-telegram-bot-api-secret-token"), secret)) {
         throw unauthorized("missing or wrong X-Telegram-Bot-Api-Secret-Token");
       }
-      await learnUsername();
+      await learnUsername().catch((error: unknown) => {
+        throw new HttpError(
+          503,
+          "PLATFORM_UNREACHABLE",
+          `telegram getMe failed, the bot's name is not known yet: ${(error as Error).message}`,
+          30,
+        );
+      });
       await handle(parseObject(await rawBody(c, host.bodyLimit)) as unknown as TelegramUpdate, receive);
       return c.json({ ok: true });
     });

@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import type { Engine } from "../engine.js";
 import type { Envelope } from "../model/envelope.js";
 import type { TurnResult } from "../turns/turn.js";
+import type { ChannelStatus } from "./status.js";
 
 /** Where channels write JSON log lines; fields never carry a token, a secret or a message's text. */
 export interface ChannelLogger {
@@ -17,6 +18,8 @@ export interface ChannelHost {
   logger: ChannelLogger;
   /** Largest webhook body in bytes. */
   bodyLimit: number;
+  /** Where a channel with a connection of its own (long polling) says whether its platform answers. */
+  status?: ChannelStatus;
 }
 
 /** An envelope as an adapter builds it: the bot account and the platform's message id are always known. */
@@ -42,7 +45,10 @@ export interface ChannelAdapter {
   readonly name: string;
   /** Webhook routes, mounted at `/channels/<name>`; they check the platform's signature themselves. */
   routes?(receive: Receive, host: ChannelHost): Hono;
-  /** Inbound connections of its own (long polling, a gateway WebSocket); resolves once connected. */
+  /**
+   * Inbound connections of its own (long polling, a gateway WebSocket); resolves once connected, throws when
+   * the platform cannot be reached (it is called again, with a backoff, until it can).
+   */
   start?(receive: Receive, host: ChannelHost): Promise<void>;
   /** Stops what `start` began. */
   close?(): Promise<void>;

@@ -35,7 +35,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
     trustProxyHeader: options.trustProxyHeader?.toLowerCase(),
     shutdownSignal: options.shutdownSignal ?? new AbortController().signal,
   };
-  const metrics = createMetrics(deps.engine, deps.storeFallback);
+  const metrics = createMetrics(deps.engine, deps.storeFallback, deps.channelStates);
   const app = new Hono<GatewayEnv>();
 
   // A caller's X-Request-Id is kept when it is at most 128 word characters, `-` or `=`; else a UUID.
@@ -55,10 +55,12 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
       "request",
     );
   });
+  // The channels' webhooks check their platform's signature themselves; they come before the dashboard's
+  // files so that a GET (WhatsApp's hub.challenge) reaches its channel, never index.html.
+  if (options.publicRoutes) app.route("/", options.publicRoutes(routeDeps));
   // The dashboard's files need no token (they hold no data); everything they call does.
   const webDir = options.webDir === false ? undefined : (options.webDir ?? defaultWebDir());
   if (webDir !== undefined) app.use(serveDashboard(webDir));
-  if (options.publicRoutes) app.route("/", options.publicRoutes(routeDeps));
   app.use(requireToken(deps.token));
 
   // The routes declared with zod schemas load (with zod and the OpenAPI generator) on their first request.

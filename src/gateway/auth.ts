@@ -4,7 +4,7 @@ import { bearerAuth } from "hono/bearer-auth";
 import { SessiondError } from "../model/errors.js";
 
 /** Paths anyone may call: liveness only. */
-const PUBLIC_PATHS = new Set(["/health"]);
+const PUBLIC_PATHS = new Set(["/health", "/health/live"]);
 
 /** Compares digests so neither the length nor the content of the token leaks through timing. */
 export function tokenMatches(given: string, token: string | Buffer): boolean {

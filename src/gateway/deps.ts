@@ -8,6 +8,15 @@ export interface GatewayLogger {
   error(fields: Record<string, unknown>, message?: string): void;
 }
 
+/** One chat platform channel's connection state, as `/health` and `/metrics` show it. */
+export interface ChannelStateView {
+  channel: string;
+  state: "starting" | "up" | "retrying" | "stopped";
+  since: string;
+  error?: string;
+  failures: number;
+}
+
 /** What every part of the gateway (HTTP routes, the WebSocket protocol) is built from. */
 export interface GatewayDeps {
   /** Runs every turn (on each agent's runtime) and holds the data. */
@@ -17,4 +26,6 @@ export interface GatewayDeps {
   logger: GatewayLogger;
   /** Set when the configured store could not be opened and the gateway runs on the memory store. */
   storeFallback?: StoreFallback;
+  /** The chat platform channels' states, when channels are attached. */
+  channelStates?: { list(): ChannelStateView[] };
 }

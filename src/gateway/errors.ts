@@ -13,6 +13,7 @@ export type GatewayErrorCode =
   | "UNSUPPORTED_MEDIA_TYPE"
   | "SHUTTING_DOWN"
   | "RESULT_EVICTED"
+  | "PLATFORM_UNREACHABLE"
   | "INTERNAL";
 
 /** An error with its HTTP status, thrown by routes and turned into the one error shape. */
@@ -21,6 +22,8 @@ export class HttpError extends Error {
     readonly status: ContentfulStatusCode,
     readonly code: GatewayErrorCode | ErrorCode,
     message: string,
+    /** Sent as Retry-After (seconds) with the error. */
+    readonly retryAfterS?: number,
   ) {
     super(message);
     this.name = "HttpError";
@@ -51,6 +54,7 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
     case "TURN_FAILED":
       return 502;
     case "SESSION_CHANGED":
+    case "LEASE_LOST":
       return 409;
     case "TURN_TIMEOUT":
       return 504;
@@ -71,7 +75,13 @@ export const STORE_BUSY_RETRY_AFTER_S = 1;
 
 /** Headers an error's response carries besides its body. */
 export function errorHeaders(error: unknown): Record<string, string> {
-  return isSessiondError(error, "STORE_BUSY") ? { "retry-after": String(STORE_BUSY_RETRY_AFTER_S) } : {};
+  if (error instanceof HttpError && error.retryAfterS !== undefined) {
+    return { "retry-after": String(error.retryAfterS) };
+  }
+  // Another gateway took the session's lease over: the same request, sent again, is served by the holder.
+  return isSessiondError(error, "STORE_BUSY") || isSessiondError(error, "LEASE_LOST")
+    ? { "retry-after": String(STORE_BUSY_RETRY_AFTER_S) }
+    : {};
 }
 
 /** Any thrown value as a status and the error body; internal details of unexpected errors stay in the log. */

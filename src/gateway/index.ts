@@ -31,6 +31,8 @@ export interface CreateGatewayOptions extends GatewayOptions {
   websocket?: WebSocketOptions;
   /** Set when the configured store could not be opened and the engine runs on the memory store. */
   storeFallback?: StoreFallback;
+  /** The channels' states, shown in `/health` and `/metrics`. */
+  channelStates?: GatewayDeps["channelStates"];
 }
 
 /** The gateway as parts to embed: transport only, every turn runs in `engine`. */
@@ -51,12 +53,13 @@ export interface Gateway {
 
 /** The gateway of `engine` without a server of its own, to mount in another Hono or Node server. */
 export function createGateway(engine: Engine, options: CreateGatewayOptions): Gateway {
-  const { token, logger, websocket, storeFallback, ...appOptions } = options;
+  const { token, logger, websocket, storeFallback, channelStates, ...appOptions } = options;
   const deps: GatewayDeps = {
     engine,
     token,
     logger: logger ?? createGatewayLogger(),
     ...(storeFallback ? { storeFallback } : {}),
+    ...(channelStates ? { channelStates } : {}),
   };
   const { app, metrics } = createGatewayApp(deps, appOptions);
   return {

@@ -35,6 +35,8 @@ export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSigna
    * before it is done.
    */
   opening?: Promise<unknown>;
+  /** The channels' states, shown in `/health` and `/metrics`. */
+  channelStates?: GatewayDeps["channelStates"];
   /** Called with the listening server, e.g. to attach the WebSocket protocol to it. */
   onServer?: (server: Server, deps: GatewayDeps) => void;
 }
@@ -62,6 +64,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     ...(options.webDir !== undefined ? { webDir: options.webDir } : {}),
     ...(options.publicRoutes ? { publicRoutes: options.publicRoutes } : {}),
     ...(options.storeFallback ? { storeFallback: options.storeFallback } : {}),
+    ...(options.channelStates ? { channelStates: options.channelStates } : {}),
   });
   const { app, deps } = gateway;
   if (deps.storeFallback) deps.logger.warn({ ...deps.storeFallback }, fallbackWarning(deps.storeFallback));

@@ -14,24 +14,52 @@ export interface StoreFallback {
 
 const OPEN_FAILURES: readonly string[] = ["STORE_UNAVAILABLE", "STORE_CORRUPT", "STORE_FAILED"];
 
+/** Stores in this process's own files: the only ones a memory fallback may stand in for. */
+const EMBEDDED: readonly string[] = ["sqlite", "jsonl"];
+
+export interface SharedStoreRetry {
+  /** Called before each wait with the one line to print. */
+  onRetry(line: string): void;
+  /** Default: a real pause. Tests may shorten it. */
+  wait?: (ms: number) => Promise<void>;
+  /** First wait; it doubles up to 30 s. Default 1 s. */
+  backoffMs?: number;
+}
+
 /**
- * Opens the engine on the configured store; when that store cannot be opened and `fallback` allows it,
- * on the memory store instead (runtime sessions and agent settings in memory too), saying why. Any other
+ * Opens the engine on the configured store. When an embedded store (SQLite, JSONL) cannot be opened and
+ * `fallback` allows it, on the memory store instead (runtime sessions and agent settings in memory too),
+ * saying why. A shared store (PostgreSQL) that cannot be reached is never replaced: beside healthy gateways a
+ * memory-backed one would take messages and lose them. It is tried again with a doubling backoff until it
+ * answers; the caller has not started listening meanwhile, so no traffic reaches this gateway. Any other
  * error, and every error with `fallback: false`, is thrown as it is.
  */
 export async function createEngineOrFallback(
   config: EngineConfig,
   create: (config: EngineConfig) => Promise<Engine>,
   fallback: boolean,
+  retry?: SharedStoreRetry,
 ): Promise<{ engine: Engine; fallback?: StoreFallback }> {
-  try {
-    return { engine: await create(config) };
-  } catch (error) {
-    if (!fallback || !isSessiondError(error) || !OPEN_FAILURES.includes(error.code)) throw error;
-    const store = config.store;
-    const configured = store && "backend" in store ? store.backend : "sqlite";
-    const engine = await create({ ...config, store: { backend: "memory" } });
-    return { engine, fallback: { configured, code: error.code, reason: error.message } };
+  const store = config.store;
+  const configured = store && "backend" in store ? store.backend : "sqlite";
+  let backoff = retry?.backoffMs ?? 1000;
+  for (;;) {
+    try {
+      return { engine: await create(config) };
+    } catch (error) {
+      if (!fallback || !isSessiondError(error) || !OPEN_FAILURES.includes(error.code)) throw error;
+      if (!EMBEDDED.includes(configured)) {
+        if (!retry) throw error;
+        retry.onRetry(
+          `the ${configured} store cannot be reached (${error.code}: ${error.message}); not listening until it can, retrying in ${backoff / 1000} s`,
+        );
+        await (retry.wait ?? ((ms) => new Promise((r) => setTimeout(r, ms))))(backoff);
+        backoff = Math.min(backoff * 2, 30_000);
+        continue;
+      }
+      const engine = await create({ ...config, store: { backend: "memory" } });
+      return { engine, fallback: { configured, code: error.code, reason: error.message } };
+    }
   }
 }
 

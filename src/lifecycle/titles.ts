@@ -108,8 +108,9 @@ function candidates(text: string, offset: number, key: string | undefined): Cand
  * reply (never runtime boilerplate) when the user said too little; never empty, never the key.
  */
 export function offlineTitle(exchange: FirstExchange): string {
-  const user = exchange.user.slice(0, SOURCE_CHARS);
-  const assistant = agentWords(exchange.assistant).slice(0, SOURCE_CHARS);
+  // Scrubbed whole, then cut: a secret cut in two is no longer told by its shape.
+  const user = redactSecrets(exchange.user).slice(0, SOURCE_CHARS);
+  const assistant = redactSecrets(agentWords(exchange.assistant)).slice(0, SOURCE_CHARS);
   let words = candidates(user, 0, exchange.key);
   if (words.length < MIN_WORDS) {
     const known = new Set(words.map((w) => w.word.toLowerCase()));
@@ -146,8 +147,8 @@ export async function titleFromExchange(
 ): Promise<string> {
   signal?.throwIfAborted();
   if (!model) return offlineTitle(exchange);
-  const user = redactSecrets(exchange.user.slice(0, SOURCE_CHARS));
-  const assistant = redactSecrets(agentWords(exchange.assistant).slice(0, SOURCE_CHARS));
+  const user = redactSecrets(exchange.user).slice(0, SOURCE_CHARS);
+  const assistant = redactSecrets(agentWords(exchange.assistant)).slice(0, SOURCE_CHARS);
   try {
     const completion = await model.complete({
       system: TITLE_SYSTEM_PROMPT,

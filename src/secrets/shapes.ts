@@ -1,5 +1,7 @@
-/** What a scrubbed secret is replaced with: obviously not data, so it cannot be replayed as a value. */
-export const REDACTED = "[redacted]";
+import { COMMAND_SHAPES } from "./command-shapes.js";
+import { REDACTED } from "./redacted.js";
+
+export { REDACTED };
 
 export interface Shape {
   pattern: RegExp;
@@ -17,7 +19,7 @@ export interface Shape {
 }
 
 // One of these is in every match of the `name=value` shape.
-const KEY_NAME_WORDS = ["pass", "pwd", "secret", "token", "key", "credential", "sig"];
+const KEY_NAME_WORDS = ["pass", "pwd", "pw", "secret", "token", "key", "credential", "sig"];
 
 const whole = (): string => REDACTED;
 const hasDigit = /[0-9]/;
@@ -31,15 +33,25 @@ const KEY_NAMES = [
   "passphrase",
   "secret",
   "token",
-  "api[_-]?key",
+  "api[_\\s-]?key",
   "private[_-]?key(?:[_-]?id)?",
   "access[_-]?key",
   "account[_-]?key",
   "shared[_-]?access[_-]?(?:key|signature)",
   "credentials?",
+  // `DB_PASS=`, `{"pass": …}`, `DB_PW=`: only as a word of its own (not `bypass`, `compass`).
+  "(?<![A-Za-z])pass(?![A-Za-z])",
+  "(?<![A-Za-z])pw(?![A-Za-z])",
   // An Azure SAS signature in a query string.
   "(?<=[?&])sig",
 ].join("|");
+
+// What may follow the telling word in a key's name: `SECRET_KEY`, `secret_key_base`, `secretKey`,
+// `password_hash`. A closed list, so `token_count` and `max_tokens` stay plain numbers.
+const KEY_SUFFIXES = String.raw`(?:[_.-]?(?:key|base|value|hash|b64|base64|string|str|text|plain|raw|hex|data|id))*`;
+
+// `=`, `:`, and `:=` (make), `=>` (Ruby, PHP); a key quoted or with an escaped quote (JSON inside a string).
+const ASSIGN = String.raw`\\?["']?\s*(?::=|=>|[:=])\s*`;
 
 // Service tokens told by their prefix. A prefix may follow `_` or `-` (`lookup_sk-…` as a tool name), not a
 // letter or digit; a match without a digit is a word (`sk-learn-…`), not a token.
@@ -61,7 +73,7 @@ const PREFIXED = [
   String.raw`SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}`, // SendGrid
   "SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", // Twilio API key
   String.raw`[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}`, // Discord bot token
-  "[0-9]{8,10}:AA[A-Za-z0-9_-]{33}", // Telegram bot token
+  "[0-9]{5,16}:AA[A-Za-z0-9_-]{33}", // Telegram bot token
   "key-[0-9a-f]{32}(?![A-Za-z0-9])", // Mailgun
   "[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", // Mailchimp
   "shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
@@ -77,6 +89,45 @@ const PREFIXED = [
   "gsk_[A-Za-z0-9]{40,}", // Groq
   "dckr_pat_[A-Za-z0-9_-]{20,}",
   "AGE-SECRET-KEY-1[0-9A-Z]{58}",
+  // From gitleaks' rules: tokens whose body alone (hex, one case) would pass for an id.
+  "do[opr]_v1_[a-f0-9]{64}",
+  String.raw`v1\.0-[a-f0-9]{24}-[a-f0-9]{146}`, // Cloudflare origin CA
+  String.raw`dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}`, // Dynatrace
+  "gl(?:dt|ft|soat|rt|ptt|imt|agent|oas|cbt|ffct)-[A-Za-z0-9_-]{20,}", // GitLab's other tokens
+  "GR1348941[A-Za-z0-9_-]{20}",
+  "s-s4t2(?:ud|af)-[a-f0-9]{64}",
+  "NR(?:AK|JS|II)-[A-Za-z0-9-]{19,32}", // New Relic
+  "API-[A-Z0-9]{26}(?![A-Za-z0-9])", // Octopus Deploy
+  "pul-[a-f0-9]{40}",
+  "rdme_[a-z0-9]{70}",
+  "rubygems_[a-f0-9]{48}",
+  "sntry[us]_[A-Za-z0-9+/=_]{40,}",
+  "sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}",
+  "shippo_(?:live|test)_[a-fA-F0-9]{40}",
+  "sgp_(?:(?:[a-fA-F0-9]{16}|local)_)?[a-fA-F0-9]{40}",
+  "LTAI[A-Za-z0-9]{20}",
+  String.raw`[a-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}`, // Terraform Cloud
+  String.raw`pat[A-Za-z0-9]{14}\.[a-f0-9]{64}`, // Airtable
+  "A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}", // 1Password
+  String.raw`[ps]k\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`, // Mapbox
+  "pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64}",
+  "PMAK-[a-f0-9]{24}-[a-f0-9]{34}",
+  "pnu_[A-Za-z0-9]{36}",
+  "xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}",
+  "tk-us-[A-Za-z0-9_-]{48}",
+  "pplx-[A-Za-z0-9]{48}",
+  "ico-[A-Za-z0-9]{32}",
+  "HRKU-AA[A-Za-z0-9_-]{58}",
+  "fio-u-[A-Za-z0-9_=-]{64}",
+  "fo1_[A-Za-z0-9_-]{43}",
+  "FLWSECK_TEST-[a-h0-9]{32}-X",
+  "EZ[AT]K[A-Za-z0-9]{54}",
+  String.raw`dp\.pt\.[A-Za-z0-9]{43}`, // Doppler
+  "duffel_(?:test|live)_[A-Za-z0-9_=-]{43}",
+  "CLOJARS_[A-Za-z0-9]{60}",
+  "AKCp[A-Za-z0-9]{69}",
+  "ABSK[A-Za-z0-9+/]{109,269}={0,2}",
+  String.raw`xoxe(?:\.xox[bp])?-[0-9]-[A-Z0-9]{146,166}`,
 ].join("|");
 
 /**
@@ -132,10 +183,13 @@ export const SHAPES: readonly Shape[] = [
     replace: whole,
     needs: { words: ["private key"] },
   },
-  // `scheme://user:password@host`: the password only.
+  // `scheme://user:password@host` (the user may be empty: `redis://:pw@host`): the password only, up to the
+  // last `@` before the host, so a password holding `@` or `/` goes whole. A port before a path's `@`
+  // (`https://registry:443/@scope/pkg`) is not a password.
   {
-    pattern: /(:\/\/[^\s/:@]+:)[^\s/@]+@/g,
-    replace: (_m, prefix = "") => `${prefix}${REDACTED}@`,
+    pattern: /(:\/\/[^\s/:@]*:)(?!\[redacted\]@)(\S{1,200})@(?=[A-Za-z0-9][A-Za-z0-9.-]*(?:[:/?#]|\s|$))/g,
+    replace: (match, prefix = "", password = "") =>
+      /^\d+(?:\/|$)/.test(password) ? match : `${prefix}${REDACTED}@`,
     needs: { words: ["://"] },
   },
   // Header lines: the whole value, whatever its scheme (`Basic`, `Digest`, `token`…).
@@ -170,15 +224,20 @@ export const SHAPES: readonly Shape[] = [
   // `password=…`, `api_key: …`, `"client_secret": "…"`, `AccountKey=…`: the key stays, the whole value goes.
   {
     pattern: new RegExp(
-      String.raw`((?:${KEY_NAMES})\b["']?\s*[:=]\s*)(?!["']?\[redacted\])("(?:[^"\\]|\\.)*(?:"|$)|'[^']*(?:'|$)|[^\s&;,"'}\]]+)`,
+      String.raw`((?:${KEY_NAMES})${KEY_SUFFIXES}\b${ASSIGN})(?!\\?["']?\[redacted\])(\\"(?:[^"\\]|\\[^"])*\\"|"(?:[^"\\]|\\.)*(?:"|$)|'[^']*(?:'|$)|[^\s&;,"'}\]=>][^\s&;,"'}\]]*)`,
       "gi",
     ),
     replace: (_m, prefix = "", value = "") => {
-      const quote = value.startsWith('"') || value.startsWith("'") ? value[0] : "";
+      const quote = value.startsWith('\\"')
+        ? '\\"'
+        : value.startsWith('"') || value.startsWith("'")
+          ? value[0]
+          : "";
       return `${prefix}${quote}${REDACTED}${quote}`;
     },
     needs: { words: KEY_NAME_WORDS },
   },
+  ...COMMAND_SHAPES,
   {
     pattern: new RegExp(`(?<![A-Za-z0-9])(?:${PREFIXED})`, "g"),
     replace: (match) => (hasDigit.test(match) ? REDACTED : match),

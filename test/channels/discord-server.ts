@@ -18,7 +18,7 @@ export function interactionKeys() {
 export function signedInteraction(
   body: unknown,
   privateKey: KeyObject,
-  timestamp = "1700000000",
+  timestamp = String(Math.floor(Date.now() / 1000)),
 ): RequestInit {
   const text = JSON.stringify(body);
   const signature = sign(null, Buffer.from(timestamp + text), privateKey).toString("hex");

@@ -1,4 +1,8 @@
+import { createPublicKey, generateKeyPairSync, verify } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
+import { ed25519KeyProblem } from "../../src/channels/ed25519-key.js";
+import { createChannels } from "../../src/channels/index.js";
+import { isSessiondError } from "../../src/model/errors.js";
 import { APP_ID, BOT_ID, interactionKeys, signedInteraction, startDiscord } from "./discord-server.js";
 import { type ChannelGateway, sendJson, startChannelGateway, transcript } from "./support.js";
 
@@ -125,5 +129,85 @@ describe("discord", () => {
     ]);
     expect(gw.waits).toEqual([1500]);
     expect(discord.sent).toHaveLength(1);
+  });
+});
+
+describe("discord interactions: replays and keys", () => {
+  let gw: ChannelGateway | undefined;
+  let discord: Awaited<ReturnType<typeof startDiscord>> | undefined;
+  afterEach(async () => {
+    await gw?.stop();
+    await discord?.close();
+    gw = undefined;
+  });
+
+  it("refuses a validly signed interaction 30 days old, or 10 minutes ahead, with 401 and stores nothing", async () => {
+    discord = await startDiscord();
+    gw = await startChannelGateway(
+      { discord: { public_key: keys.publicKeyHex, api_base_url: discord.api } },
+      {},
+    );
+    const now = Math.floor(Date.now() / 1000);
+    const at = (seconds: number) =>
+      fetch(
+        gw?.at("/channels/discord/interactions") ?? "",
+        signedInteraction(command(`old-${seconds}`, "replayed"), keys.privateKey, String(seconds)),
+      );
+    expect((await at(now - 30 * 24 * 3600)).status).toBe(401);
+    expect((await at(now + 600)).status).toBe(401);
+    expect((await at(now - 60)).status).toBe(200);
+    await gw.channels.idle();
+    expect(transcript(await gw.entries("discord:dm:77"))).toEqual([
+      "user: replayed",
+      "assistant: re: replayed",
+    ]);
+  });
+
+  // libsodium's blocklist (ge25519_has_small_order) and non-canonical encodings: node:crypto accepts them all.
+  const BAD_KEYS: Record<string, string> = {
+    "zero (order 4)": "00".repeat(32),
+    "one (order 1)": `01${"00".repeat(31)}`,
+    "order 8": "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+    "order 8, the other": "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+    "p - 1 (order 2)": `ec${"ff".repeat(30)}7f`,
+    "p (non-canonical zero)": `ed${"ff".repeat(30)}7f`,
+    "p + 1 (non-canonical one)": `ee${"ff".repeat(30)}7f`,
+    "one with the sign bit (x = 0, sign 1)": `01${"00".repeat(30)}80`,
+  };
+
+  for (const [what, hex] of Object.entries(BAD_KEYS)) {
+    it(`refuses the public key ${what} at start with CONFIG_INVALID`, () => {
+      let error: unknown;
+      try {
+        createChannels({ discord: { public_key: hex } }, { env: {} });
+      } catch (e) {
+        error = e;
+      }
+      expect(isSessiondError(error, "CONFIG_INVALID")).toBe(true);
+      expect((error as Error).message).toMatch(/^channels\.discord\.public_key: not a usable Ed25519 key: /);
+    });
+  }
+
+  it("takes real keys (200 generated ones)", () => {
+    for (let i = 0; i < 200; i++) {
+      const raw = generateKeyPairSync("ed25519")
+        .publicKey.export({ format: "der", type: "spki" })
+        .subarray(12);
+      expect(ed25519KeyProblem(raw)).toBeUndefined();
+    }
+  });
+
+  it("with the order-1 key, a forged signature of zeros would verify in node:crypto: the check is needed", () => {
+    const weak = createPublicKey({
+      key: Buffer.concat([
+        Buffer.from("302a300506032b6570032100", "hex"),
+        Buffer.from(BAD_KEYS["one (order 1)"] ?? "", "hex"),
+      ]),
+      format: "der",
+      type: "spki",
+    });
+    // R = identity, S = 0: valid for any message under a key of order 1.
+    const forged = Buffer.concat([Buffer.from(`01${"00".repeat(31)}`, "hex"), Buffer.alloc(32)]);
+    expect(verify(null, Buffer.from("1700000000{}"), weak, forged)).toBe(true);
   });
 });

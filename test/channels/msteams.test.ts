@@ -48,14 +48,19 @@ describe("msteams (Bot Framework)", () => {
     replies.length = 0;
   });
 
-  const jwt = (claims: { aud?: string; serviceurl?: string } = {}, key = issuer.privateKey) =>
-    new SignJWT({ serviceurl: claims.serviceurl ?? connector.origin })
+  const jwt = (
+    claims: { aud?: string; serviceurl?: string | null; exp?: boolean } = {},
+    key = issuer.privateKey,
+  ) => {
+    const token = new SignJWT(
+      claims.serviceurl === null ? {} : { serviceurl: claims.serviceurl ?? connector.origin },
+    )
       .setProtectedHeader({ alg: "RS256", kid: "k1" })
       .setIssuer("https://api.botframework.com")
       .setAudience(claims.aud ?? APP_ID)
-      .setIssuedAt()
-      .setExpirationTime("5m")
-      .sign(key);
+      .setIssuedAt();
+    return (claims.exp === false ? token : token.setExpirationTime("5m")).sign(key);
+  };
 
   const activity = (
     id: string,
@@ -98,6 +103,9 @@ describe("msteams (Bot Framework)", () => {
     expect((await post(message, await jwt({}, stranger.privateKey))).status).toBe(401);
     expect((await post(message, await jwt({ aud: "another-app" }))).status).toBe(401);
     expect((await post(message, await jwt({ serviceurl: "http://127.0.0.1:1" }))).status).toBe(401);
+    // As the Bot Framework SDK: a token without serviceurl, or without exp (it would never expire), is refused.
+    expect((await post(message, await jwt({ serviceurl: null }))).status).toBe(401);
+    expect((await post(message, await jwt({ exp: false }))).status).toBe(401);
     await gw.channels.idle();
     expect((await gw.engine.sessions.list()).sessions).toEqual([]);
   });

@@ -132,4 +132,51 @@ describe("sessiond serve with channels", () => {
       await api.close();
     }
   });
+
+  it("starts with a Telegram Bot API that refuses connections: one warning line, the channel retrying in /health", async () => {
+    const dir = tempDir();
+    const probe = await startLocalServer(() => {});
+    const closedOrigin = probe.origin;
+    await probe.close();
+    writeFileSync(
+      join(dir, "sessiond.yaml"),
+      stringify({
+        channels: { telegram: { token_env: "TG_TOKEN", mode: "polling", api_base_url: closedOrigin } },
+      }),
+    );
+    const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
+      cwd: dir,
+      env: {
+        ...process.env,
+        SESSIOND_DATA_DIR: dir,
+        SESSIOND_TOKEN: "gateway-token",
+        SESSIOND_CONFIG: "",
+        TG_TOKEN: TOKEN,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const output = { text: "" };
+    const keep = (chunk: Buffer) => {
+      output.text += chunk.toString();
+    };
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    try {
+      const [, url] = await waitFor(child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, output);
+      await waitFor(child, /warning: channel telegram cannot start yet .*\n/, output);
+      const warnings = output.text.split("\n").filter((line) => line.startsWith("warning: channel telegram"));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain("telegram getMe could not connect");
+      const health = (await (await fetch(`${url}/health`)).json()) as { status: string; channels: unknown[] };
+      expect(health.status).toBe("ok");
+      expect(health.channels).toMatchObject([{ channel: "telegram", state: "retrying" }]);
+      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(output.text).not.toContain("unexpected failure");
+      expect(output.text).not.toContain("serve-test-token");
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  });
 });

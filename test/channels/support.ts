@@ -27,6 +27,8 @@ export function recordingRuntime(runs: RuntimeRun[]): Runtime {
 
 export interface ChannelGateway extends TestGateway {
   channels: AttachedChannels;
+  /** What `start()` said of channels that could not start. */
+  startLines: string[];
   /** Every wait between delivery tries, in ms (nothing really sleeps). */
   waits: number[];
   runs: RuntimeRun[];
@@ -41,7 +43,15 @@ export async function startChannelGateway(
   config: ChannelsConfig,
   env: NodeJS.ProcessEnv,
   engineConfig: EngineConfig = {},
-  options: { maxPending?: number; runtime?: Runtime } = {},
+  options: {
+    maxPending?: number;
+    runtime?: Runtime;
+    webDir?: string;
+    /** Waits of the channel supervisor's backoff (default: recorded in `waits`, not slept). */
+    restartWait?: (ms: number, signal?: AbortSignal) => Promise<void>;
+    /** One platform call's timeout (default 30 s). */
+    retryTimeoutMs?: number;
+  } = {},
 ): Promise<ChannelGateway> {
   const waits: number[] = [];
   const runs: RuntimeRun[] = [];
@@ -52,12 +62,22 @@ export async function startChannelGateway(
       wait: async (ms) => {
         waits.push(ms);
       },
+      ...(options.retryTimeoutMs !== undefined ? { timeoutMs: options.retryTimeoutMs } : {}),
+    },
+    restart: {
+      wait:
+        options.restartWait ??
+        (async (ms) => {
+          waits.push(ms);
+        }),
     },
   });
   let attached: AttachedChannels | undefined;
   const agents = engineConfig.agents ?? ["main"];
   const gateway = await startTestGateway(engineConfig, {
     runtimes: new Map(agents.map((a) => [a, options.runtime ?? recordingRuntime(runs)])),
+    ...(options.webDir !== undefined ? { webDir: options.webDir } : {}),
+    channelStates: channels.status,
     publicRoutes: (deps) => {
       attached = channels.attach(channelHost(deps));
       return attached.app;
@@ -65,10 +85,11 @@ export async function startChannelGateway(
   });
   if (!attached) throw new Error("the channels were not attached");
   const running = attached;
-  await running.start();
+  const startLines = await running.start();
   return {
     ...gateway,
     channels: running,
+    startLines,
     waits,
     runs,
     at: (path) => `${gateway.url}${path}`,
@@ -98,3 +119,26 @@ export function platformRoutes(
     else sendJson(res, 404, { ok: false, description: `no route ${request.method} ${request.path}` });
   };
 }
+
+/** A WhatsApp Cloud API `messages` notification: one text from wa_id 4915112345 to phone number id PN1. */
+export const whatsappNotification = (id: string, text: string) => ({
+  object: "whatsapp_business_account",
+  entry: [
+    {
+      id: "WABA1",
+      changes: [
+        {
+          field: "messages",
+          value: {
+            messaging_product: "whatsapp",
+            metadata: { display_phone_number: "15550001111", phone_number_id: "PN1" },
+            contacts: [{ wa_id: "4915112345", profile: { name: "Ann" } }],
+            messages: [
+              { from: "4915112345", id, timestamp: "1700000000", type: "text", text: { body: text } },
+            ],
+          },
+        },
+      ],
+    },
+  ],
+});

@@ -2,31 +2,15 @@ import { createHmac } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type RecordedRequest, startLocalServer } from "../support/http-server.js";
-import { type ChannelGateway, sendJson, startChannelGateway, transcript } from "./support.js";
+import {
+  type ChannelGateway,
+  whatsappNotification as notification,
+  sendJson,
+  startChannelGateway,
+  transcript,
+} from "./support.js";
 
 const env = { WA_TOKEN: "wa-access-token", WA_SECRET: "wa-app-secret", WA_VERIFY: "verify-me" };
-
-const notification = (id: string, text: string) => ({
-  object: "whatsapp_business_account",
-  entry: [
-    {
-      id: "WABA1",
-      changes: [
-        {
-          field: "messages",
-          value: {
-            messaging_product: "whatsapp",
-            metadata: { display_phone_number: "15550001111", phone_number_id: "PN1" },
-            contacts: [{ wa_id: "4915112345", profile: { name: "Ann" } }],
-            messages: [
-              { from: "4915112345", id, timestamp: "1700000000", type: "text", text: { body: text } },
-            ],
-          },
-        },
-      ],
-    },
-  ],
-});
 
 describe("whatsapp cloud", () => {
   let gw: ChannelGateway;

@@ -178,3 +178,24 @@ describe("offlineTitle", () => {
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
   });
 });
+
+describe("titles are built from scrubbed text only", () => {
+  // A random token of 48 characters, cut by the 200-character window after 28 of them: alone, the 28 would
+  // no longer look like a secret.
+  const token = "Zq4mX9rT2vL7wK1pN8bJ5cH3fG6dS0aEyUiO2eRt7WqP3nMa";
+  const user = `Deploy ${"please ".repeat(23)}now ${token} thanks`;
+
+  it("the model is never asked with a piece of a secret cut at the window", async () => {
+    expect(user.indexOf(token)).toBeLessThan(200);
+    expect(user.indexOf(token) + token.length).toBeGreaterThan(200);
+    const model = fakeModel("Deploy Request");
+    await titleFromExchange({ user, assistant: "ok" }, model);
+    const asked = model.calls[0]?.user ?? "";
+    for (let i = 0; i + 8 <= token.length; i += 4) expect(asked).not.toContain(token.slice(i, i + 8));
+  });
+
+  it("nor does an offline title take a piece of one", () => {
+    const title = offlineTitle({ user, assistant: "ok" });
+    for (let i = 0; i + 8 <= token.length; i += 4) expect(title).not.toContain(token.slice(i, i + 8));
+  });
+});

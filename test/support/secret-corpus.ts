@@ -1,3 +1,22 @@
+import { CONTEXT_MAKERS } from "./secret-corpus-contexts.js";
+import {
+  ALNUM,
+  B64,
+  B64URL,
+  b64,
+  DIGITS,
+  HEX,
+  inText,
+  jwt,
+  LETTERS,
+  type Make,
+  onePasswordToken,
+  pem,
+  rand,
+  UPPER_DIGITS,
+} from "./secret-corpus-gen.js";
+import { SERVICE_MAKERS } from "./secret-corpus-services.js";
+
 /**
  * Credential shapes for the redaction tests: each generated here from a seeded generator, in its service's
  * real format, so none is a real key. `secret` is what must vanish; `text` is how it turns up.
@@ -10,54 +29,6 @@ export interface SecretSample {
   contextual: boolean;
 }
 
-// mulberry32: the same corpus on every run.
-function generator(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const next = generator(20261201);
-const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-const UPPER_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-const HEX = "0123456789abcdef";
-const B64 = `${ALNUM}+/`;
-const B64URL = `${ALNUM}_-`;
-const DIGITS = "0123456789";
-const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-/** `n` characters of `alphabet`, with at least two of each class the alphabet has (as random keys do). */
-function rand(alphabet: string, n: number): string {
-  for (;;) {
-    let out = "";
-    for (let i = 0; i < n; i++) out += alphabet[Math.floor(next() * alphabet.length)];
-    const classes = [/[A-Z]/g, /[a-z]/g, /[0-9]/g].filter((c) => c.test(alphabet));
-    if (classes.every((c) => (out.match(c)?.length ?? 0) >= Math.min(2, n / 8))) return out;
-  }
-}
-
-const b64 = (text: string) => Buffer.from(text).toString("base64");
-const pem = (label: string) =>
-  `-----BEGIN ${label}-----\n${rand(B64, 64)}\n${rand(B64, 64)}\n${rand(B64, 20)}==\n-----END ${label}-----`;
-const jwt = () =>
-  `${b64url('{"alg":"HS256","typ":"JWT"}')}.${b64url(`{"sub":"${rand(DIGITS, 10)}","exp":1900000000}`)}.${rand(B64URL, 43)}`;
-function b64url(text: string): string {
-  return Buffer.from(text).toString("base64url");
-}
-
-/** `ops_` and base64 JSON ending in `}` alone in its last group (`fQ==`), as 1Password's tokens are. */
-function onePasswordToken(): string {
-  let json = `{"signInAddress":"my.1password.com","userAuth":{"method":"SRPg-4096","alg":"PBES2g-HS256","iterations":650000,"salt":"${rand(B64URL, 22)}"},"email":"${rand(HEX, 10)}@1passwordserviceaccounts.com","srpX":"${rand(HEX, 64)}","muk":{"k":"${rand(B64URL, 43)}"}`;
-  while ((json.length + 1) % 3 !== 1) json += " ";
-  return `ops_${b64(`${json}}`)}`;
-}
-
-type Make = [name: string, secret: string, wrap: (secret: string) => string];
-
 const CONTEXTUAL = new Set([
   "GCP private_key_id",
   "Basic auth header",
@@ -66,8 +37,6 @@ const CONTEXTUAL = new Set([
   "MongoDB SRV password",
   "password assignment",
 ]);
-
-const inText = (s: string) => `please use ${s} for the deploy`;
 
 const MAKERS: Make[] = [
   ["OpenAI project key", `sk-proj-${rand(B64URL, 74)}T3BlbkFJ${rand(B64URL, 74)}`, inText],
@@ -158,12 +127,14 @@ const MAKERS: Make[] = [
   ["OpenSSH private key", pem("OPENSSH PRIVATE KEY"), (s) => s],
 ];
 
-export const SECRET_CORPUS: readonly SecretSample[] = MAKERS.map(([name, secret, wrap]) => ({
-  name,
-  secret,
-  text: wrap(secret),
-  contextual: CONTEXTUAL.has(name),
-}));
+export const SECRET_CORPUS: readonly SecretSample[] = [...MAKERS, ...CONTEXT_MAKERS, ...SERVICE_MAKERS].map(
+  ([name, secret, wrap]) => ({
+    name,
+    secret,
+    text: wrap(secret),
+    contextual: CONTEXTUAL.has(name) || CONTEXT_MAKERS.some(([n]) => n === name),
+  }),
+);
 
 /**
  * The pieces of a secret that give it away: itself, and its 12-character runs. Shorter runs of random

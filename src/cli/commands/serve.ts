@@ -95,12 +95,14 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       // that share a PostgreSQL store coordinate through its leases and heartbeats instead.
       const lock = sharedStore(config) ? undefined : lockDataDir(config.dataDir);
       if (lock?.unlocked) io.stderr(`warning: the data dir cannot be locked (${lock.unlocked})\n`);
-      const opened = await createEngineOrFallback(config, createEngine, loaded.storeFallback).catch(
-        (error: unknown) => {
-          lock?.release();
-          throw error;
-        },
-      );
+      // GoClaw's fallback, loudly: on the memory store when the configured embedded store cannot be opened.
+      // PostgreSQL is shared: never replaced by memory; waited for (not listening meanwhile) instead.
+      const opened = await createEngineOrFallback(config, createEngine, loaded.storeFallback, {
+        onRetry: (line) => io.stderr(`warning: ${line}\n`),
+      }).catch((error: unknown) => {
+        lock?.release();
+        throw error;
+      });
       const { engine, fallback } = opened;
       if (fallback) io.stderr(`warning: ${fallbackWarning(fallback)}\n`);
       let gateway: Awaited<ReturnType<typeof startGateway>>;
@@ -123,6 +125,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
           // The port is bound first (a taken one fails before recovery writes anything); requests wait for
           // recovery, so a key's recovered inputs run ahead of its new ones.
           opening: recovering,
+          ...(channels && channels.adapters.length > 0 ? { channelStates: channels.status } : {}),
           ...(channelsModule && channels && channels.adapters.length > 0
             ? {
                 publicRoutes: (deps) => {
@@ -153,14 +156,8 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         io.stdout(`recovered inputs: ${counts(report)}\n`);
       }
       lock?.listening(gateway.url);
-      try {
-        await attached?.start();
-      } catch (error) {
-        await attached?.close().catch(() => {});
-        await gateway.close();
-        lock?.release();
-        throw error;
-      }
+      // A platform that cannot be reached is retried in the background: one line each, never an exit.
+      const channelsDown = (await attached?.start()) ?? [];
       io.stdout(`sessiond gateway listening on ${gateway.url}\n`);
       io.stdout(
         token.source === "env"
@@ -173,6 +170,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         io.stdout(`agent ${agent}: ${describeRuntime(engine.runtimeFor(agent))}\n`);
       }
       for (const line of channels?.describe(gateway.url) ?? []) io.stdout(`channel ${line}\n`);
+      for (const line of channelsDown) io.stderr(`warning: ${line}\n`);
       for (const warning of await engine.startupWarnings()) io.stderr(`warning: ${warning}\n`);
       const signal = await stopSignal();
       io.stdout(`${signal}: shutting down\n`);

@@ -1,6 +1,7 @@
 import type { Registry } from "prom-client";
 import type { Engine } from "../../engine.js";
 import { isCommitObservable } from "../../store/store.js";
+import type { GatewayDeps } from "../deps.js";
 import type { StoreFallback } from "../store-fallback.js";
 import type { MetricsRegistry, Observation } from "./registry.js";
 
@@ -18,7 +19,11 @@ export interface GatewayMetrics {
  * Prometheus metrics fed by `engine.events`. prom-client is loaded after the gateway listens (or on the first
  * `/metrics`), so start-up does not pay for it; what happens before waits in a bounded buffer.
  */
-export function createMetrics(engine: Engine, storeFallback?: StoreFallback): GatewayMetrics {
+export function createMetrics(
+  engine: Engine,
+  storeFallback?: StoreFallback,
+  channelStates?: GatewayDeps["channelStates"],
+): GatewayMetrics {
   let target: MetricsRegistry | undefined;
   let pending: Observation[] = [];
   let dropped = 0;
@@ -30,7 +35,7 @@ export function createMetrics(engine: Engine, storeFallback?: StoreFallback): Ga
   let loading: Promise<Registry> | undefined;
   const load = () => {
     loading ??= import("./registry.js").then(({ buildRegistry }) => {
-      const built = buildRegistry(engine, storeFallback);
+      const built = buildRegistry(engine, storeFallback, channelStates);
       for (const observation of pending) built.record(observation);
       if (dropped > 0) built.dropped(dropped);
       pending = [];

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Engine } from "../../engine.js";
 import { reportsBatchFallbacks } from "../../store/store.js";
+import type { GatewayDeps } from "../deps.js";
 import type { StoreFallback } from "../store-fallback.js";
 
 /** One thing the gateway counts, as the recorder saw it (before prom-client is loaded, it waits in a buffer). */
@@ -17,8 +18,26 @@ export interface MetricsRegistry {
 }
 
 /** The Prometheus registry of one gateway: a registry of its own, so two gateways never collide. */
-export function buildRegistry(engine: Engine, storeFallback?: StoreFallback): MetricsRegistry {
+export function buildRegistry(
+  engine: Engine,
+  storeFallback?: StoreFallback,
+  channelStates?: GatewayDeps["channelStates"],
+): MetricsRegistry {
   const registry = new Registry();
+  if (channelStates) {
+    new Gauge({
+      name: "sessiond_channel_up",
+      help: "1 while a chat platform channel is connected (or takes webhooks), 0 while it is retrying",
+      labelNames: ["channel", "state"],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const s of channelStates.list()) {
+          this.set({ channel: s.channel, state: s.state }, s.state === "up" ? 1 : 0);
+        }
+      },
+    });
+  }
   const fallback = new Gauge({
     name: "sessiond_store_fallback",
     help: "1 while the gateway runs on the memory store because the configured one could not be opened",

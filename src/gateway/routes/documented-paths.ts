@@ -12,6 +12,7 @@ export interface DocumentedPath {
 
 export const EARLY_DOCUMENTED: readonly DocumentedPath[] = [
   { method: "GET", path: "/health" },
+  { method: "GET", path: "/health/live" },
   { method: "GET", path: "/api/sessions" },
   { method: "GET", path: "/api/sessions/:key" },
   { method: "GET", path: "/api/sessions/:key/history" },

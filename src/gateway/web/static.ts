@@ -3,7 +3,7 @@ import { extname, join, normalize, sep } from "node:path";
 import type { MiddlewareHandler } from "hono";
 
 /** Paths the API owns: never answered with a dashboard file, so they keep their auth and 404s. */
-const API_PREFIXES = ["/api/", "/v1/", "/ws", "/metrics", "/health"];
+const API_PREFIXES = ["/api/", "/v1/", "/ws", "/metrics", "/health", "/channels/"];
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",

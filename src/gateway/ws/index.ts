@@ -7,9 +7,10 @@ import { presentedToken, tokenMatches } from "./auth.js";
 import { type Connection, type ConnectionParams, connectionParams } from "./connection.js";
 import { handlerFor } from "./handlers/index.js";
 import { RunningTurns } from "./kill.js";
+import { GuardedSender, type WebSocketLimits, WS_LIMIT_DEFAULTS } from "./limits.js";
 import { type ParsedFrame, parseFrame, type ServerFrame, wireError } from "./protocol.js";
 
-export interface WebSocketOptions {
+export interface WebSocketOptions extends WebSocketLimits {
   /** The upgrade path; default `/ws`. */
   path?: string;
   /** The largest frame accepted, in bytes; a larger one closes the connection with 1009. Default 1 MiB. */
@@ -35,6 +36,11 @@ export function attachWebSocket(
   const path = options.path ?? "/ws";
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD });
   const turns = new RunningTurns();
+  const limits: Required<WebSocketLimits> = { ...WS_LIMIT_DEFAULTS };
+  for (const name of Object.keys(WS_LIMIT_DEFAULTS) as Array<keyof WebSocketLimits>) {
+    const value = options[name];
+    if (value !== undefined) limits[name] = value;
+  }
   const pending = new Set<Promise<void>>();
   let closing: Promise<void> | undefined;
 
@@ -51,14 +57,22 @@ export function attachWebSocket(
       refuse(socket, closing ? 503 : 401, closing ? "Service Unavailable" : "Unauthorized");
       return;
     }
+    // One token for every client: the cap on its connections is the cap on all of them.
+    if (wss.clients.size >= limits.maxConnections) {
+      deps.logger.warn({ connections: wss.clients.size }, "websocket: refused, too many connections");
+      refuse(socket, 429, "Too Many Requests", "TOO_MANY_CONNECTIONS");
+      return;
+    }
     const params = connectionParams(randomUUID(), url.searchParams);
     wss.handleUpgrade(request, socket, head, (ws) => serve(ws, params));
   };
 
   const serve = (ws: WebSocket, params: ConnectionParams): void => {
+    const sender = new GuardedSender(ws, limits, deps.logger, params.id);
     const send = (frame: ServerFrame): void => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+      if (ws.readyState === WebSocket.OPEN) sender.send(JSON.stringify(frame));
     };
+    let inFlight = 0;
     const connection: Connection = {
       params,
       subscriptions: new Map(),
@@ -96,7 +110,20 @@ export function attachWebSocket(
         });
         return;
       }
-      // Requests run concurrently: a sessions.kill must get through while a chat.send is streaming.
+      if (inFlight >= limits.maxInFlight) {
+        connection.send({
+          type: "res",
+          id: request.id,
+          ok: false,
+          error: {
+            code: "TOO_MANY_REQUESTS",
+            message: `${limits.maxInFlight} requests are already running on this connection; wait for their replies`,
+          },
+        });
+        return;
+      }
+      inFlight++;
+      // Requests run concurrently (up to maxInFlight): a sessions.kill must get through while a chat.send streams.
       const task = handler(request.params, { deps, turns, connection, request }).then(
         (result) => connection.send({ type: "res", id: request.id, ok: true, result }),
         (error: unknown) => {
@@ -111,10 +138,14 @@ export function attachWebSocket(
         },
       );
       pending.add(task);
-      void task.finally(() => pending.delete(task));
+      void task.finally(() => {
+        inFlight--;
+        pending.delete(task);
+      });
     });
 
     ws.on("close", (code) => {
+      sender.dispose();
       for (const unsubscribe of connection.subscriptions.values()) unsubscribe();
       connection.subscriptions.clear();
       deps.logger.info({ connection: params.id, code }, "websocket: closed");
@@ -159,8 +190,10 @@ function textOf(data: RawData): string {
   return Buffer.isBuffer(data) ? data.toString("utf8") : Buffer.from(data).toString("utf8");
 }
 
-function refuse(socket: Duplex, status: number, reason: string): void {
-  const body = JSON.stringify({ error: { code: status === 401 ? "UNAUTHORIZED" : reason, message: reason } });
+function refuse(socket: Duplex, status: number, reason: string, code?: string): void {
+  const body = JSON.stringify({
+    error: { code: code ?? (status === 401 ? "UNAUTHORIZED" : reason), message: reason },
+  });
   socket.on("error", () => {
     // The client may already be gone; there is nobody left to tell.
   });

@@ -74,7 +74,11 @@ async function expectFallback(dir: string, code: string, uid?: number): Promise<
   const [line] = await waitFor(serve.child, new RegExp(`^\\{.*"code":"${code}".*$`, "m"), serve.output);
   expect(JSON.parse(line)).toMatchObject({ level: 40, configured: "sqlite", code });
 
-  const health = await (await api(url, "/health")).json();
+  // Degraded is not ready: /health answers 503 (a load balancer routes around it), /health/live 200.
+  const healthRes = await fetch(`${url}/health`);
+  expect(healthRes.status).toBe(503);
+  expect((await fetch(`${url}/health/live`)).status).toBe(200);
+  const health = await healthRes.json();
   expect(health).toMatchObject({
     status: "degraded",
     store: "memory",

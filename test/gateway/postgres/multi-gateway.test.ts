@@ -159,7 +159,8 @@ describe("several sessiond serve processes on one PostgreSQL database", () => {
       answer(); // the model's answer waits in a's socket
       a!.child.kill("SIGCONT");
       const late = await within(WAIT_MS, "a's answer once it runs again", paused);
-      expect(late.status).toBeGreaterThanOrEqual(400);
+      // A clear conflict, not a 500: the session is served by the gateway that took it over.
+      expect(late.status).toBe(409);
       expect(JSON.stringify(late.body)).toContain("LEASE_LOST");
       const messages = await storedMessages(url, "admin-pause");
       // a's input (stored while it held the lease), then b's turn; nothing of a's after the takeover.

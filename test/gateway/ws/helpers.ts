@@ -34,7 +34,7 @@ export interface Harness {
 const quietLogger: GatewayDeps["logger"] = { info: () => {}, warn: () => {}, error: () => {} };
 
 export async function startHarness(
-  options: { runtime?: Runtime; ws?: WebSocketOptions } = {},
+  options: { runtime?: Runtime; ws?: WebSocketOptions; logger?: GatewayDeps["logger"] } = {},
 ): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), "sessiond-ws-"));
   const engine = await createEngine(
@@ -45,7 +45,7 @@ export async function startHarness(
   const deps: GatewayDeps = {
     engine,
     token: TOKEN,
-    logger: quietLogger,
+    logger: options.logger ?? quietLogger,
   };
   const gateway = attachWebSocket(server, deps, options.ws);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -1,5 +1,4 @@
 import { useEffect, useState } from "preact/hooks";
-import { getJson } from "../api";
 
 interface Health {
   status: string;
@@ -11,7 +10,10 @@ interface Health {
 export function StoreBanner() {
   const [health, setHealth] = useState<Health | undefined>();
   useEffect(() => {
-    getJson<Health>("/health").then(setHealth, () => setHealth(undefined));
+    // /health answers 503 while degraded (for load balancers); its body is what the banner shows.
+    fetch("/health")
+      .then((res) => res.json() as Promise<Health>)
+      .then(setHealth, () => setHealth(undefined));
   }, []);
   const fallback = health?.status === "degraded" ? health.fallback : undefined;
   if (!fallback) return null;

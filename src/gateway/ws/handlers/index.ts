@@ -56,18 +56,23 @@ const METHODS: Readonly<Record<string, MethodSpec>> = {
   },
   "conversations.list": {
     handler: conversations.list,
-    params: { agent: "only this agent's", sender: "only those this sender started" },
-    result: "{conversations: SessionList[]}",
+    params: {
+      agent: "only this agent's",
+      sender: "only those this sender started",
+      limit: "1–1000, default 1000",
+      cursor: "nextCursor of the page before",
+    },
+    result: "{conversations: SessionList[], nextCursor?}",
   },
   "conversations.history": {
     handler: conversations.history,
     params: {
       session: SESSION,
-      limit: "the newest this many entries",
+      limit: "the newest this many entries: 1–1000, default 1000",
       before: "only entries with a seq below this",
       all: "also earlier generations (as the REST history's all)",
     },
-    result: "{key, entries}",
+    result: "{key, entries, more}: more when older entries exist (ask with before = the first seq)",
   },
   "chat.send": {
     handler: chat.send,
