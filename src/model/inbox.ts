@@ -48,6 +48,8 @@ export interface InboxItem {
   admittedAt: number;
   updatedAt: number;
   outcome?: InboxOutcome;
+  /** The process this item was just taken over from (a shared inbox's `takeOver`): its owner id. */
+  takenFrom?: string;
 }
 
 export interface AdmitInput {

@@ -237,9 +237,13 @@ export class AdmittedTurns {
         await inbox.transition(item.id, "done", now, { sessionId: plan.sessionId, replyId: plan.replyId });
         report.answered++;
       } else if (plan.action === "interrupted") {
+        // On a shared inbox the input was another process's: say which, rather than guess at a restart.
+        const from = item.takenFrom;
         const text = plan.input
-          ? "The turn was cut off by a restart before it replied; it is not run again."
-          : `Not run after a restart: ${preview(item.envelope.text)} waited ${Math.round((plan.ageMs ?? 0) / 1000)} s, longer than turns.recover_max_age.`;
+          ? from
+            ? `The turn was taken over from gateway ${from} (it stopped, or its heartbeat lapsed) before it replied; it is not run again.`
+            : "The turn was cut off by a restart before it replied; it is not run again."
+          : `Not run after ${from ? `a take-over from gateway ${from}` : "a restart"}: ${preview(item.envelope.text)} waited ${Math.round((plan.ageMs ?? 0) / 1000)} s, longer than turns.recover_max_age.`;
         await this.deps.note(item.key, {
           type: "note",
           level: "info",

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { ManualClock } from "../../src/lifecycle/clock.js";
 import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
@@ -41,6 +41,13 @@ describe("engine.recover on the PostgreSQL inbox", () => {
         });
         engines.push(engine);
         return engine;
+      },
+      // The seeding process stopped: its inputs are taken over, and the notes name it, not a restart.
+      {
+        cut: expect.stringMatching(/^The turn was taken over from gateway \S+:\d+:\w+ \(it stopped/),
+        stale: expect.stringMatching(
+          /^Not run after a take-over from gateway \S+: "an old question" waited 660 s, longer than turns\.recover_max_age\.$/,
+        ),
       },
     );
   });

@@ -77,6 +77,11 @@ export async function crashedState(store: Store, inbox: Inbox): Promise<Record<s
 export async function recoversEveryStage(
   seed: () => Promise<Record<string, string>>,
   open: () => Promise<Engine>,
+  /** How the notes name what happened: a restart (one process), or a take-over (a shared inbox). */
+  notes: { cut: unknown; stale: unknown } = {
+    cut: expect.stringContaining("cut off by a restart"),
+    stale: 'Not run after a restart: "an old question" waited 660 s, longer than turns.recover_max_age.',
+  },
 ): Promise<void> {
   const ids = await seed();
   const engine = await open();
@@ -96,13 +101,13 @@ export async function recoversEveryStage(
   expect(cut.map((e) => e.type)).toEqual(["message", "note"]);
   expect(cut[1]).toMatchObject({
     code: "TURN_INTERRUPTED",
-    text: expect.stringContaining("cut off by a restart"),
+    text: notes.cut,
   });
   const stale = await engine.history("telegram:3");
   expect(stale).toHaveLength(1);
   expect(stale[0]).toMatchObject({
     code: "TURN_INTERRUPTED",
-    text: 'Not run after a restart: "an old question" waited 660 s, longer than turns.recover_max_age.',
+    text: notes.stale,
   });
   expect((await engine.history("telegram:1")).map((e) => e.type)).toEqual(["message", "message"]);
 

@@ -55,22 +55,25 @@ export class InboxOwner {
 
   /**
    * Makes this process the owner of every orphaned item, in one transaction; returns their ids in
-   * admission order. Owners left with nothing unfinished are forgotten (the table stays small).
+   * admission order, each with the owner it was taken from. Owners left with nothing unfinished are
+   * forgotten (the table stays small).
    */
-  async takeOver(): Promise<string[]> {
+  async takeOver(): Promise<Array<{ id: string; from: string | null }>> {
     await this.live();
     return inTransaction(this.pool, async (client) => {
       await client.query("SELECT pg_advisory_xact_lock($1)", [TAKEOVER_LOCK]);
       // A statement after the lock: its snapshot sees what the previous holder of the lock took.
-      const { rows } = await client.query<{ id: string; n: string }>(
-        `UPDATE inbox i SET owner = $1 WHERE ${ORPHANED} RETURNING i.id, i.n`,
+      const { rows } = await client.query<{ id: string; n: string; from: string | null }>(
+        `WITH orphaned AS (SELECT i.id, i.owner FROM inbox i WHERE ${ORPHANED} FOR UPDATE)
+         UPDATE inbox SET owner = $1 FROM orphaned WHERE inbox.id = orphaned.id
+         RETURNING inbox.id, inbox.n, orphaned.owner AS "from"`,
         [this.owner],
       );
       await client.query(
         `DELETE FROM inbox_owners o WHERE o.expires_at <= clock_timestamp()
          AND NOT EXISTS (SELECT 1 FROM inbox WHERE owner = o.owner AND state IN ('pending', 'running'))`,
       );
-      return rows.sort((a, b) => Number(BigInt(a.n) - BigInt(b.n))).map((r) => r.id);
+      return rows.sort((a, b) => Number(BigInt(a.n) - BigInt(b.n))).map((r) => ({ id: r.id, from: r.from }));
     });
   }
 

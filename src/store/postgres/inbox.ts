@@ -105,11 +105,16 @@ export class PgInbox implements SharedInbox {
 
   async takeOver(): Promise<InboxItem[]> {
     this.open();
-    const ids = await this.owner.takeOver();
-    if (ids.length === 0) return [];
+    const taken = await this.owner.takeOver();
+    if (taken.length === 0) return [];
+    const ids = taken.map((t) => t.id);
     const rows = await query<InboxRow>(this.pool, `SELECT ${COLUMNS} FROM inbox WHERE id = ANY($1)`, [ids]);
     const byId = new Map(rows.map((row) => [row.id, itemOf(row)]));
-    return ids.flatMap((id) => byId.get(id) ?? []);
+    return taken.flatMap(({ id, from }) => {
+      const item = byId.get(id);
+      if (!item) return [];
+      return from === null ? [item] : [{ ...item, takenFrom: from }];
+    });
   }
 
   onHeartbeat(listener: (orphans: boolean) => void): () => void {
