@@ -1,4 +1,5 @@
-import { isNode, LineCounter, parseDocument } from "yaml";
+import { createRequire } from "node:module";
+import type * as Yaml from "yaml";
 import type { ConfigProblem } from "./references.js";
 
 /**
@@ -8,6 +9,8 @@ import type { ConfigProblem } from "./references.js";
  */
 export function withLines(text: string, problems: readonly ConfigProblem[]): ConfigProblem[] {
   if (problems.length === 0) return [];
+  // Loaded on this error path only, as load.ts does: yaml is 74 modules.
+  const { isNode, LineCounter, parseDocument } = createRequire(import.meta.url)("yaml") as typeof Yaml;
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter });
   return problems.map((problem) => {
