@@ -106,7 +106,7 @@ channels:
         "FAIL  channels.slack: the environment variable DOCTOR_UNSET_SLACK is not set",
         "FAIL  channels.slack: the environment variable DOCTOR_UNSET_SIGNING is not set",
         expect.stringMatching(
-          /^FAIL {2}store: sqlite at .*sessiond\.db: \[STORE_UNAVAILABLE\] the database was written by a newer sessiond \(schema 99, this one knows \d+\)$/,
+          /^FAIL {2}store: sqlite at .*sessiond\.db: \[STORE_SCHEMA_NEWER\] .*sessiond\.db: the database's schema is version 99, newer than this sessiond knows \(\d+\): upgrade sessiond, or restore the backup taken before the upgrade$/,
         ),
         `FAIL  token: ${join(dir, "gateway-token")} is readable by others (mode 0644): chmod 600 ${join(dir, "gateway-token")}`,
         `FAIL  models.local: http://127.0.0.1:${down}/v1/models not reachable (ECONNREFUSED)`,
