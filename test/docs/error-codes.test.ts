@@ -6,9 +6,10 @@ import { statusOf } from "../../src/gateway/errors.js";
 import type { ErrorCode } from "../../src/model/errors.js";
 import { type ServedGateway, serveGateway } from "../support/serve-child.js";
 
-// The README is the promise: its list of error codes and of HTTP statuses, walked against the code and
-// against what a real gateway answers.
-const README = readFileSync("README.md", "utf8");
+// The documentation is the promise: its list of error codes (docs/library.md) and of HTTP statuses
+// (docs/gateway.md), walked against the code and against what a real gateway answers.
+const LIBRARY = readFileSync("docs/library.md", "utf8");
+const GATEWAY = readFileSync("docs/gateway.md", "utf8");
 
 /** The codes of the `ErrorCode` union, read from its source. */
 function errorCodes(): Set<string> {
@@ -19,7 +20,7 @@ function errorCodes(): Set<string> {
 
 /** The library's list: the "Errors" section's paragraph. */
 function readmeLibraryCodes(): Set<string> {
-  const section = /\n#+ Errors\n([\s\S]*?)\n#/.exec(README)?.[1] ?? "";
+  const section = /\n#+ Errors\n([\s\S]*?)\n#/.exec(LIBRARY)?.[1] ?? "";
   return new Set([...section.matchAll(/`([A-Z][A-Z_]+)`/g)].map((m) => m[1] as string));
 }
 
@@ -28,7 +29,7 @@ function readmeLibraryCodes(): Set<string> {
  * parentheses belongs to the status just given (`INVALID_*` 400 (`INVALID_JSON` for ...)).
  */
 function readmeStatuses(): Map<string, number> {
-  const bullet = /\*\*Errors\*\* are always[\s\S]*?(?=\n\n|\n- \*\*)/.exec(README)?.[0] ?? "";
+  const bullet = /\*\*Errors\*\* are always[\s\S]*?(?=\n\n|\n- \*\*)/.exec(GATEWAY)?.[0] ?? "";
   const statuses = new Map<string, number>();
   let pending: string[] = [];
   let last: number | undefined;
@@ -48,7 +49,7 @@ function readmeStatuses(): Map<string, number> {
   return statuses;
 }
 
-describe("the README's error codes", () => {
+describe("the documented error codes (docs/library.md)", () => {
   it("lists every code the library raises, and no other", () => {
     const listed = readmeLibraryCodes();
     const codes = errorCodes();
@@ -77,7 +78,7 @@ describe("the README's error codes", () => {
   });
 });
 
-describe("the README's statuses against a real gateway", () => {
+describe("the documented statuses (docs/gateway.md) against a real gateway", () => {
   const token = "readme-errors-token-0123456789";
   let dir: string;
   let served: ServedGateway;
@@ -125,7 +126,7 @@ describe("the README's statuses against a real gateway", () => {
     ],
   ];
   for (const [code, provoke] of cases) {
-    it(`${code} is answered with the README's status and the one error shape`, async () => {
+    it(`${code} is answered with the documented status and the one error shape`, async () => {
       const answer = await provoke();
       const promised =
         statuses.get(code) ?? (code.startsWith("INVALID_") ? statuses.get("INVALID_*") : undefined);
