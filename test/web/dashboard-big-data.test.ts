@@ -1,7 +1,12 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOKEN } from "../gateway/http/helpers.js";
-import { type DashboardGateway, launchChromium, requireBrowserAndBuild, screenshotAll } from "./browser.js";
+import {
+  type DashboardGateway,
+  launchChromium,
+  requireBrowserAndBuild,
+  screenshotAll,
+  signedInPage,
+} from "./browser.js";
 
 const KEY = "app_api:big";
 const MB = 1024 * 1024;
@@ -35,11 +40,7 @@ describe("the dashboard with big data, in Chromium", () => {
     await engine.append(KEY, [{ type: "message", role: "user", content: BIG }]);
     expect(BIG.length).toBeGreaterThanOrEqual(MB);
     browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    await page.goto(server.gateway.url);
-    await page.getByLabel("Access token").fill(TOKEN);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL("**/sessions");
+    page = await signedInPage(browser, server.gateway.url);
   });
 
   afterAll(async () => {
