@@ -7,6 +7,7 @@ import type { Engine } from "../engine.js";
 import type { RoutingConfig } from "../keys/index.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { CliIo } from "./io.js";
+import { withLazyModels } from "./lazy-models.js";
 
 /** The options every command accepts (declared on the root command). */
 export interface GlobalOptions {
@@ -71,7 +72,9 @@ export async function withEngine<T>(
   return result;
 }
 
-function engineConfigFor(config: EngineConfig, use: EngineUse): EngineConfig {
+/** No command here runs a turn, so a model is only built when one is called (compaction, titles). */
+function engineConfigFor(loaded: EngineConfig, use: EngineUse): EngineConfig {
+  const config = withLazyModels(loaded);
   const store = config.store;
   if (
     use.readOnly &&

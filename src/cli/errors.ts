@@ -1,5 +1,6 @@
 import { CommanderError } from "commander";
 import { type ErrorCode, isSessiondError } from "../model/errors.js";
+import { describeSystemError, isSystemError } from "./system-errors.js";
 
 /** Exit codes: documented in the `--help` epilogue, kept in one place. */
 export const EXIT_OK = 0;
@@ -59,6 +60,10 @@ export function reportError(error: unknown, out: ErrorSink): number {
   if (isSessiondError(error)) {
     out.stderr(`error [${error.code}]: ${error.message}\n`);
     return USAGE_CODES.has(error.code) ? EXIT_USAGE : EXIT_ERROR;
+  }
+  if (isSystemError(error)) {
+    out.stderr(`error [${error.code}]: ${describeSystemError(error)}\n`);
+    return EXIT_ERROR;
   }
   const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
   out.stderr(`error: unexpected failure: ${text}\n`);

@@ -17,6 +17,8 @@ const COMMANDS: CommandTable = [
   ],
   [["agents"], async () => (await import("./commands/agents.js")).registerAgents],
   [["import"], async () => (await import("./commands/import.js")).registerImport],
+  [["doctor"], async () => (await import("./commands/doctor.js")).registerDoctor],
+  [["backup", "restore"], async () => (await import("./commands/backup.js")).registerBackup],
 ];
 
 /**

@@ -11,7 +11,13 @@ import { validateResetTriggers } from "../lifecycle/triggers.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { StoreConfig } from "../store/open.js";
 import type { EngineConfig, LifecycleConfig, ModelConfig } from "./engine-config.js";
-import { type ConfigProblem, lifecycleProblems, modelReferenceProblems } from "./references.js";
+import { withLines } from "./lines.js";
+import {
+  type ConfigProblem,
+  duplicateAgentProblems,
+  lifecycleProblems,
+  modelReferenceProblems,
+} from "./references.js";
 import { type CompactionSettings, type ConfigFile, configFileSchema, RETIRED_KEYS } from "./schema.js";
 
 export const CONFIG_FILE_NAMES = ["sessiond.yaml", "sessiond.yml"];
@@ -64,12 +70,13 @@ function checkedFile(raw: unknown, warnings: string[], source: string): ConfigFi
   const problems = [
     ...(parsed.ok ? [] : parsed.problems),
     ...modelReferenceProblems(raw),
+    ...duplicateAgentProblems(raw),
     ...(parsed.ok ? lifecycleProblems(parsed.data) : []),
   ];
   if (problems.length > 0) {
     const lines = problems.map((p) => `  ${p.path}: ${p.message}`).join("\n");
     throw new SessiondError("CONFIG_INVALID", `${source} is not valid:\n${lines}`, {
-      details: { problems },
+      details: { problems: withLines(readFileSync(source, "utf8"), problems) },
     });
   }
   if (!parsed.ok) throw new SessiondError("CONFIG_INVALID", `${source} could not be read`);

@@ -6,6 +6,8 @@ import type { ConfigFile, ResetRuleSettings } from "./schema.js";
 export interface ConfigProblem {
   path: string;
   message: string;
+  /** The line in the config file, when it can be placed. */
+  line?: number;
 }
 
 type Loose = Record<string, unknown>;
@@ -34,6 +36,25 @@ export function modelReferenceProblems(raw: unknown): ConfigProblem[] {
   }
   if (isObject(raw.compaction)) check("compaction.model", raw.compaction.model);
   if (isObject(raw.titles)) check("titles.model", raw.titles.model);
+  return problems;
+}
+
+/** An agent id given twice: the second would silently replace the first's settings. */
+export function duplicateAgentProblems(raw: unknown): ConfigProblem[] {
+  if (!isObject(raw) || !Array.isArray(raw.agents)) return [];
+  const first = new Map<string, number>();
+  const problems: ConfigProblem[] = [];
+  raw.agents.forEach((agent, i) => {
+    const id = isObject(agent) ? agent.id : undefined;
+    if (typeof id !== "string") return;
+    const earlier = first.get(id);
+    if (earlier === undefined) first.set(id, i);
+    else
+      problems.push({
+        path: `agents.${i}.id`,
+        message: `agent id ${JSON.stringify(id)} is already agents.${earlier}`,
+      });
+  });
   return problems;
 }
 

@@ -3,16 +3,17 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { cliReference } from "../../scripts/docs/cli-reference.js";
 import { generatedSections } from "../../scripts/docs/generate.js";
-import { GENERATED_SECTIONS, sectionOf } from "../../scripts/docs/readme-sections.js";
+import { GENERATED_SECTIONS, SECTION_FILES, sectionOf } from "../../scripts/docs/readme-sections.js";
 
-const README = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
+const pageOf = (name: (typeof GENERATED_SECTIONS)[number]) =>
+  readFileSync(fileURLToPath(new URL(`../../${SECTION_FILES[name]}`, import.meta.url)), "utf8");
 
 const current = await generatedSections();
 
-describe("README's generated references", () => {
+describe("the generated references (docs/reference/)", () => {
   for (const name of GENERATED_SECTIONS) {
     it(`the ${name} reference is what the code says (npm run docs rewrites it)`, () => {
-      expect(sectionOf(README, name)).toBe(current[name]);
+      expect(sectionOf(pageOf(name), name)).toBe(current[name]);
     });
   }
 

@@ -88,6 +88,16 @@ export async function startDashboardGateway(
   };
 }
 
+/** A desktop-sized page signed in to the dashboard at `url` with the test token, on its sessions list. */
+export async function signedInPage(browser: Browser, url: string): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await page.goto(url);
+  await page.getByLabel("Access token").fill(TOKEN);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL("**/sessions");
+  return page;
+}
+
 export const VIEWPORTS = {
   desktop: { width: 1280, height: 800 },
   phone: { width: 375, height: 740 },

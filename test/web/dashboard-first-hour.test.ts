@@ -1,7 +1,12 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOKEN } from "../gateway/http/helpers.js";
-import { type DashboardGateway, launchChromium, requireBrowserAndBuild, screenshotAll } from "./browser.js";
+import {
+  type DashboardGateway,
+  launchChromium,
+  requireBrowserAndBuild,
+  screenshotAll,
+  signedInPage,
+} from "./browser.js";
 
 const KEY = "app_api:dora";
 const DAY = 24 * 60 * 60_000;
@@ -38,11 +43,7 @@ describe("the dashboard's first hour, in Chromium", () => {
       status: "not_measured",
     });
     browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    await page.goto(server.gateway.url);
-    await page.getByLabel("Access token").fill(TOKEN);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL("**/sessions");
+    page = await signedInPage(browser, server.gateway.url);
   });
 
   afterAll(async () => {

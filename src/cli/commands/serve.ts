@@ -6,6 +6,7 @@ import type { RecoveryReport } from "../../turns/admitted-turns.js";
 import { type GlobalOptions, loadCliConfig, routingFromConfig } from "../context.js";
 import type { CliIo } from "../io.js";
 import { intIn } from "../options.js";
+import { requireSecrets } from "../preflight.js";
 import { lockDataDir } from "../serve-lock.js";
 
 interface ServeOptions extends GlobalOptions {
@@ -77,7 +78,8 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
         { limitHeapGrowth },
         { createEngineOrFallback, fallbackWarning },
       ] = await modules;
-      // Built before the engine opens, so a bad model config fails without touching the store.
+      // Every missing key and secret at once, then the runtimes: all before the engine opens the store.
+      await requireSecrets(config, io.env, loaded.file);
       agentRuntimes(config, routing.agents);
       // Secrets are read before the engine opens too: a missing bot token fails without touching the store.
       // The channel adapters (and their packages, e.g. jose for Teams) load only when a channel is configured.

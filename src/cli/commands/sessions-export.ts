@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { renameSync, rmSync, writeFileSync } from "node:fs";
+import { renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { type Command, Option } from "commander";
 import type { Engine } from "../../engine.js";
@@ -11,6 +11,7 @@ import { CliError, UsageError } from "../errors.js";
 import { plural } from "../format/plural.js";
 import { readHistory } from "../history.js";
 import type { CliIo } from "../io.js";
+import { systemReason } from "../system-errors.js";
 
 interface ExportOptions extends GlobalOptions {
   format?: ExportFormat;
@@ -120,12 +121,20 @@ async function allKeys(engine: Engine): Promise<string[]> {
 
 /** A crash or a full disk leaves the previous file, never half an export. */
 function writeAtomically(path: string, text: string): void {
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new UsageError(
+      `--output ${path} is a directory: give a file name (or --all-sessions for one file per key in it)`,
+    );
+  }
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString("hex")}.tmp`);
   try {
     writeFileSync(temp, text, { flag: "wx" });
     renameSync(temp, path);
   } catch (error) {
     rmSync(temp, { force: true });
-    throw new CliError(`cannot write ${path}: ${(error as Error).message}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === "ENOENT" ? `the directory ${dirname(path)} does not exist` : systemReason(code ?? "unknown");
+    throw new CliError(`cannot write ${path}: ${reason}`);
   }
 }

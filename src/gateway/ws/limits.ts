@@ -3,7 +3,8 @@ import type { GatewayLogger } from "../deps.js";
 
 /** What one client may hold of the gateway: requests running, bytes waiting to be sent, connections. */
 export interface WebSocketLimits {
-  /** Requests running at once on one connection; past it a request is answered TOO_MANY_REQUESTS. Default 16. */
+  /** Requests running at once on one connection; past it a request is answered TOO_MANY_REQUESTS. Default 64 (a queued
+   * `chat.send` counts; one key queues up to 20). */
   maxInFlight?: number;
   /** Open connections with the gateway's token; past it an upgrade is answered 429. Default 256. */
   maxConnections?: number;
@@ -16,7 +17,7 @@ export interface WebSocketLimits {
 }
 
 export const WS_LIMIT_DEFAULTS: Required<WebSocketLimits> = {
-  maxInFlight: 16,
+  maxInFlight: 64,
   maxConnections: 256,
   sendHighWaterBytes: 1024 * 1024,
   sendMaxBytes: 16 * 1024 * 1024,

@@ -133,9 +133,12 @@ export function migrate(db: Database.Database): void {
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version === SCHEMA_VERSION) return;
   if (version > SCHEMA_VERSION) {
+    // Not STORE_UNAVAILABLE: serve would fall back to the memory store, and a user who downgraded would
+    // run on an empty one. Refused, untouched, with the way out.
     throw new SessiondError(
-      "STORE_UNAVAILABLE",
-      `the database was written by a newer sessiond (schema ${version}, this one knows ${SCHEMA_VERSION})`,
+      "STORE_SCHEMA_NEWER",
+      `${db.name}: the database's schema is version ${version}, newer than this sessiond knows (${SCHEMA_VERSION}): upgrade sessiond, or restore the backup taken before the upgrade`,
+      { details: { schema: version, known: SCHEMA_VERSION } },
     );
   }
   db.transaction(() => {

@@ -1,5 +1,6 @@
 import { absoluteTime, count, entryTime } from "../format";
 import type { Entry, ToolCall } from "../types";
+import { LongText } from "./long-text";
 
 type CompactionEntry = Extract<Entry, { type: "compaction" }>;
 
@@ -112,7 +113,7 @@ function EntryView({
             {time}
           </div>
           {entry.toolCalls && entry.toolCalls.length > 0 && <ToolRecap calls={entry.toolCalls} />}
-          <div class="content">{entry.content}</div>
+          <LongText class="content" text={entry.content} />
         </li>
       );
     case "compaction":
@@ -132,7 +133,7 @@ function EntryView({
             <summary>
               Summary{folded.length > 0 ? ` and the ${folded.length} entries it replaced` : ""}
             </summary>
-            <div class="content summary">{entry.summary}</div>
+            <LongText class="content summary" text={entry.summary} />
             {folded.length > 0 && (
               <ol class="transcript folded">
                 {folded.map((child) => (
@@ -158,7 +159,7 @@ function EntryView({
             {entry.code && <code>{entry.code}</code>}
             {time}
           </div>
-          <div class="content">{entry.text}</div>
+          <LongText class="content" text={entry.text} />
         </li>
       );
     case "title":

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, getJson, sessionPath } from "../api";
 import { AgentSelect } from "../components/agent-select";
+import { LongText } from "../components/long-text";
 import { useAgents } from "../hooks";
 import { live, useLiveStatus } from "../live";
 import { navigate, sessionHref } from "../router";
@@ -124,7 +125,12 @@ export function ChatPage({ query }: { query: URLSearchParams }) {
             <span class="sr-only">
               {bubble.role === "user" ? "You" : bubble.role === "error" ? "Error" : "Agent"}:{" "}
             </span>
-            {bubble.text || "…"}
+            {/* An answer still arriving is shown whole; a long stored one is cut to its first few KB. */}
+            {bubble.streaming || !bubble.text ? (
+              bubble.text || "…"
+            ) : (
+              <LongText class="bubble-text" text={bubble.text} />
+            )}
           </li>
         ))}
       </ol>
