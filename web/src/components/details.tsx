@@ -1,15 +1,19 @@
 import { useState } from "preact/hooks";
 import { deleteJson, postJson, sessionPath } from "../api";
 import { absoluteTime, count, relativeTime, usd } from "../format";
+import { useAgents } from "../hooks";
 import type { RuntimeSession, SessionDetail } from "../types";
+import { AgentName, isConfigured, UNCONFIGURED_HINT } from "./agent-name";
 
 /** The session's facts: ids, each agent's runtime session, work sessions, overrides, counts, tokens and cost. */
 export function Details({ detail, onChanged }: { detail: SessionDetail; onChanged?: () => void }) {
   const { session } = detail;
   const overrides = Object.entries(session.overrides);
+  const configured = useAgents();
   const agents = [session.agent, ...(detail.runtimeSessions ?? []).map((r) => r.agent)].filter(
     (agent, i, all) => all.indexOf(agent) === i,
   );
+  const unconfigured = isConfigured(configured, session.agent) === false;
   return (
     <aside class="card details" aria-labelledby="details-title">
       <h2 id="details-title">Details</h2>
@@ -17,7 +21,14 @@ export function Details({ detail, onChanged }: { detail: SessionDetail; onChange
         <dt>Key</dt>
         <dd class="break">{session.key}</dd>
         <dt>Agent</dt>
-        <dd>{session.agent}</dd>
+        <dd>
+          <AgentName agent={session.agent} agents={configured} />
+          {unconfigured && (
+            <p class="muted" data-testid="agent-unconfigured-hint">
+              {UNCONFIGURED_HINT}
+            </p>
+          )}
+        </dd>
         <dt>Channel</dt>
         <dd>
           {session.channel}
@@ -59,7 +70,11 @@ export function Details({ detail, onChanged }: { detail: SessionDetail; onChange
           </li>
         ))}
       </ul>
-      <WorkSessions detail={detail} agents={agents} onChanged={onChanged} />
+      <WorkSessions
+        detail={detail}
+        agents={agents.filter((agent) => isConfigured(configured, agent) !== false)}
+        onChanged={onChanged}
+      />
       <h3>Overrides</h3>
       {overrides.length === 0 ? (
         <p class="muted">None: everything is inherited.</p>

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { getJson } from "../api";
+import { AgentName } from "../components/agent-name";
 import { AgentSelect } from "../components/agent-select";
 import { StateBadge } from "../components/state-badge";
 import { absoluteTime, count, relativeTime } from "../format";
@@ -283,7 +284,9 @@ export function SessionsPage({ query }: { query: URLSearchParams }) {
                 <td class="c-title" title={row.title}>
                   {row.title || <span class="muted">untitled</span>}
                 </td>
-                <td class="c-agent">{row.agent}</td>
+                <td class="c-agent">
+                  <AgentName agent={row.agent} agents={agents} />
+                </td>
                 <td class="c-channel">{row.channel}</td>
                 <td class="c-messages num">{count(row.messageCount)}</td>
                 <td class="c-tokens num">{count(row.approxTokens)}</td>
