@@ -39,7 +39,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const TURN_SCRIPT = `
 import { createEngine } from "sessiond";
 const engine = await createEngine({ dataDir: "./data" });
-const result = await engine.turn(
+const result = await engine.turnWith(
   { channel: "telegram", chat: { type: "direct", id: "42" }, sender: { id: "42" }, text: "hello", platformMessageId: "tg-1" },
   async (context) => "you said: " + context.input.content,
 );

@@ -72,16 +72,7 @@ import {
   TurnStatuses,
 } from "./turns/turn-status.js";
 
-export type {
-  CompactResult,
-  Engine,
-  EngineAppendOptions,
-  EngineHooks,
-  HistoryOptions,
-  OverrideChange,
-  PruneResult,
-  StartedTurn,
-} from "./engine/api.js";
+export type * from "./engine/api.js";
 
 /** The library's front door: wires the store, routing, compaction, titles and lanes from one config. */
 export async function createEngine(given: EngineConfig = {}, hooks: EngineHooks = {}): Promise<Engine> {

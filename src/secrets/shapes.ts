@@ -48,7 +48,7 @@ const KEY_NAMES = [
 
 // What may follow the telling word in a key's name: `SECRET_KEY`, `secret_key_base`, `secretKey`,
 // `password_hash`. A closed list, so `token_count` and `max_tokens` stay plain numbers.
-const KEY_SUFFIXES = String.raw`(?:[_.-]?(?:key|base|value|hash|b64|base64|string|str|text|plain|raw|hex|data|id))*`;
+const KEY_SUFFIXES = "(?:[_.-]?(?:key|base|value|hash|b64|base64|string|str|text|plain|raw|hex|data|id))*";
 
 // `=`, `:`, and `:=` (make), `=>` (Ruby, PHP); a key quoted or with an escaped quote (JSON inside a string).
 const ASSIGN = String.raw`\\?["']?\s*(?::=|=>|[:=])\s*`;

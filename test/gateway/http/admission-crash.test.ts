@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ChatRequestBody, type ChatResponse, startOpenAiServer } from "../../support/openai-server.js";
+import { startHeldModel, writeModelConfig } from "../../support/held-model.js";
 import { type ServedGateway, serveGateway } from "../../support/serve-child.js";
 
 const TOKEN = "admission-crash-token-0123456789";
@@ -19,41 +19,15 @@ function serve(dir: string): ServedGateway {
   return served;
 }
 
-/** The newest user message the model was asked about (unanswered ones before it are merged into one). */
-function lastUser(body: ChatRequestBody): string {
-  const last = [...body.messages].reverse().find((m) => m.role === "user");
-  return String(last?.content).split("\n\n").at(-1) as string;
-}
-
 describe("durable admission across a SIGKILL", () => {
   it("runs or reports each of 10 inputs queued on one key after a restart, none twice", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sessiond-admission-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const asked: string[] = [];
     // First life: the model holds every reply, so the first turn runs and the other nine wait.
-    const held: Array<(reply: ChatResponse) => void> = [];
-    let firstAsked!: () => void;
-    const first = new Promise<void>((r) => {
-      firstAsked = r;
-    });
-    const model = await startOpenAiServer((body) => {
-      asked.push(lastUser(body));
-      firstAsked();
-      return new Promise<ChatResponse>((r) => held.push(r));
-    });
-    cleanups.push(async () => {
-      for (const release of held) release({ status: 500 });
-      await model.close();
-    });
-    writeFileSync(
-      join(dir, "sessiond.yaml"),
-      [
-        `models: { local: { provider: openai, base_url: "${model.baseUrl}", model: test-model } }`,
-        "agents: [{ id: main, model: local, queue: { debounce_ms: 0 } }]",
-        "titles: { enabled: false }",
-        "",
-      ].join("\n"),
-    );
+    const model = await startHeldModel();
+    cleanups.push(() => model.close());
+    const { asked } = model;
+    writeModelConfig(dir, model.server);
 
     const a = serve(dir);
     const urlA = await a.listening();
@@ -72,7 +46,7 @@ describe("durable admission across a SIGKILL", () => {
       ids.push(body.id);
       key = body.key;
     }
-    await first;
+    await model.firstAsked;
     const queued = (await (await fetch(`${urlA}/api/turns/${ids[9]}`, { headers: auth })).json()) as {
       state: string;
     };
@@ -83,10 +57,7 @@ describe("durable admission across a SIGKILL", () => {
     expect(asked).toEqual(["m1"]);
 
     // Second life on the same data dir: the model answers at once.
-    model.setHandler((body) => {
-      asked.push(lastUser(body));
-      return { content: `echo: ${lastUser(body)}` };
-    });
+    model.answerAtOnce();
     const b = serve(dir);
     const urlB = await b.listening();
     expect(b.output.text).toContain("recovered inputs: 9 queued again, 0 already answered, 1 interrupted");

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../../src/store/open.js";
-import { type ChatRequestBody, type ChatResponse, startOpenAiServer } from "../../support/openai-server.js";
+import { startHeldModel, writeModelConfig } from "../../support/held-model.js";
 import { type ServedGateway, serveGateway } from "../../support/serve-child.js";
 
 const TOKEN = "serve-lock-token-0123456789abcdef";
@@ -46,39 +46,14 @@ function serveAgain(dir: string, port: string): Promise<{ code: number | null; o
   return new Promise((done) => child.once("exit", (code) => done({ code, output })));
 }
 
-function lastUser(body: ChatRequestBody): string {
-  const last = [...body.messages].reverse().find((m) => m.role === "user");
-  return String(last?.content).split("\n\n").at(-1) as string;
-}
-
 describe("one gateway per data dir", () => {
   it("a second serve on a live data dir exits at once, naming the running one, and touches nothing", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sessiond-serve-lock-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const asked: string[] = [];
-    const held: Array<(reply: ChatResponse) => void> = [];
-    let firstAsked!: () => void;
-    const first = new Promise<void>((r) => {
-      firstAsked = r;
-    });
-    const model = await startOpenAiServer((body) => {
-      asked.push(lastUser(body));
-      firstAsked();
-      return new Promise<ChatResponse>((r) => held.push(r));
-    });
-    cleanups.push(async () => {
-      for (const release of held) release({ status: 500 });
-      await model.close();
-    });
-    writeFileSync(
-      join(dir, "sessiond.yaml"),
-      [
-        `models: { local: { provider: openai, base_url: "${model.baseUrl}", model: test-model } }`,
-        "agents: [{ id: main, model: local, queue: { debounce_ms: 0 } }]",
-        "titles: { enabled: false }",
-        "",
-      ].join("\n"),
-    );
+    const model = await startHeldModel();
+    cleanups.push(() => model.close());
+    const { asked } = model;
+    writeModelConfig(dir, model.server);
 
     const a = serve(dir);
     const url = await a.listening();
@@ -92,7 +67,7 @@ describe("one gateway per data dir", () => {
           body: JSON.stringify({ message, session_id: "admin-slow2" }),
         }),
       );
-      if (message === "slow one") await first;
+      if (message === "slow one") await model.firstAsked;
     }
 
     // The same port, as a user who runs it twice would.
@@ -107,11 +82,8 @@ describe("one gateway per data dir", () => {
     expect(asked).toEqual(["slow one"]);
 
     // The live gateway goes on: each input is asked once, and no note says a restart cut anything off.
-    model.setHandler((body) => {
-      asked.push(lastUser(body));
-      return { content: `echo: ${lastUser(body)}` };
-    });
-    for (const release of held.splice(0)) release({ content: "slow reply" });
+    model.answerAtOnce();
+    model.release({ content: "slow reply" });
     const replies = await Promise.all(turns);
     expect(replies.map((r) => r.status)).toEqual([200, 200]);
     expect(asked).toEqual(["slow one", "queued one"]);
