@@ -1,4 +1,3 @@
-import { EventEmitter } from "node:events";
 import type { Clock } from "../lifecycle/clock.js";
 import type { Entry, ResetCause } from "../model/entry.js";
 import type { Session } from "../model/session.js";
@@ -17,19 +16,22 @@ export type SessionEventListener = (event: SessionEvent) => void;
 
 /** A listener that throws is dropped from nothing and breaks nothing: its error is swallowed per event. */
 export class SessionEvents {
-  private readonly emitter = new EventEmitter();
-
-  constructor() {
-    this.emitter.setMaxListeners(0);
-  }
+  /** Replaced, never changed in place: an emit goes over the listeners there were when it began. */
+  private listeners: readonly SessionEventListener[] = [];
 
   on(listener: SessionEventListener): () => void {
-    this.emitter.on("event", listener);
-    return () => this.emitter.off("event", listener);
+    this.listeners = [...this.listeners, listener];
+    let on = true;
+    return () => {
+      if (!on) return;
+      on = false;
+      const at = this.listeners.indexOf(listener);
+      if (at >= 0) this.listeners = [...this.listeners.slice(0, at), ...this.listeners.slice(at + 1)];
+    };
   }
 
   emit(event: SessionEvent): void {
-    for (const listener of this.emitter.listeners("event") as SessionEventListener[]) {
+    for (const listener of this.listeners) {
       try {
         listener(event);
       } catch {
@@ -39,7 +41,7 @@ export class SessionEvents {
   }
 
   get listenerCount(): number {
-    return this.emitter.listenerCount("event");
+    return this.listeners.length;
   }
 }
 
