@@ -101,6 +101,29 @@ describe("a channel whose platform cannot be reached", () => {
     expect((await health()).channels[0]?.failures).toBe(2);
   });
 
+  it("a DNS failure (a name that never resolves): the gateway starts and the channel says why it retries", async () => {
+    const gate = gatedWaits();
+    gw = await startChannelGateway(
+      {
+        telegram: {
+          token_env: "TG_TOKEN",
+          mode: "polling",
+          api_base_url: "http://api.sessiond-test.invalid",
+        },
+      },
+      env,
+      {},
+      { restartWait: gate.wait },
+    );
+    expect(gw.startLines).toHaveLength(1);
+    expect(gw.startLines[0]).toMatch(/^channel telegram cannot start yet \(.*(ENOTFOUND|EAI_AGAIN).*\)/);
+    expect(gw.startLines[0]).not.toContain(TOKEN);
+    const body = await health();
+    expect(body.status).toBe("ok");
+    expect(body.channels).toMatchObject([{ channel: "telegram", state: "retrying", failures: 1 }]);
+    expect((await gw.api("/api/sessions")).status).toBe(200);
+  });
+
   it("a platform that accepts and never answers times out instead of holding the start", async () => {
     const silent = await silentServer();
     closers.push(() => silent.close());
