@@ -70,18 +70,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   if (deps.storeFallback) deps.logger.warn({ ...deps.storeFallback }, fallbackWarning(deps.storeFallback));
   const opening = options.opening;
   let open = opening === undefined;
+  const markOpen = () => {
+    open = true;
+  };
+  // Settles whichever way the opening work ends: a failed start closes the gateway right after.
+  const opened = Promise.resolve(opening).then(markOpen, markOpen);
   const fetch: typeof app.fetch = open
     ? app.fetch
     : (request, env, context) =>
         open ? app.fetch(request, env, context) : opened.then(() => app.fetch(request, env, context));
-  const opened = Promise.resolve(opening).then(
-    () => {
-      open = true;
-    },
-    () => {
-      open = true;
-    },
-  );
   const server = createAdaptorServer({ fetch, serverOptions: serverOptions(options) }) as Server;
   const host = options.host ?? DEFAULT_HOST;
   const port = options.port ?? DEFAULT_PORT;
