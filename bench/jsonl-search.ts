@@ -40,7 +40,13 @@ async function rebuild(dir: string): Promise<number> {
     done = resolve;
   });
   const store = new JsonlStore({ path: dir, onIndexProgress: (p) => (p.indexing ? undefined : done()) });
-  if (store.searchProgress().indexing) await finished;
+  if (store.searchProgress().indexing) {
+    // The rebuild's timer is unref'd (a library must not keep its process alive): this process has nothing
+    // else to keep it, so without a handle of its own it would exit with the rebuild still waiting.
+    const alive = setInterval(() => undefined, 1000);
+    await finished;
+    clearInterval(alive);
+  }
   const sec = (performance.now() - start) / 1000;
   await store.close();
   return sec;
