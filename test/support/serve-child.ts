@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
+import { afterEach } from "vitest";
 import { waitFor } from "./child-output.js";
 
 const CLI = resolve("dist/src/cli/main.js");
@@ -42,6 +43,28 @@ export function serveGateway(dir: string, token: string, args: readonly string[]
     },
     kill: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+/**
+ * For a test file that starts `serve` children with one token: `serve(dir)` starts one, `cleanups` takes
+ * what else to undo; both are undone (last first) after each test.
+ */
+export function servedGateways(token: string): {
+  serve(dir: string): ServedGateway;
+  cleanups: Array<() => Promise<void> | void>;
+} {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return {
+    cleanups,
+    serve: (dir) => {
+      const served = serveGateway(dir, token);
+      cleanups.push(() => served.kill());
+      return served;
     },
   };
 }

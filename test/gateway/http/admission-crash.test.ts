@@ -1,23 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startHeldModel, writeModelConfig } from "../../support/held-model.js";
-import { type ServedGateway, serveGateway } from "../../support/serve-child.js";
+import { servedGateways } from "../../support/serve-child.js";
 
 const TOKEN = "admission-crash-token-0123456789";
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
-const cleanups: Array<() => Promise<void> | void> = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function serve(dir: string): ServedGateway {
-  const served = serveGateway(dir, TOKEN);
-  cleanups.push(() => served.kill());
-  return served;
-}
+const { serve, cleanups } = servedGateways(TOKEN);
 
 describe("durable admission across a SIGKILL", () => {
   it("runs or reports each of 10 inputs queued on one key after a restart, none twice", async () => {

@@ -2,25 +2,15 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/store/open.js";
 import { startHeldModel, writeModelConfig } from "../../support/held-model.js";
-import { type ServedGateway, serveGateway } from "../../support/serve-child.js";
+import { servedGateways } from "../../support/serve-child.js";
 
 const TOKEN = "serve-lock-token-0123456789abcdef";
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 const CLI = resolve("dist/src/cli/main.js");
-const cleanups: Array<() => Promise<void> | void> = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function serve(dir: string): ServedGateway {
-  const served = serveGateway(dir, TOKEN);
-  cleanups.push(() => served.kill());
-  return served;
-}
+const { serve, cleanups } = servedGateways(TOKEN);
 
 /** A second `sessiond serve` on `dir`, on `port`: its exit code and everything it printed. */
 function serveAgain(dir: string, port: string): Promise<{ code: number | null; output: string }> {

@@ -1,25 +1,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SKIPPED_BY_STEER } from "../../../src/runtimes/tool-round.js";
 import { type ChatRequestBody, type ChatResponse, startOpenAiServer } from "../../support/openai-server.js";
 import { openAiToolRule } from "../../support/provider-rules.js";
-import { type ServedGateway, serveGateway } from "../../support/serve-child.js";
+import { servedGateways } from "../../support/serve-child.js";
 
 const TOKEN = "steer-crash-token-0123456789abcdef";
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
-const cleanups: Array<() => Promise<void> | void> = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function serve(dir: string): ServedGateway {
-  const served = serveGateway(dir, TOKEN);
-  cleanups.push(() => served.kill());
-  return served;
-}
+const { serve, cleanups } = servedGateways(TOKEN);
 
 /** The user messages of a request (consecutive unanswered ones may come merged into one: split again). */
 function users(body: ChatRequestBody): string[] {
