@@ -43,7 +43,7 @@ import type { OverrideValue, StoredContext } from "./model/session.js";
 import type { Summarizer } from "./model/summarizer.js";
 import type { TextModel } from "./model/text-model.js";
 import { adminToolsFor } from "./runtimes/admin-tools.js";
-import { agentRunner } from "./runtimes/agent-runner.js";
+import { AgentLoop } from "./runtimes/agent-runner.js";
 import { echoRuntime } from "./runtimes/echo.js";
 import { runtimeResolver } from "./runtimes/resolve.js";
 import type { AgentRuntimes } from "./runtimes/sessions/agent-runtimes.js";
@@ -53,21 +53,21 @@ import { sessionModels } from "./session-models.js";
 import { openStore } from "./store/open.js";
 import { sessionNotFound } from "./store/session-log.js";
 import type { AppendResult, DeleteResult, ResetResult, Store } from "./store/store.js";
-import { Admission } from "./turns/admission.js";
-import { AdmittedTurns, type RecoveryReport } from "./turns/admitted-turns.js";
-import { runBatch } from "./turns/batch-turn.js";
-import { observedStore, SessionEvents } from "./turns/events.js";
+import { observeStore, SessionEvents } from "./turns/events.js";
 import { relayForeignAppends } from "./turns/foreign-events.js";
-import type { Lanes } from "./turns/lanes.js";
-import { lanesFor } from "./turns/lease-lanes.js";
+import { InboxRecovery, type RecoveryReport } from "./turns/inbox-recovery.js";
 import { openInbox } from "./turns/open-inbox.js";
-import { type PipelineDeps, TurnPipeline } from "./turns/pipeline.js";
+import { hasLeases } from "./turns/queue-types.js";
+import { noteOn, recordInput, runTurn } from "./turns/run-turn.js";
+import { summaryOf } from "./turns/session-actor.js";
+import { SessionActors } from "./turns/session-actors.js";
 import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "./turns/turn.js";
-import { summaryOf, TurnQueue } from "./turns/turn-queue.js";
+import type { TurnDeps, TurnLifecycle } from "./turns/turn-deps.js";
 import {
   DEFAULT_STUCK_AFTER_MS,
   type EvictedTurn,
   type RunningTurn,
+  statusOfItem,
   type TurnStatus,
   TurnStatuses,
 } from "./turns/turn-status.js";
@@ -189,32 +189,41 @@ class SessionEngine implements Engine {
   readonly overrides: Engine["overrides"];
   readonly identity: Engine["identity"];
   readonly agents: AgentRuntimes;
-  private readonly lanes: Lanes;
+  private readonly actors: SessionActors;
   private readonly compactor: Compactor;
   private readonly sweeper: Sweeper;
   private readonly titles: TitleWriter | undefined;
-  private readonly lifecycle: PipelineDeps["lifecycle"] & { retention: RetentionPolicy };
-  private readonly pipeline: TurnPipeline;
+  private readonly lifecycle: TurnLifecycle & { retention: RetentionPolicy };
+  private readonly turnDeps: TurnDeps;
   private readonly resolveRuntime: (agent: string, session?: ModelChoice) => Runtime;
   private readonly sessionSettings: SessionSettings;
-  private readonly turns: TurnQueue;
-  private readonly admitted: AdmittedTurns;
+  private readonly recovery: InboxRecovery;
   private readonly statuses: TurnStatuses;
   readonly inbox: Inbox | undefined;
   readonly queue: Engine["queue"];
   private readonly echo = echoRuntime();
+  private readonly loop: AgentLoop;
   private closing?: Promise<void>;
+  private readonly stopObserving: () => void;
 
   constructor(private readonly parts: EngineParts) {
-    this.store = observedStore(parts.store, this.events, parts.config.lifecycle?.clock ?? systemClock);
+    const observed = observeStore(parts.store, this.events, parts.config.lifecycle?.clock ?? systemClock);
+    this.store = observed.store;
+    this.stopObserving = observed.stop;
     relayForeignAppends(parts.store, this.events);
     this.agents = parts.agents;
     this.sessionSettings = new SessionSettings(parts.config, parts.models, (agent) =>
       this.agents.settings.get(agent),
     );
+    this.loop = new AgentLoop({
+      runtimeFor: (agent, session) => this.runtimeFor(agent, session),
+      permissionFor: (agent, key) => this.agents.permissionFor(agent, key),
+      store: this.agents.store,
+      agents: parts.routing.agents,
+      settled: () => this.agents.settled(),
+    });
     this.resolveRuntime = runtimeResolver(parts.config, (agent) => this.agents.settings.get(agent));
-    this.lanes = lanesFor(parts.store, { maxQueue: parts.config.maxQueuedTurns ?? DEFAULT_QUEUE.cap });
-    const inLanes: InLanes = (keys, work) => this.lanes.runAll(keys, work);
+    const inLanes: InLanes = (keys, work) => this.actors.exclusiveAll(keys, work);
     const perSession = sessionModels(parts.models, {
       summarizer: parts.summarizer,
       ...(parts.config.compaction?.model ? { compaction: parts.config.compaction.model } : {}),
@@ -244,16 +253,15 @@ class SessionEngine implements Engine {
       () => this.lifecycle.clock.now(),
       parts.thread,
     );
-    this.pipeline = new TurnPipeline({
+    this.turnDeps = {
       store: this.store,
       compactor: this.compactor,
       settings: (agent, session) => this.sessionSettings.turn(agent, session),
       durabilityOf: (agent) => parts.config.agentOptions?.[agent]?.durability ?? "strict",
       injectors: parts.injectors,
       afterTurn: (key, session) => this.titles?.afterTurn(key, session),
-      onProgress: (key, progress) => this.admitted.watch(key, progress),
       lifecycle: this.lifecycle,
-    });
+    };
     this.sweeper = new Sweeper({
       store: this.store,
       policy: this.lifecycle.policy,
@@ -262,7 +270,7 @@ class SessionEngine implements Engine {
       clock: this.lifecycle.clock,
       inLanes,
       apply: (session) =>
-        this.lanes.run(session.key, () =>
+        this.actors.exclusive(session.key, () =>
           resetIfDue(this.store, session.key, this.lifecycle.policy, this.lifecycle.clock.now(), {
             keepArchive: this.lifecycle.keepArchive,
           }),
@@ -271,37 +279,37 @@ class SessionEngine implements Engine {
         // A failed sweep is tried again at the next interval; the gateway logs it when it has a logger.
       },
     });
-    this.turns = new TurnQueue({
+    const now = () => this.lifecycle.clock.now();
+    this.statuses = new TurnStatuses(now, parts.config.turns?.resultsMaxBytes);
+    this.inbox = parts.inbox;
+    this.actors = new SessionActors({
       timer: lifecycle.timer ?? systemTimer,
-      now: () => this.lifecycle.clock.now(),
+      now,
+      inbox: parts.inbox,
+      statuses: this.statuses,
+      events: this.events,
+      leases: hasLeases(parts.store) ? parts.store.leases : undefined,
+      maxLane: parts.config.maxQueuedTurns ?? DEFAULT_QUEUE.cap,
       settings: async (route) =>
         this.sessionSettings.queue(route.agent, await this.store.getSession(route.key)),
-      execute: (batch) =>
-        runBatch(
-          { lanes: this.lanes, events: this.events, pipeline: this.pipeline, admitted: this.admitted },
-          batch,
-        ),
+      turn: (batch, watch) => runTurn(this.turnDeps, batch, watch),
       dropped: async (route, texts) => {
-        await this.pipeline.note(route, "QUEUE_DROPPED", summaryOf(texts)).catch(() => {
+        await noteOn(this.turnDeps, route, "QUEUE_DROPPED", summaryOf(texts)).catch(() => {
           // The dropped callers were told; a note that cannot be written changes nothing for them.
         });
       },
     });
-    this.queue = { list: () => this.turns.list(), cancel: (id) => this.turns.cancel(id) };
-    this.inbox = parts.inbox;
-    const now = () => this.lifecycle.clock.now();
-    this.statuses = new TurnStatuses(now, parts.config.turns?.resultsMaxBytes);
-    this.admitted = new AdmittedTurns({
-      admission: parts.inbox && new Admission(parts.inbox, now),
-      queue: this.turns,
-      statuses: this.statuses,
+    this.queue = { list: () => this.actors.list(), cancel: (id) => this.actors.cancel(id) };
+    this.recovery = new InboxRecovery({
+      inbox: parts.inbox,
+      actors: this.actors,
       store: this.store,
       now,
       recoverMaxAgeMs: parts.config.turns?.recoverMaxAgeMs ?? DEFAULT_RECOVER_MAX_AGE_MS,
       route: (envelope) => this.route(envelope),
       runnerFor: (envelope) => this.agentRunner(envelope, {}),
       note: async (key, entry) => {
-        await this.lanes.run(key, () => this.append(key, [{ ...entry, ts: now() }]));
+        await this.actors.exclusive(key, () => this.append(key, [{ ...entry, ts: now() }]));
       },
     });
     const interval = parts.config.lifecycle?.sweepIntervalMs ?? 60_000;
@@ -363,7 +371,7 @@ class SessionEngine implements Engine {
 
   compact(key: string, options: { signal?: AbortSignal } = {}): Promise<CompactResult> {
     validateKey(key);
-    return this.lanes.run(key, async () => {
+    return this.actors.exclusive(key, async () => {
       const context = await this.store.loadContext(key);
       if (!context) throw sessionNotFound(key);
       const settings = this.sessionSettings.turn(context.session.agent, context.session);
@@ -378,17 +386,17 @@ class SessionEngine implements Engine {
   }
 
   idle(key: string): Promise<void> {
-    return this.lanes.idle(validateKey(key));
+    return this.actors.idle(validateKey(key));
   }
 
   reset(key: string, cause: ResetCause = "manual"): Promise<ResetResult> {
     validateKey(key);
-    return this.lanes.run(key, () => this.store.reset(key, cause));
+    return this.actors.exclusive(key, () => this.store.reset(key, cause));
   }
 
   delete(key: string): Promise<DeleteResult> {
     validateKey(key);
-    return this.lanes.run(key, async () => {
+    return this.actors.exclusive(key, async () => {
       const result = await this.store.delete(key);
       if (result.sessions === 0) throw sessionNotFound(key);
       await this.agents.forgetConversation(key);
@@ -400,7 +408,7 @@ class SessionEngine implements Engine {
     validateKey(key);
     return agentsSession({
       key,
-      inLane: (work) => this.lanes.run(key, work),
+      inLane: (work) => this.actors.exclusive(key, work),
       context: () => this.store.loadContext(key),
       append: (entries, expectSessionId) =>
         this.append(key, entries, expectSessionId === undefined ? {} : { expectSessionId }),
@@ -414,7 +422,7 @@ class SessionEngine implements Engine {
     const route = this.route(envelope);
     const command = parseQueueCommand(envelope.text);
     if (command) return this.queueCommand(route, command);
-    return this.admitted.submit(route, envelope, this.agentRunner(envelope, options), options.signal, true)
+    return this.actors.submit(route, envelope, this.agentRunner(envelope, options), options.signal, true)
       .result;
   }
 
@@ -423,7 +431,7 @@ class SessionEngine implements Engine {
     const command = parseQueueCommand(envelope.text);
     if (command) return this.queueCommand(route, command);
     // A runner of the caller's cannot run again after a restart: only agent turns are admitted.
-    return this.admitted.submit(route, envelope, run, options.signal, false).result;
+    return this.actors.submit(route, envelope, run, options.signal, false).result;
   }
 
   async start(envelope: Envelope, options: AgentTurnOptions = {}): Promise<StartedTurn> {
@@ -436,7 +444,7 @@ class SessionEngine implements Engine {
         result: this.queueCommand(route, command),
       };
     }
-    const turn = this.admitted.submit(
+    const turn = this.actors.submit(
       route,
       envelope,
       this.agentRunner(envelope, options),
@@ -450,11 +458,14 @@ class SessionEngine implements Engine {
   }
 
   recover(onTakeOver?: (report: RecoveryReport) => void): Promise<RecoveryReport> {
-    return this.admitted.recover(onTakeOver);
+    return this.recovery.recover(onTakeOver);
   }
 
-  turnStatus(id: string): Promise<TurnStatus | EvictedTurn | undefined> {
-    return this.admitted.status(id);
+  async turnStatus(id: string): Promise<TurnStatus | EvictedTurn | undefined> {
+    const known = this.statuses.get(id);
+    if (known) return known;
+    const item = await this.parts.inbox?.get(id);
+    return item && statusOfItem(item);
   }
 
   running(): RunningTurn[] {
@@ -462,7 +473,7 @@ class SessionEngine implements Engine {
   }
 
   abort(id: string): "cancelled" | "aborted" | undefined {
-    return this.admitted.abort(id);
+    return this.actors.abort(id);
   }
 
   /** `/queue <mode>`: sets the session's queue mode (a note records it); `/queue` alone says the current one. */
@@ -480,8 +491,8 @@ class SessionEngine implements Engine {
           ? `Queue mode: ${current}. Modes: ${modes}.`
           : `Unknown queue mode ${JSON.stringify(command.raw)}; modes: ${modes}.`;
     } else {
-      await this.lanes.run(key, () =>
-        this.pipeline.note(route, "QUEUE_MODE", `Queue mode set to ${command.mode}.`),
+      await this.actors.exclusive(key, () =>
+        noteOn(this.turnDeps, route, "QUEUE_MODE", `Queue mode set to ${command.mode}.`),
       );
       await this.changeOverrides(key, [["queue.mode", command.mode]]);
       notice = `Queue mode: ${command.mode}.`;
@@ -505,27 +516,19 @@ class SessionEngine implements Engine {
         ? adminToolsFor(envelope.sender.id, { engine: this, admins })
         : undefined);
     const { onEvent } = options;
-    return agentRunner(
-      {
-        runtimeFor: (agent, session) => this.runtimeFor(agent, session),
-        permissionFor: (agent, key) => this.agents.permissionFor(agent, key),
-        store: this.agents.store,
-        agents: this.routing.agents,
-        settled: () => this.agents.settled(),
-      },
-      { ...(tools ? { tools } : {}), ...(onEvent ? { onEvent: (event) => onEvent(event) } : {}) },
-    );
+    return this.loop.runner({
+      ...(tools ? { tools } : {}),
+      ...(onEvent ? { onEvent: (event) => onEvent(event) } : {}),
+    });
   }
 
   record(envelope: Envelope): Promise<AppendResult> {
     const route = this.route(envelope);
-    return this.lanes.run(route.key, () => this.pipeline.record(route, envelope));
+    return this.actors.exclusive(route.key, () => recordInput(this.turnDeps, route, envelope));
   }
 
   queued(): Map<string, number> {
-    const depths = this.lanes.active();
-    for (const [key, n] of this.turns.depths()) depths.set(key, Math.max(n, depths.get(key) ?? 0));
-    return depths;
+    return this.actors.depths();
   }
 
   async startupWarnings(): Promise<string[]> {
@@ -549,16 +552,15 @@ class SessionEngine implements Engine {
     if (options.dryRun) return { plan };
     return {
       plan,
-      applied: await applyRetention(this.store, plan, (keys, work) => this.lanes.runAll(keys, work)),
+      applied: await applyRetention(this.store, plan, (keys, work) => this.actors.exclusiveAll(keys, work)),
     };
   }
 
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.sweeper.stop();
-      await this.admitted.close();
-      await this.turns.drain();
-      await this.lanes.drain();
+      await this.recovery.close();
+      await this.actors.drain();
       await this.titles?.drain();
       await this.parts.inbox?.close();
       // Before the store: a PostgreSQL store's runtime sessions write on its pool.
@@ -567,6 +569,7 @@ class SessionEngine implements Engine {
       if (this.parts.ownsStore) await this.store.close();
       else await this.store.sync();
       await this.parts.thread.close();
+      this.stopObserving();
     })();
     return this.closing;
   }
@@ -576,7 +579,7 @@ class SessionEngine implements Engine {
     changes: Array<[string, OverrideValue | null]>,
   ): Promise<OverrideChange[]> {
     validateKey(key);
-    return this.lanes.run(key, async () => {
+    return this.actors.exclusive(key, async () => {
       const session = await this.store.getSession(key);
       if (!session) throw sessionNotFound(key);
       const planned = this.sessionSettings.plan(session, changes);

@@ -22,10 +22,10 @@ import type {
   SessionQuery,
   Store,
 } from "../store/store.js";
-import type { RecoveryReport } from "../turns/admitted-turns.js";
 import type { SessionEvents } from "../turns/events.js";
+import type { RecoveryReport } from "../turns/inbox-recovery.js";
+import type { QueuedInput } from "../turns/queue-types.js";
 import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "../turns/turn.js";
-import type { QueuedInput } from "../turns/turn-queue.js";
 import type { EvictedTurn, RunningTurn, TurnStatus } from "../turns/turn-status.js";
 
 export interface HistoryOptions {

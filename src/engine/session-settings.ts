@@ -14,7 +14,7 @@ import type { OverrideValue, Session } from "../model/session.js";
 import type { TextModel } from "../model/text-model.js";
 import type { AgentRuntimeSettings } from "../runtimes/agents.js";
 import { usesModelEndpoint } from "../runtimes/sessions/open.js";
-import type { AgentTurnSettings } from "../turns/pipeline.js";
+import type { AgentTurnSettings } from "../turns/turn-deps.js";
 import type { OverrideChange } from "./api.js";
 
 /**

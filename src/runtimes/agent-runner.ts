@@ -1,10 +1,10 @@
 import type { ModelChoice } from "../config/effective-model.js";
 import type { Runtime, RuntimeEvent, RuntimeRun, RuntimeTools } from "../model/runtime.js";
-import type { TurnContext, TurnRunner } from "../turns/turn.js";
-import { sessionRunner } from "./sessions/runner.js";
+import type { TurnContext, TurnReply, TurnRunner } from "../turns/turn.js";
+import { runKeepingSession } from "./sessions/runner.js";
 import type { RuntimeSessionStore } from "./sessions/store.js";
 
-export interface AgentRunnerDeps {
+export interface AgentLoopDeps {
   /** The runtime that answers for an agent; `session` is a session's own `model` / `provider` overrides. */
   runtimeFor(agent: string, session: ModelChoice): Runtime;
   /** The run's permission mode: the agent's, or `auto` during a work session in this conversation. */
@@ -27,30 +27,36 @@ export interface AgentRunOptions {
   tools?: RuntimeTools;
 }
 
-/** The runner of the turn's agent: its runtime, with its runtime session resumed, saved, priced and marked on failure. */
-export function agentRunner(deps: AgentRunnerDeps, options: AgentRunOptions = {}): TurnRunner {
-  const { tools, onEvent } = options;
-  const runnerOptions = { agents: deps.agents, ...(onEvent ? { onEvent } : {}) };
-  return async (context) => {
+/**
+ * The agents' turn loop, built once: each run picks the turn's agent's runtime (with the session's model
+ * overrides), its permission mode and tools, resumes and saves its runtime session, prices it and marks the
+ * agent on failure (`runKeepingSession`), streaming every event to the caller.
+ */
+export class AgentLoop {
+  constructor(private readonly deps: AgentLoopDeps) {}
+
+  /** A turn's runner on its agent's runtime, with the tools and event stream of the turn's entry point. */
+  runner(options: AgentRunOptions = {}): TurnRunner {
+    return (context) => this.run(context, options);
+  }
+
+  async run(context: TurnContext, options: AgentRunOptions): Promise<TurnReply> {
+    const { deps } = this;
     const settling = deps.settled();
     if (settling) await settling;
     const { model, provider } = context.session.overrides;
     const runtime = deps.runtimeFor(context.agent, { model, provider });
     const permission = deps.permissionFor(context.agent, context.key);
-    // `keeps` carried over: an echo run offered tools still has no cost to record.
-    const offered: Runtime =
-      tools || permission !== undefined
-        ? {
-            kind: runtime.kind,
-            ...(runtime.keeps ? { keeps: runtime.keeps } : {}),
-            run: (run) =>
-              runtime.run({
-                ...run,
-                ...(tools ? { tools } : {}),
-                ...(permission !== undefined ? { permission } : {}),
-              }),
-          }
-        : runtime;
-    return sessionRunner(offered, deps.store, runnerOptions)(context);
-  };
+    return runKeepingSession(
+      runtime,
+      deps.store,
+      {
+        agents: deps.agents,
+        ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+        ...(options.tools ? { tools: options.tools } : {}),
+        ...(permission !== undefined ? { permission } : {}),
+      },
+      context,
+    );
+  }
 }

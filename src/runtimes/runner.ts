@@ -1,6 +1,6 @@
 import type { ReportedToolCall } from "../context/index.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
-import type { Runtime, RuntimeEvent, RuntimeRun } from "../model/runtime.js";
+import type { Runtime, RuntimeEvent, RuntimeRun, RuntimeTools } from "../model/runtime.js";
 import type { TurnContext, TurnReply, TurnRunner } from "../turns/turn.js";
 import { echoRuntime } from "./echo.js";
 import { type ModelRuntimeConfig, modelRuntime } from "./model.js";
@@ -18,6 +18,10 @@ export interface RunnerOptions {
   runtimeSessionData?: (context: TurnContext) => Record<string, string> | undefined;
   /** The prompt for runtimes that keep their own session (the new activity since their last run). */
   prompt?: (context: TurnContext) => string;
+  /** Tools the runtime may offer the model this run (see `RuntimeRun.tools`). */
+  tools?: RuntimeTools;
+  /** The run's permission mode (see `RuntimeRun.permission`). */
+  permission?: RuntimeRun["permission"];
 }
 
 /**
@@ -26,55 +30,61 @@ export interface RunnerOptions {
  * An abort of the turn's signal ends it as TURN_CANCELLED, whatever the runtime threw.
  */
 export function runnerFor(runtime: Runtime, options: RunnerOptions = {}): TurnRunner {
-  return async (context) => {
-    const run = runOf(context, options);
-    let content = "";
-    const toolCalls: ReportedToolCall[] = [];
-    let usage: TurnReply["usage"];
-    let runtimeCompaction: TurnReply["runtimeCompaction"];
-    try {
-      for await (const event of runtime.run(run)) {
-        if (context.signal.aborted) break;
-        context.progress?.saw(event);
-        switch (event.type) {
-          case "text":
-            content += event.delta;
-            break;
-          case "tool_call":
-            toolCalls.push({
-              ...(event.id !== undefined ? { id: event.id } : {}),
-              name: event.name,
-              arguments: event.arguments,
-              ...(event.failed ? { failed: true } : {}),
-            });
-            break;
-          case "usage":
-            usage = addUsage(usage, event);
-            break;
-          case "cost":
-            if (event.runUsd !== undefined)
-              usage = { ...usage, costUsd: (usage?.costUsd ?? 0) + event.runUsd };
-            break;
-          case "compacted":
-            runtimeCompaction = { beforeTokens: event.beforeTokens, afterTokens: event.afterTokens };
-            break;
-          default:
-            break;
-        }
-        const handled = options.onEvent?.(event, context);
-        if (handled) await handled;
+  return (context) => driveRuntime(runtime, context, options);
+}
+
+/** One run of `runtime` for the turn of `context`, its events folded into the reply (see `runnerFor`). */
+export async function driveRuntime(
+  runtime: Runtime,
+  context: TurnContext,
+  options: RunnerOptions,
+): Promise<TurnReply> {
+  const run = runOf(context, options);
+  let content = "";
+  const toolCalls: ReportedToolCall[] = [];
+  let usage: TurnReply["usage"];
+  let runtimeCompaction: TurnReply["runtimeCompaction"];
+  try {
+    for await (const event of runtime.run(run)) {
+      if (context.signal.aborted) break;
+      context.progress?.saw(event);
+      switch (event.type) {
+        case "text":
+          content += event.delta;
+          break;
+        case "tool_call":
+          toolCalls.push({
+            ...(event.id !== undefined ? { id: event.id } : {}),
+            name: event.name,
+            arguments: event.arguments,
+            ...(event.failed ? { failed: true } : {}),
+          });
+          break;
+        case "usage":
+          usage = addUsage(usage, event);
+          break;
+        case "cost":
+          if (event.runUsd !== undefined) usage = { ...usage, costUsd: (usage?.costUsd ?? 0) + event.runUsd };
+          break;
+        case "compacted":
+          runtimeCompaction = { beforeTokens: event.beforeTokens, afterTokens: event.afterTokens };
+          break;
+        default:
+          break;
       }
-    } catch (error) {
-      if (context.signal.aborted) throw cancelled(context.key, error);
-      throw error;
+      const handled = options.onEvent?.(event, context);
+      if (handled) await handled;
     }
-    if (context.signal.aborted) throw cancelled(context.key);
-    const reply: TurnReply = { content };
-    if (toolCalls.length) reply.toolCalls = toolCalls;
-    if (usage) reply.usage = usage;
-    if (runtimeCompaction) reply.runtimeCompaction = runtimeCompaction;
-    return reply;
-  };
+  } catch (error) {
+    if (context.signal.aborted) throw cancelled(context.key, error);
+    throw error;
+  }
+  if (context.signal.aborted) throw cancelled(context.key);
+  const reply: TurnReply = { content };
+  if (toolCalls.length) reply.toolCalls = toolCalls;
+  if (usage) reply.usage = usage;
+  if (runtimeCompaction) reply.runtimeCompaction = runtimeCompaction;
+  return reply;
 }
 
 function runOf(context: TurnContext, options: RunnerOptions): RuntimeRun {
@@ -92,6 +102,8 @@ function runOf(context: TurnContext, options: RunnerOptions): RuntimeRun {
     session: { id: session.id, entryCount: session.entryCount, approxTokens: session.approxTokens },
     signal: context.signal,
   };
+  if (options.tools) run.tools = options.tools;
+  if (options.permission !== undefined) run.permission = options.permission;
   const runtimeSessionId = options.runtimeSessionId?.(context);
   if (runtimeSessionId !== undefined) run.runtimeSessionId = runtimeSessionId;
   const data = options.runtimeSessionData?.(context);

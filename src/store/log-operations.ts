@@ -15,7 +15,14 @@ import {
   sessionNotFound,
 } from "./session-log.js";
 import { applyPatch, requireInit } from "./session-patch.js";
-import type { AppendResult, ArchiveResult, DeleteResult, ResetResult, SessionPatch } from "./store.js";
+import type {
+  AppendResult,
+  ArchiveResult,
+  DeleteResult,
+  ResetResult,
+  SessionPatch,
+  StoreChange,
+} from "./store.js";
 
 /**
  * Every write of the store as an operation of the log core: what it reads, and how it plans against what
@@ -26,6 +33,8 @@ import type { AppendResult, ArchiveResult, DeleteResult, ResetResult, SessionPat
 export interface CommitHooks {
   appended(key: string, session: Session, fresh: readonly Entry[]): void;
   dropContext(key: string): void;
+  /** Reports a committed change to the store's listeners. */
+  changed(change: StoreChange): void;
 }
 
 function expectHead(key: string, head: KeyHead): Expectation {
@@ -135,7 +144,10 @@ class PlannedAppend implements Planned<AppendResult> {
   }
 
   committed(): void {
-    if (this.plan.fresh.length > 0) this.hooks.appended(this.key, this.session, this.plan.fresh);
+    const { fresh } = this.plan;
+    if (fresh.length === 0) return;
+    this.hooks.appended(this.key, this.session, fresh);
+    this.hooks.changed({ type: "appended", key: this.key, session: this.result.session, entries: fresh });
   }
 }
 
@@ -149,7 +161,7 @@ export function appendOperation(
   return new AppendOperation(key, inputs, init, expectSessionId, hooks);
 }
 
-export function patchOperation(key: string, patch: SessionPatch): Operation<Session> {
+export function patchOperation(key: string, patch: SessionPatch, hooks: CommitHooks): Operation<Session> {
   return {
     prepare: readHead(key),
     plan: (batch) => {
@@ -157,11 +169,13 @@ export function patchOperation(key: string, patch: SessionPatch): Operation<Sess
       const session = applyPatch(currentOf(key, batch), patch);
       batch.setHead(key, { ...head, current: session });
       batch.touch(session);
+      const result = cloneSession(session);
       return {
         changes: [{ kind: "updateSession", session }],
         expects: [expectHead(key, head)],
         keys: [key],
-        result: cloneSession(session),
+        result,
+        committed: () => hooks.changed({ type: "updated", key, session: result }),
       };
     },
   };
@@ -191,7 +205,16 @@ export function resetOperation(
         expects: [expectHead(key, head)],
         keys: [key],
         result: { archived: cloneSession(archived), resetEntry, current: cloneSession(next) },
-        committed: () => hooks.dropContext(key),
+        committed() {
+          hooks.dropContext(key);
+          hooks.changed({
+            type: "reset",
+            key,
+            cause,
+            archived: this.result.archived,
+            current: this.result.current,
+          });
+        },
       };
     },
   };
@@ -215,7 +238,10 @@ export function archiveOperation(
         expects: [expectHead(key, head)],
         keys: [key],
         result: { archived: cloneSession(archived), resetEntry },
-        committed: () => hooks.dropContext(key),
+        committed() {
+          hooks.dropContext(key);
+          hooks.changed({ type: "reset", key, cause, archived: this.result.archived });
+        },
       };
     },
   };
@@ -252,7 +278,10 @@ export function deleteKeyOperation(key: string, hooks: CommitHooks): Operation<D
         expects: head.current ? [expectHead(key, head)] : [],
         keys: [key],
         result: { sessions: sessions.length, entries },
-        committed: () => hooks.dropContext(key),
+        committed: () => {
+          hooks.dropContext(key);
+          if (sessions.length > 0) hooks.changed({ type: "deleted", key, sessions: sessions.length });
+        },
       };
     },
   };

@@ -26,6 +26,7 @@ import type {
   AppendOptions,
   AppendResult,
   ArchiveResult,
+  ChangeReporting,
   DeleteResult,
   Durability,
   EntryRange,
@@ -35,6 +36,7 @@ import type {
   SessionQuery,
   SessionScan,
   Store,
+  StoreChange,
 } from "./store.js";
 import { inputBytes, SMALL_WRITE_BYTES } from "./write-bytes.js";
 
@@ -61,7 +63,7 @@ const MAX_REPLANS = 8;
  * and group-committed by one writer, the caches, fail-stop and what other writers changed. A backend is a
  * driver; `MemoryStore`, `SqliteStore` and `JsonlStore` are this class over theirs.
  */
-export class LogStore implements Store {
+export class LogStore implements Store, ChangeReporting {
   readonly backend: string;
   readonly durability: Durability;
   protected readonly writer: GroupCommit<Operation>;
@@ -70,6 +72,8 @@ export class LogStore implements Store {
   private readonly hooks: CommitHooks;
   private readonly reads: BatchReads;
   private closed = false;
+  private changeListeners: ReadonlyArray<(change: StoreChange) => void> = [];
+  private entryClock: (() => number) | undefined;
   /**
    * What other writers were found to have changed, numbered: when each key (or every key) was last
    * dropped for it. A commit does not cache the head of a key dropped while it was in flight.
@@ -89,6 +93,15 @@ export class LogStore implements Store {
     this.hooks = {
       appended: (key, session, fresh) => this.contexts.appended(key, session.id, session, fresh),
       dropContext: (key) => this.contexts.drop(key),
+      changed: (change) => {
+        for (const listener of this.changeListeners) {
+          try {
+            listener(change);
+          } catch {
+            // A listener's failure is its own: the commit it hears of stands.
+          }
+        }
+      },
     };
     this.reads = {
       head: (key) => this.head(key),
@@ -115,6 +128,8 @@ export class LogStore implements Store {
     } catch (error) {
       return Promise.reject(error);
     }
+    const clock = this.entryClock;
+    if (clock) for (const entry of parsed) entry.ts ??= clock();
     const op = appendOperation(key, parsed, options?.init, options?.expectSessionId, this.hooks);
     // The lease of the turn submitting it (PostgreSQL), read now: the plan runs later, outside the turn.
     const fence = currentFence(key);
@@ -183,7 +198,7 @@ export class LogStore implements Store {
   }
 
   updateSession(key: string, patch: SessionPatch): Promise<Session> {
-    return this.submit(patchOperation(key, patch));
+    return this.submit(patchOperation(key, patch, this.hooks));
   }
 
   reset(key: string, cause: ResetCause, init?: SessionInit): Promise<ResetResult> {
@@ -233,6 +248,17 @@ export class LogStore implements Store {
     await this.writer.close();
     this.closed = true;
     await this.driver.close(this.writer.failed !== undefined);
+  }
+
+  onChange(listener: (change: StoreChange) => void): () => void {
+    this.changeListeners = [...this.changeListeners, listener];
+    return () => {
+      this.changeListeners = this.changeListeners.filter((l) => l !== listener);
+    };
+  }
+
+  dateEntriesBy(now: () => number): void {
+    this.entryClock = now;
   }
 
   /** Calls `listener` with the operations in each batch this store commits (for metrics). */

@@ -141,6 +141,28 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** A change a store committed, as it reports it to `onChange` listeners (live views, events). */
+export type StoreChange =
+  | { type: "appended"; key: string; session: Session; entries: Entry[] }
+  | { type: "reset"; key: string; cause: ResetCause; archived: Session; current?: Session }
+  | { type: "updated"; key: string; session: Session }
+  | { type: "deleted"; key: string; sessions: number };
+
+/**
+ * A store that reports every change it commits (the store core does: every backend), and dates entries
+ * given without a time by a clock of the caller's (the engine's, so one clock dates everything).
+ */
+export interface ChangeReporting {
+  /** Calls `listener` once per committed change, before the writer hears its result; a throw is ignored. */
+  onChange(listener: (change: StoreChange) => void): () => void;
+  /** Entries appended without `ts` get `now()`'s time from here on. */
+  dateEntriesBy(now: () => number): void;
+}
+
+export function reportsChanges(store: object): store is ChangeReporting {
+  return typeof (store as Partial<ChangeReporting>).onChange === "function";
+}
+
 /** A store that commits in batches and can report their sizes (SQLite). */
 export interface CommitObservable {
   observeCommits(listener: (operations: number) => void): () => void;

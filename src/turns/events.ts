@@ -1,14 +1,9 @@
 import type { Clock } from "../lifecycle/clock.js";
-import type { Entry, ResetCause } from "../model/entry.js";
-import type { Session } from "../model/session.js";
-import type { Store } from "../store/store.js";
+import { reportsChanges, type Store, type StoreChange } from "../store/store.js";
 
 /** What happened to sessions, for live views (WebSocket subscribers, the dashboard, metrics). */
 export type SessionEvent =
-  | { type: "appended"; key: string; session: Session; entries: Entry[] }
-  | { type: "reset"; key: string; cause: ResetCause; archived: Session; current?: Session }
-  | { type: "updated"; key: string; session: Session }
-  | { type: "deleted"; key: string; sessions: number }
+  | StoreChange
   | { type: "turn.started"; key: string; agent: string }
   | { type: "turn.finished"; key: string; agent: string; ok: boolean; error?: string };
 
@@ -45,12 +40,29 @@ export class SessionEvents {
   }
 }
 
-/** The store, reporting every change it commits as a session event. Everything else passes straight through. */
-export function observedStore(store: Store, events: SessionEvents, clock?: Clock): Store {
+/**
+ * Makes every change the store commits a session event, and dates entries given without a time by
+ * `clock`. The store core reports its own changes; a store of the caller's that does not is wrapped, its
+ * writes reported as they resolve. Returns the store to use and how to stop listening.
+ */
+export function observeStore(
+  store: Store,
+  events: SessionEvents,
+  clock: Clock,
+): { store: Store; stop(): void } {
+  if (reportsChanges(store)) {
+    store.dateEntriesBy(() => clock.now());
+    return { store, stop: store.onChange((change) => events.emit(change)) };
+  }
+  return { store: observedStore(store, events, clock), stop: () => {} };
+}
+
+/** A store that does not report its changes, wrapped: its writes are reported as they resolve. */
+function observedStore(store: Store, events: SessionEvents, clock: Clock): Store {
   const writes: Partial<Store> = {
     append: async (key, given, options) => {
       // Entries without a time of their own get the engine's clock's, so one clock dates everything.
-      const entries = clock ? given.map((e) => (e.ts === undefined ? { ...e, ts: clock.now() } : e)) : given;
+      const entries = given.map((e) => (e.ts === undefined ? { ...e, ts: clock.now() } : e));
       const result = await store.append(key, entries, options);
       const fresh = result.entries.filter((_, i) => result.created[i]);
       if (fresh.length > 0) events.emit({ type: "appended", key, session: result.session, entries: fresh });

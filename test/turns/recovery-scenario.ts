@@ -1,9 +1,10 @@
 import { expect } from "vitest";
 import type { Engine } from "../../src/engine.js";
 import type { Envelope } from "../../src/model/envelope.js";
+import { newId } from "../../src/model/ids.js";
 import type { Inbox } from "../../src/model/inbox.js";
 import type { Store } from "../../src/store/store.js";
-import { Admission } from "../../src/turns/admission.js";
+import { admissionOf, admittedEnvelope } from "../../src/turns/admission.js";
 
 export const START = 10_000_000;
 
@@ -22,13 +23,13 @@ const init = { agent: "main", channel: "telegram", chatType: "direct", createdBy
 /** What a process killed mid-work leaves behind: inbox items in every stage, with or without entries. */
 export async function crashedState(store: Store, inbox: Inbox): Promise<Record<string, string>> {
   let now = START - 11 * 60_000;
-  const admission = new Admission(inbox, () => now);
   const ids: Record<string, string> = {};
   const admit = async (name: string, key: string, envelope: Envelope) => {
-    const admitted = admission.admit(key, envelope);
-    expect(await admitted.stored).toBe(true);
-    ids[name] = admitted.id;
-    return admitted;
+    const id = newId(now);
+    const stored = await inbox.admit(admissionOf(id, key, envelope, now));
+    expect(stored.admitted).toBe(true);
+    ids[name] = id;
+    return { id, envelope: admittedEnvelope(id, envelope) };
   };
   // Admitted 11 minutes ago, never stored in its session: past the 10-minute default.
   await admit("stale", "telegram:3", dm("3", "an old question"));

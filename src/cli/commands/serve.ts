@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { AttachedChannels } from "../../channels/index.js";
 import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT } from "../../gateway/defaults.js";
 import type { startGateway } from "../../gateway/server.js";
-import type { RecoveryReport } from "../../turns/admitted-turns.js";
+import type { RecoveryReport } from "../../turns/inbox-recovery.js";
 import { type GlobalOptions, loadCliConfig, routingFromConfig } from "../context.js";
 import type { CliIo } from "../io.js";
 import { intIn } from "../options.js";

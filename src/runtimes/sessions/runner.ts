@@ -1,10 +1,10 @@
 import { redactSecrets } from "../../context/index.js";
 import { isSessiondError } from "../../model/errors.js";
-import type { Runtime, RuntimeEvent } from "../../model/runtime.js";
+import type { Runtime, RuntimeEvent, RuntimeRun, RuntimeTools } from "../../model/runtime.js";
 import { deadlineOf } from "../../turns/deadline.js";
-import type { TurnContext, TurnRunner } from "../../turns/turn.js";
+import type { TurnContext, TurnReply, TurnRunner } from "../../turns/turn.js";
 import { newActivityPrompt } from "../prompt.js";
-import { runnerFor } from "../runner.js";
+import { driveRuntime } from "../runner.js";
 import { measureTotal, perRunCost, type RunCost } from "./cost.js";
 import type { RuntimeSessionStore } from "./store.js";
 
@@ -14,6 +14,10 @@ export interface SessionRunnerOptions {
   /** Every event, after it was recorded (streaming to clients). */
   onEvent?: (event: RuntimeEvent, context: TurnContext) => void | Promise<void>;
   now?: () => number;
+  /** Tools the runtime may offer the model this run. */
+  tools?: RuntimeTools;
+  /** The run's permission mode. */
+  permission?: RuntimeRun["permission"];
 }
 
 /**
@@ -27,73 +31,83 @@ export function sessionRunner(
   store: RuntimeSessionStore,
   options: SessionRunnerOptions,
 ): TurnRunner {
+  return (context) => runKeepingSession(runtime, store, options, context);
+}
+
+/** One run of `runtime` for the turn of `context`, its runtime session resumed and saved (see `sessionRunner`). */
+export async function runKeepingSession(
+  runtime: Runtime,
+  store: RuntimeSessionStore,
+  options: SessionRunnerOptions,
+  context: TurnContext,
+): Promise<TurnReply> {
   const now = options.now ?? Date.now;
-  return async (context) => {
-    const { agent, key } = context;
-    const runId = context.input.id;
-    const keeps = runtime.keeps ?? { runtimeSessions: true, costs: true };
-    const stored = keeps.runtimeSessions ? await store.get(agent, key) : undefined;
-    let current = stored?.id;
-    let priced = false;
-    const record = async (cost: RunCost) => {
+  const { agent, key } = context;
+  const runId = context.input.id;
+  const keeps = runtime.keeps ?? { runtimeSessions: true, costs: true };
+  const stored = keeps.runtimeSessions ? await store.get(agent, key) : undefined;
+  let current = stored?.id;
+  let priced = false;
+  const record = async (cost: RunCost) => {
+    priced = true;
+    await store.recordCost({ agent, key, runId, runtime: runtime.kind, at: now(), ...cost });
+  };
+  const recorded = async (event: Extract<RuntimeEvent, { type: "runtime_session" | "cost" }>) => {
+    if (event.type === "runtime_session") {
+      current = event.id;
+      await store.save({
+        agent,
+        key,
+        runtime: runtime.kind,
+        id: event.id,
+        ...(event.data ? { data: event.data } : {}),
+        savedAt: now(),
+      });
+    } else if (event.totalUsd !== undefined && current !== undefined) {
+      const measured = measureTotal(await store.baseline(agent, key), {
+        runId,
+        runtimeSessionId: current,
+        totalUsd: event.totalUsd,
+        resumed: stored?.id === current,
+      });
       priced = true;
-      await store.recordCost({ agent, key, runId, runtime: runtime.kind, at: now(), ...cost });
-    };
-    const recorded = async (event: Extract<RuntimeEvent, { type: "runtime_session" | "cost" }>) => {
-      if (event.type === "runtime_session") {
-        current = event.id;
-        await store.save({
-          agent,
-          key,
-          runtime: runtime.kind,
-          id: event.id,
-          ...(event.data ? { data: event.data } : {}),
-          savedAt: now(),
-        });
-      } else if (event.totalUsd !== undefined && current !== undefined) {
-        const measured = measureTotal(await store.baseline(agent, key), {
-          runId,
-          runtimeSessionId: current,
-          totalUsd: event.totalUsd,
-          resumed: stored?.id === current,
-        });
-        priced = true;
-        await store.recordCost(
-          { agent, key, runId, runtime: runtime.kind, at: now(), ...measured.cost },
-          measured.baseline,
-        );
-      } else if (event.runUsd !== undefined) {
-        await record(perRunCost(event.runUsd));
-      }
-    };
-    const runner = runnerFor(runtime, {
-      runtimeSessionId: () => stored?.id,
-      runtimeSessionData: () => stored?.data,
-      prompt: (ctx) =>
-        newActivityPrompt({
-          agent,
-          entries: ctx.entries,
-          ...(ctx.summary ? { summary: ctx.summary } : {}),
-          agents: options.agents,
-        }),
-      // Only a runtime session or a cost is recorded; every other event goes on without a promise.
-      onEvent: (event, ctx) =>
-        event.type === "runtime_session" || event.type === "cost"
-          ? recorded(event).then(() => options.onEvent?.(event, ctx))
-          : options.onEvent?.(event, ctx),
-    });
-    try {
-      // Past the turn's deadline the run fails at once, even if the runtime ignores the abort.
-      const reply = await Promise.race([runner(context), deadlineOf(context.signal)]);
-      if (!priced && keeps.costs) await record(perRunCost(undefined));
-      await store.setAttention(agent, key, undefined);
-      return reply;
-    } catch (error) {
-      if (!isSessiondError(error, "TURN_CANCELLED")) {
-        const message = error instanceof Error ? error.message : String(error);
-        await store.setAttention(agent, key, redactSecrets(message), now());
-      }
-      throw error;
+      await store.recordCost(
+        { agent, key, runId, runtime: runtime.kind, at: now(), ...measured.cost },
+        measured.baseline,
+      );
+    } else if (event.runUsd !== undefined) {
+      await record(perRunCost(event.runUsd));
     }
   };
+  const drive = driveRuntime(runtime, context, {
+    ...(options.tools ? { tools: options.tools } : {}),
+    ...(options.permission !== undefined ? { permission: options.permission } : {}),
+    runtimeSessionId: () => stored?.id,
+    runtimeSessionData: () => stored?.data,
+    prompt: (ctx) =>
+      newActivityPrompt({
+        agent,
+        entries: ctx.entries,
+        ...(ctx.summary ? { summary: ctx.summary } : {}),
+        agents: options.agents,
+      }),
+    // Only a runtime session or a cost is recorded; every other event goes on without a promise.
+    onEvent: (event, ctx) =>
+      event.type === "runtime_session" || event.type === "cost"
+        ? recorded(event).then(() => options.onEvent?.(event, ctx))
+        : options.onEvent?.(event, ctx),
+  });
+  try {
+    // Past the turn's deadline the run fails at once, even if the runtime ignores the abort.
+    const reply = await Promise.race([drive, deadlineOf(context.signal)]);
+    if (!priced && keeps.costs) await record(perRunCost(undefined));
+    await store.setAttention(agent, key, undefined);
+    return reply;
+  } catch (error) {
+    if (!isSessiondError(error, "TURN_CANCELLED")) {
+      const message = error instanceof Error ? error.message : String(error);
+      await store.setAttention(agent, key, redactSecrets(message), now());
+    }
+    throw error;
+  }
 }

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../../src/engine.js";
 import type { Envelope } from "../../../src/model/envelope.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
-import type { RecoveryReport } from "../../../src/turns/admitted-turns.js";
+import type { RecoveryReport } from "../../../src/turns/inbox-recovery.js";
 import { HeldRuntime } from "../../support/held-runtime.js";
 import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
 
