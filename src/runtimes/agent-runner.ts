@@ -40,10 +40,13 @@ export class AgentLoop {
     return (context) => this.run(context, options);
   }
 
-  async run(context: TurnContext, options: AgentRunOptions): Promise<TurnReply> {
+  run(context: TurnContext, options: AgentRunOptions): Promise<TurnReply> {
+    const settling = this.deps.settled();
+    return settling ? settling.then(() => this.start(context, options)) : this.start(context, options);
+  }
+
+  private start(context: TurnContext, options: AgentRunOptions): Promise<TurnReply> {
     const { deps } = this;
-    const settling = deps.settled();
-    if (settling) await settling;
     const { model, provider } = context.session.overrides;
     const runtime = deps.runtimeFor(context.agent, { model, provider });
     const permission = deps.permissionFor(context.agent, context.key);

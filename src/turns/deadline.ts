@@ -7,36 +7,31 @@ export const DEFAULT_TURN_TIMEOUT_MS = 10 * 60_000;
 export interface TurnDeadline {
   /** Aborted when the turn's own signal is, or, with a `TURN_TIMEOUT` error as its reason, at the deadline. */
   signal: AbortSignal;
-  /** Rejects with the `TURN_TIMEOUT` error at the deadline; never resolves. */
-  expired: Promise<never>;
+  /** `running`'s outcome, or the `TURN_TIMEOUT` error at the deadline if that comes first. */
+  within<T>(running: Promise<T>): Promise<T>;
   /** Stops the timer, and following the turn's signal, once the runtime has answered. */
   clear(): void;
 }
 
 /**
- * The deadline of one turn's run. The runtime is told through the signal, and `expired` lets the turn
+ * The deadline of one turn's run. The runtime is told through the signal, and `within` lets the turn
  * stop waiting for a runtime that ignores it: the lane is freed either way.
  */
 export function turnDeadline(key: string, parent: AbortSignal, timeoutMs: number): TurnDeadline {
   const timeout = new AbortController();
   const unfollow = followSignal(timeout, parent);
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const error = new SessiondError(
+  const timer = setTimeout(() => {
+    timeout.abort(
+      new SessiondError(
         "TURN_TIMEOUT",
         `the turn on ${key} took longer than its ${Math.round(timeoutMs / 1000)} s deadline and was aborted`,
         { details: { timeoutMs } },
-      );
-      timeout.abort(error);
-      reject(error);
-    }, timeoutMs);
-  });
-  // Nobody may be listening when the timer is cleared first; the rejection is then only a formality.
-  expired.catch(() => undefined);
+      ),
+    );
+  }, timeoutMs);
   return {
     signal: timeout.signal,
-    expired,
+    within: (running) => untilDeadline(running, timeout.signal),
     clear: () => {
       clearTimeout(timer);
       unfollow();
@@ -44,14 +39,24 @@ export function turnDeadline(key: string, parent: AbortSignal, timeoutMs: number
   };
 }
 
-/** Rejects with the signal's reason once it is aborted for a deadline (not for a cancellation). */
-export function deadlineOf(signal: AbortSignal): Promise<never> {
-  return new Promise<never>((_, reject) => {
+/** `running`'s outcome, or the signal's reason as soon as it is aborted for a deadline (not a cancellation). */
+export function untilDeadline<T>(running: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
     const check = () => {
       if (isSessiondError(signal.reason, "TURN_TIMEOUT")) reject(signal.reason);
     };
     if (signal.aborted) check();
     else signal.addEventListener("abort", check, { once: true });
+    running.then(
+      (value) => {
+        signal.removeEventListener("abort", check);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", check);
+        reject(error);
+      },
+    );
   });
 }
 

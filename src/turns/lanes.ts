@@ -1,10 +1,4 @@
-import { SessiondError } from "../model/errors.js";
-
-interface Lane {
-  /** Turns running or waiting on this key. */
-  size: number;
-  tail: Promise<unknown>;
-}
+import { KeyLane } from "./key-lane.js";
 
 export interface LanesOptions {
   /** Turns that may wait behind the running one on one key; beyond it, SESSION_BUSY. Default 16. */
@@ -16,7 +10,7 @@ export interface LanesOptions {
  * parallel. A lane that empties is forgotten, so idle keys cost nothing.
  */
 export class Lanes {
-  private readonly lanes = new Map<string, Lane>();
+  private readonly lanes = new Map<string, KeyLane>();
   private readonly maxQueue: number;
 
   constructor(options: LanesOptions = {}) {
@@ -26,28 +20,16 @@ export class Lanes {
   run<T>(key: string, work: () => Promise<T>): Promise<T> {
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = { size: 0, tail: Promise.resolve() };
+      const created = new KeyLane(key, {
+        maxQueue: this.maxQueue,
+        onIdle: () => {
+          if (this.lanes.get(key) === created) this.lanes.delete(key);
+        },
+      });
+      lane = created;
       this.lanes.set(key, lane);
     }
-    if (lane.size > this.maxQueue) {
-      return Promise.reject(
-        new SessiondError(
-          "SESSION_BUSY",
-          `session ${JSON.stringify(key)} already has ${lane.size} turns queued`,
-          {
-            details: { key, queued: lane.size },
-          },
-        ),
-      );
-    }
-    const current = lane;
-    current.size++;
-    const result = current.tail.then(work);
-    current.tail = result.then(
-      () => this.release(key, current),
-      () => this.release(key, current),
-    );
-    return result;
+    return lane.run(work);
   }
 
   /**
@@ -55,15 +37,12 @@ export class Lanes {
    * for each other's second lane.
    */
   runAll<T>(keys: readonly string[], work: () => Promise<T>): Promise<T> {
-    const sorted = [...new Set(keys)].sort();
-    const hold = (i: number): Promise<T> =>
-      i === sorted.length ? work() : this.run(sorted[i]!, () => hold(i + 1));
-    return hold(0);
+    return holdAll(keys, (key, next) => this.run(key, next), work);
   }
 
   /** Resolves once the work accepted so far on `key` has finished (never rejects). */
   async idle(key: string): Promise<void> {
-    await this.lanes.get(key)?.tail;
+    await this.lanes.get(key)?.idle();
   }
 
   /** Turns running or waiting on a key. */
@@ -78,11 +57,18 @@ export class Lanes {
 
   /** Resolves when every turn accepted so far has finished. */
   async drain(): Promise<void> {
-    while (this.lanes.size > 0) await Promise.all([...this.lanes.values()].map((lane) => lane.tail));
+    while (this.lanes.size > 0) await Promise.all([...this.lanes.values()].map((lane) => lane.idle()));
   }
+}
 
-  private release(key: string, lane: Lane): void {
-    lane.size--;
-    if (lane.size === 0 && this.lanes.get(key) === lane) this.lanes.delete(key);
-  }
+/** Runs `work` inside `hold` of every key, taken in sorted order so that two callers never deadlock. */
+export function holdAll<T>(
+  keys: readonly string[],
+  hold: (key: string, work: () => Promise<T>) => Promise<T>,
+  work: () => Promise<T>,
+): Promise<T> {
+  const sorted = [...new Set(keys)].sort();
+  const next = (i: number): Promise<T> =>
+    i === sorted.length ? work() : hold(sorted[i] as string, () => next(i + 1));
+  return next(0);
 }

@@ -1,8 +1,11 @@
+import type { Route } from "../keys/index.js";
+import type { OneShotTimer } from "../lifecycle/clock.js";
 import type { Envelope } from "../model/envelope.js";
-import type { QueueMode } from "../model/queue.js";
+import type { QueueMode, QueueSettings } from "../model/queue.js";
 import type { Fence } from "../store/fence.js";
 import type { Store } from "../store/store.js";
-import type { ActorItem } from "./session-actor.js";
+import type { SessionActor } from "./session-actor.js";
+import type { TurnResult, TurnRunner } from "./turn.js";
 
 /** An input waiting for its session's turn, as `GET /api/inspect` shows it. */
 export interface QueuedInput {
@@ -38,4 +41,69 @@ export interface LeasingStore {
 
 export function hasLeases(store: Store): store is Store & LeasingStore {
   return typeof (store as Partial<LeasingStore>).leases?.acquire === "function";
+}
+
+export type TurnOutcome = { result: TurnResult } | { error: unknown };
+
+/** One input of a key: waiting in the actor's FIFO, then part of the batch its turn runs. */
+export interface ActorItem {
+  id: string;
+  route: Route;
+  envelope: Envelope;
+  run: TurnRunner;
+  signal: AbortSignal | undefined;
+  settings: QueueSettings;
+  admittedAt: number;
+  /** The inbox row of an admitted input (none: a turn that is only tracked). */
+  admission: ItemAdmission | undefined;
+  /** Ends the item once: its caller, its status and its inbox row hear the outcome; later calls do nothing. */
+  settle(outcome: TurnOutcome): void;
+}
+
+/** An admitted input's inbox write: `written` resolves (never rejects) once it ended, and says how. */
+export interface ItemAdmission {
+  written: Promise<void>;
+  /** True once the row is durable; false when a redelivery found the one admitted before. */
+  stored?: boolean;
+  failed?: boolean;
+  failure?: unknown;
+}
+
+/** The turn an actor runs: `context` inputs are stored first, then `input` runs. */
+export interface ActorBatch {
+  route: Route;
+  /** Every input of the turn, the input last; steer inputs the runtime took are added as it takes them. */
+  items: ActorItem[];
+  /** Earlier inputs coalesced into this turn (collect, interrupt), stored as their own user entries. */
+  context: Envelope[];
+  /** One line standing for inputs dropped by `summarize` since the last turn, stored before them. */
+  summary?: string;
+  input: Envelope;
+  run: TurnRunner;
+  signal: AbortSignal;
+  /** The inputs waiting in mode `steer` that this turn may take at a tool boundary. */
+  steering: SteerSource;
+}
+
+/** What the turn of a batch leaves for after its reply (compaction), still in the key's lane. */
+export interface TurnDone {
+  result: TurnResult;
+  after?: () => Promise<void>;
+}
+
+export interface ActorDeps {
+  timer: OneShotTimer;
+  now(): number;
+  /** The key's queue settings (session overrides > agent > defaults), read as each input arrives. */
+  settings(route: Route): Promise<QueueSettings>;
+  /** Runs one batch as one turn, in the lane: admission checks, the turn itself. */
+  turn(batch: ActorBatch): Promise<TurnDone>;
+  /** Records that inputs were dropped (policy `old`), on the key's session; must not throw. */
+  dropped(route: Route, texts: string[]): Promise<void>;
+  /** The database's leases per key (PostgreSQL): the lane's work holds the key's lease while it runs. */
+  leases: KeyLeases | undefined;
+  /** Lane work that may wait behind the running one; beyond it, SESSION_BUSY. */
+  maxLane: number;
+  /** Called when the actor has nothing running, waiting or arriving: the registry forgets it. */
+  idle(actor: SessionActor): void;
 }

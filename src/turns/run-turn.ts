@@ -1,13 +1,15 @@
+import { collectInjected } from "../context/index.js";
 import type { Route } from "../keys/index.js";
 import type { MessageEntry } from "../model/entry.js";
 import type { Envelope } from "../model/envelope.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { StoredContext } from "../model/session.js";
 import { redactSecrets } from "../secrets/redact.js";
+import { sessionNotFound } from "../store/session-log.js";
 import type { AppendResult } from "../store/store.js";
 import { DEFAULT_TURN_TIMEOUT_MS, stopped, turnDeadline } from "./deadline.js";
 import { freshen } from "./freshen.js";
-import type { ActorBatch, TurnDone } from "./session-actor.js";
+import type { ActorBatch, TurnDone } from "./queue-types.js";
 import { TurnProgress, type TurnReply, type TurnResult } from "./turn.js";
 import { steeringOf, turnContext } from "./turn-context.js";
 import type { TurnDeps } from "./turn-deps.js";
@@ -22,7 +24,7 @@ import {
   recordInterrupted,
   replyEntries,
 } from "./turn-entries.js";
-import { compactAfter, compactedSinceLastTurn, compactFirst, loadContext } from "./turn-limits.js";
+import { compactAfter, compactedSinceLastTurn, compactFirst, overLimits } from "./turn-limits.js";
 
 /**
  * One turn, in its key's lane, top to bottom: the inputs coalesced into it and the fresh-session check;
@@ -73,9 +75,12 @@ export async function runTurn(
     if (reply) return { result: { key, sessionId: input.sessionId, input, reply, deduplicated: true } };
   }
 
-  const loaded = await loadContext(store, key);
+  const loaded = await store.loadContext(key);
+  if (!loaded) throw sessionNotFound(key);
   const settings = deps.settings(route.agent, loaded.session);
-  const first = await compactFirst(store, deps.compactor, key, loaded, settings, signal);
+  const first = overLimits(loaded, settings)
+    ? await compactFirst(store, deps.compactor, key, loaded, settings, signal)
+    : { context: loaded };
   const stored = first.context;
   const compacted = first.entry ?? compactedSinceLastTurn(stored, input);
 
@@ -84,21 +89,32 @@ export async function runTurn(
   const progress = new TurnProgress(() => lifecycle.clock.now());
   const steered = { stored: 0 };
   let reply: TurnReply;
+  let running: Promise<TurnReply | string> | undefined;
   try {
-    const context = await turnContext(deps.injectors, route, stored, input, settings, deadline.signal);
+    const injected =
+      deps.injectors.length === 0
+        ? []
+        : (
+            await collectInjected(deps.injectors, {
+              key,
+              agent: route.agent,
+              session: stored.session,
+              signal: deadline.signal,
+            })
+          ).injected;
+    const context = turnContext(route, stored, input, settings, injected, deadline.signal);
     context.progress = progress;
     context.steering = steeringOf(deps, route, input, batch.steering, steered);
     watch(progress);
-    const running = batch.run(context);
-    const out = await Promise.race([running, deadline.expired]).catch(async (error: unknown) => {
-      if (isSessiondError(error, "TURN_TIMEOUT")) await stopped(running);
-      throw error;
-    });
+    running = batch.run(context);
+    const out = await deadline.within(running);
     reply = typeof out === "string" ? { content: out } : out;
     // A reply that was complete when a newer message interrupted it is kept whole.
     if (signal.aborted && !interrupted(signal)) throw cancelled(key);
   } catch (error) {
     deadline.clear();
+    // Past the deadline the runtime was aborted: it gets a moment to stop (and record what it must).
+    if (running && isSessiondError(error, "TURN_TIMEOUT")) await stopped(running);
     throw await failed(deps, route, input, progress, signal, error);
   }
   deadline.clear();
@@ -132,6 +148,8 @@ export async function runTurn(
           entries: [...stored.entries, ...saved.entries],
           ...(stored.summary ? { summary: stored.summary } : {}),
         };
+  // Known within the limits: nothing to compact, nothing to leave for after the reply.
+  if (known && !overLimits(known, settings)) return { result };
   return {
     result,
     after: () => compactAfter(store, deps.compactor, key, input.sessionId, settings, known),

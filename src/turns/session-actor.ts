@@ -1,68 +1,17 @@
-import type { Route } from "../keys/index.js";
-import type { OneShotTimer, TimerHandle } from "../lifecycle/clock.js";
+import type { TimerHandle } from "../lifecycle/clock.js";
 import type { Envelope } from "../model/envelope.js";
 import { SessiondError } from "../model/errors.js";
-import type { QueueSettings } from "../model/queue.js";
-import { runFenced } from "../store/fence.js";
 import { followSignal } from "./follow-signal.js";
-import type { KeyLeases, QueuedInput, SteerSource } from "./queue-types.js";
-import type { TurnResult, TurnRunner } from "./turn.js";
-
-export type TurnOutcome = { result: TurnResult } | { error: unknown };
-
-/** One input of a key: waiting in the actor's FIFO, then part of the batch its turn runs. */
-export interface ActorItem {
-  id: string;
-  route: Route;
-  envelope: Envelope;
-  run: TurnRunner;
-  signal: AbortSignal | undefined;
-  settings: QueueSettings;
-  admittedAt: number;
-  /** The inbox write of an admitted input: true once durable, false for a redelivery already admitted. */
-  stored: Promise<boolean> | undefined;
-  /** Ends the item once: its caller, its status and its inbox row hear the outcome; later calls do nothing. */
-  settle(outcome: TurnOutcome): void;
-}
-
-/** The turn an actor runs: `context` inputs are stored first, then `input` runs. */
-export interface ActorBatch {
-  route: Route;
-  /** Every input of the turn, the input last; steer inputs the runtime took are added as it takes them. */
-  items: ActorItem[];
-  /** Earlier inputs coalesced into this turn (collect, interrupt), stored as their own user entries. */
-  context: Envelope[];
-  /** One line standing for inputs dropped by `summarize` since the last turn, stored before them. */
-  summary?: string;
-  input: Envelope;
-  run: TurnRunner;
-  signal: AbortSignal;
-  /** The inputs waiting in mode `steer` that this turn may take at a tool boundary. */
-  steering: SteerSource;
-}
-
-/** What the turn of a batch leaves for after its reply (compaction), still in the key's lane. */
-export interface TurnDone {
-  result: TurnResult;
-  after?: () => Promise<void>;
-}
-
-export interface ActorDeps {
-  timer: OneShotTimer;
-  now(): number;
-  /** The key's queue settings (session overrides > agent > defaults), read as each input arrives. */
-  settings(route: Route): Promise<QueueSettings>;
-  /** Runs one batch as one turn, in the lane: admission checks, the turn itself. */
-  turn(batch: ActorBatch): Promise<TurnDone>;
-  /** Records that inputs were dropped (policy `old`), on the key's session; must not throw. */
-  dropped(route: Route, texts: string[]): Promise<void>;
-  /** The database's leases per key (PostgreSQL): the lane's work holds the key's lease while it runs. */
-  leases: KeyLeases | undefined;
-  /** Lane work that may wait behind the running one; beyond it, SESSION_BUSY. */
-  maxLane: number;
-  /** Called when the actor has nothing running, waiting or arriving: the registry forgets it. */
-  idle(actor: SessionActor): void;
-}
+import { attempt, KeyLane } from "./key-lane.js";
+import type {
+  ActorBatch,
+  ActorDeps,
+  ActorItem,
+  QueuedInput,
+  SteerSource,
+  TurnDone,
+  TurnOutcome,
+} from "./queue-types.js";
 
 const PREVIEW_CHARS = 80;
 
@@ -80,13 +29,12 @@ export class SessionActor {
   private timer: TimerHandle | undefined;
   private lastArrivalAt = 0;
   /** Arrivals are handled one at a time, in order, while their settings are read. */
-  private arrivals: Promise<void> = Promise.resolve();
+  private arrivals: Promise<void> | undefined;
   private arriving = 0;
   /** Called after each input joins `waiting`: a running turn's `steering.wait`. */
   private readonly woken = new Set<() => void>();
-  /** Lane work accepted and not finished (the running turn's included), and the end of the last. */
-  private laneSize = 0;
-  private laneTail: Promise<unknown> = Promise.resolve();
+  /** Where every change to the key runs, the turns included. */
+  private readonly lane: KeyLane;
   /** The last inbox write of this key: the next one is written after it (a pool may reorder them). */
   private admissionTail: Promise<unknown> | undefined;
   /** Removes the caller-signal listener of each waiting input. */
@@ -95,7 +43,13 @@ export class SessionActor {
   constructor(
     readonly key: string,
     private readonly deps: ActorDeps,
-  ) {}
+  ) {
+    this.lane = new KeyLane(key, {
+      maxQueue: deps.maxLane,
+      leases: deps.leases,
+      onIdle: () => this.forgetIfIdle(),
+    });
+  }
 
   /** Takes one input; an idle key starts its turn at once, in the caller's tick (before later lane work). */
   submit(item: ActorItem): void {
@@ -106,7 +60,7 @@ export class SessionActor {
       return;
     }
     this.arriving++;
-    this.arrivals = this.arrivals.then(async () => {
+    const arrive = async () => {
       try {
         if (item.signal?.aborted) throw cancelled(this.key);
         item.settings = await this.deps.settings(item.route);
@@ -118,68 +72,53 @@ export class SessionActor {
       }
       this.arriving--;
       this.arrive(item);
-    });
-  }
-
-  /** Writes an admission after the key's previous one, so the inbox keeps their order of arrival. */
-  admit<T>(write: () => Promise<T>): Promise<T> {
-    const previous = this.admissionTail;
-    const stored = previous ? previous.then(write, write) : attempt(write);
-    this.admissionTail = stored;
-    const clear = () => {
-      if (this.admissionTail !== stored) return;
-      this.admissionTail = undefined;
-      this.forgetIfIdle();
     };
-    stored.then(clear, clear);
-    return stored;
+    this.arrivals = this.arrivals ? this.arrivals.then(arrive) : arrive();
   }
 
   /**
-   * Runs `work` in the key's lane: after the lane work accepted before it, holding the key's lease on a
-   * store with leases; SESSION_BUSY when more than `maxLane` wait.
+   * Writes an admission after the key's previous one, so the inbox keeps their order of arrival (a pool may
+   * reorder concurrent inserts); `ended` hears how it went.
    */
-  exclusive<T>(work: () => Promise<T>): Promise<T> {
-    if (this.laneSize > this.deps.maxLane) {
-      return Promise.reject(
-        new SessiondError(
-          "SESSION_BUSY",
-          `session ${JSON.stringify(this.key)} already has ${this.laneSize} turns queued`,
-          {
-            details: { key: this.key, queued: this.laneSize },
-          },
-        ),
-      );
-    }
-    this.laneSize++;
-    const { leases } = this.deps;
-    const result = this.laneTail.then(leases ? () => this.leased(leases, work) : work);
-    const done = () => {
-      this.laneSize--;
-      this.forgetIfIdle();
-    };
-    this.laneTail = result.then(done, done);
-    return result;
+  admit<T>(
+    write: () => Promise<T>,
+    ended: (outcome: { value: T } | { error: unknown }) => void,
+  ): Promise<void> {
+    const previous = this.admissionTail;
+    const started = previous ? previous.then(write) : attempt(write);
+    const tail: Promise<void> = started.then(
+      (value) => {
+        this.admitted(tail);
+        ended({ value });
+      },
+      (error: unknown) => {
+        this.admitted(tail);
+        ended({ error });
+      },
+    );
+    this.admissionTail = tail;
+    return tail;
   }
 
-  private async leased<T>(leases: KeyLeases, work: () => Promise<T>): Promise<T> {
-    const fence = await leases.acquire(this.key);
-    try {
-      return await runFenced(fence, work);
-    } finally {
-      // A release that fails (the server went away) leaves the lease to lapse after its TTL.
-      await leases.release(fence).catch(() => {});
-    }
+  private admitted(tail: Promise<void>): void {
+    if (this.admissionTail !== tail) return;
+    this.admissionTail = undefined;
+    this.forgetIfIdle();
+  }
+
+  /** Runs `work` in the key's lane (see `KeyLane`). */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.lane.run(work);
   }
 
   /** Resolves once the lane work accepted so far has finished (never rejects). */
-  async laneIdle(): Promise<void> {
-    await this.laneTail;
+  laneIdle(): Promise<void> {
+    return this.lane.idle();
   }
 
   /** Turns running or waiting, or lane work, whichever is more. */
   depth(): number {
-    return Math.max(this.laneSize, this.waiting.length + (this.running ? 1 : 0));
+    return Math.max(this.lane.size, this.waiting.length + (this.running ? 1 : 0));
   }
 
   waitingInputs(): QueuedInput[] {
@@ -395,7 +334,7 @@ export class SessionActor {
 
   private forgetIfIdle(): void {
     if (this.running || this.arriving > 0 || this.waiting.length > 0 || this.summarized.length > 0) return;
-    if (this.laneSize > 0 || this.admissionTail) return;
+    if (this.lane.size > 0 || this.admissionTail) return;
     if (this.timer !== undefined) this.deps.timer.clearTimeout(this.timer);
     this.timer = undefined;
     this.deps.idle(this);
@@ -413,13 +352,4 @@ export function summaryOf(texts: string[]): string {
 
 export function cancelled(key: string): SessiondError {
   return new SessiondError("TURN_CANCELLED", `the queued turn on ${key} was cancelled`);
-}
-
-/** `run()`, with a throw as a rejection, as it would be inside `then`. */
-function attempt<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return run();
-  } catch (error) {
-    return Promise.reject(error);
-  }
 }

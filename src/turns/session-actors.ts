@@ -7,14 +7,17 @@ import { type Inbox, isSharedInbox } from "../model/inbox.js";
 import { DEFAULT_QUEUE, type QueueSettings } from "../model/queue.js";
 import { admissionOf, admittedEnvelope, inboxEnd } from "./admission.js";
 import type { SessionEvents } from "./events.js";
-import type { KeyLeases, QueuedInput } from "./queue-types.js";
-import {
-  type ActorBatch,
-  type ActorItem,
-  SessionActor,
-  type TurnDone,
-  type TurnOutcome,
-} from "./session-actor.js";
+import { holdAll } from "./lanes.js";
+import type {
+  ActorBatch,
+  ActorItem,
+  ItemAdmission,
+  KeyLeases,
+  QueuedInput,
+  TurnDone,
+  TurnOutcome,
+} from "./queue-types.js";
+import { SessionActor } from "./session-actor.js";
 import type { TurnProgress, TurnResult, TurnRunner } from "./turn.js";
 import type { TurnStatuses } from "./turn-status.js";
 
@@ -68,30 +71,47 @@ export class SessionActors {
     const at = now();
     const id = newId(at);
     const actor = this.actorOf(route.key);
-    const stored =
-      durable && inbox
-        ? actor.admit(() => inbox.admit(admissionOf(id, route.key, envelope, at))).then((r) => r.admitted)
-        : undefined;
-    const runs = stored ? admittedEnvelope(id, envelope) : envelope;
-    const { item, result } = this.itemOf(id, route, runs, run, signal, stored);
-    // A write that failed fails its turn at once (a waiting input leaves the FIFO; a running one's turn stops).
-    stored?.catch((error: unknown) => {
-      if (!actor.withdraw(id, error)) item.settle({ error });
-    });
+    let admission: ItemAdmission | undefined;
+    if (durable && inbox) {
+      const pending: ItemAdmission = { written: Promise.resolve() };
+      pending.written = actor.admit(
+        () => inbox.admit(admissionOf(id, route.key, envelope, at)),
+        (outcome) => {
+          if ("value" in outcome) {
+            pending.stored = outcome.value.admitted;
+            return;
+          }
+          pending.failed = true;
+          pending.failure = outcome.error;
+          // A write that failed fails its turn at once (a waiting input leaves the FIFO; a running one stops).
+          if (!actor.withdraw(id, outcome.error)) item.settle({ error: outcome.error });
+        },
+      );
+      admission = pending;
+    }
+    const runs = admission ? admittedEnvelope(id, envelope) : envelope;
+    const { item, result } = this.itemOf(id, route, runs, run, signal, admission);
     actor.submit(item);
-    const admitted = stored ? stored.then(() => {}) : Promise.resolve();
-    return { id, key: route.key, stored: admitted, result };
+    return {
+      id,
+      key: route.key,
+      get stored() {
+        return admission ? admission.written.then(() => rethrow(admission)) : Promise.resolve();
+      },
+      result,
+    };
   }
 
   /** Queues again an input the inbox already holds (recovery, or a take-over from a dead process). */
   resubmit(id: string, route: Route, envelope: Envelope, run: TurnRunner): Promise<TurnResult> {
+    const admission = { written: Promise.resolve(), stored: true };
     const { item, result } = this.itemOf(
       id,
       route,
       admittedEnvelope(id, envelope),
       run,
       undefined,
-      Promise.resolve(true),
+      admission,
     );
     this.actorOf(route.key).submit(item);
     return result;
@@ -104,10 +124,7 @@ export class SessionActors {
 
   /** Runs `work` holding the lanes of every key, taken in sorted order so two such calls never deadlock. */
   exclusiveAll<T>(keys: readonly string[], work: () => Promise<T>): Promise<T> {
-    const sorted = [...new Set(keys)].sort();
-    const hold = (i: number): Promise<T> =>
-      i === sorted.length ? work() : this.exclusive(sorted[i] as string, () => hold(i + 1));
-    return hold(0);
+    return holdAll(keys, (key, next) => this.exclusive(key, next), work);
   }
 
   /** Resolves once the lane work accepted so far on `key` has finished. */
@@ -179,10 +196,26 @@ export class SessionActors {
   /** A batch's turn, once each input is durable in the inbox and (on a shared one) still this process's. */
   private async turn(batch: ActorBatch): Promise<TurnDone> {
     const { key, agent } = batch.route;
-    const { events } = this.deps;
+    const { events, inbox, statuses, now } = this.deps;
     events.emit({ type: "turn.started", key, agent });
     try {
-      const done = await this.admittedTurn(batch);
+      const ids: string[] = [];
+      for (const { id, admission } of batch.items) {
+        if (!admission) continue;
+        if (admission.stored === undefined && !admission.failed) await admission.written;
+        rethrow(admission);
+        if (admission.stored) ids.push(id);
+      }
+      if (inbox && isSharedInbox(inbox) && ids.length > 0 && !(await inbox.start(ids, now()))) {
+        throw new SessiondError(
+          "TURN_TAKEN_OVER",
+          "another process took this input over while this one was paused past its heartbeat; it runs there (GET /api/turns/{id} on any gateway tells)",
+          { details: { ids } },
+        );
+      }
+      for (const item of batch.items) statuses.running(item.id);
+      const last = batch.items.at(-1) as ActorItem;
+      const done = await this.deps.turn(batch, (progress) => statuses.watch(last.id, progress));
       events.emit({ type: "turn.finished", key, agent, ok: true });
       return done;
     } catch (error) {
@@ -192,29 +225,13 @@ export class SessionActors {
     }
   }
 
-  private async admittedTurn(batch: ActorBatch): Promise<TurnDone> {
-    const { inbox, statuses, now } = this.deps;
-    const ids: string[] = [];
-    for (const item of batch.items) if (item.stored && (await item.stored)) ids.push(item.id);
-    if (inbox && isSharedInbox(inbox) && ids.length > 0 && !(await inbox.start(ids, now()))) {
-      throw new SessiondError(
-        "TURN_TAKEN_OVER",
-        "another process took this input over while this one was paused past its heartbeat; it runs there (GET /api/turns/{id} on any gateway tells)",
-        { details: { ids } },
-      );
-    }
-    for (const item of batch.items) statuses.running(item.id);
-    const last = batch.items.at(-1) as ActorItem;
-    return this.deps.turn(batch, (progress) => statuses.watch(last.id, progress));
-  }
-
   private itemOf(
     id: string,
     route: Route,
     envelope: Envelope,
     run: TurnRunner,
     signal: AbortSignal | undefined,
-    stored: Promise<boolean> | undefined,
+    admission: ItemAdmission | undefined,
   ): { item: ActorItem; result: Promise<TurnResult> } {
     const { statuses, inbox, now } = this.deps;
     statuses.queued(id, route.key);
@@ -225,14 +242,6 @@ export class SessionActors {
       reject = rej;
     });
     let settled = false;
-    // Whether the inbox write stored the item, once it is known: the end is then written at once.
-    const admission: { known?: boolean } = {};
-    stored?.then(
-      (admitted) => {
-        admission.known = admitted;
-      },
-      () => {},
-    );
     const item: ActorItem = {
       id,
       route,
@@ -241,21 +250,21 @@ export class SessionActors {
       signal,
       settings: DEFAULT_QUEUE,
       admittedAt: now(),
-      stored,
+      admission,
       settle: (outcome: TurnOutcome) => {
         if (settled) return;
         settled = true;
         statuses.settle(id, outcome);
         // Begun before the caller hears, not awaited: when this write is lost, recovery finds the turn's
         // entries and settles the item from them.
-        if (stored && inbox) {
-          const finish = (admitted: boolean) => {
-            if (!admitted) return;
+        if (admission && inbox) {
+          const finish = () => {
+            if (!admission.stored) return;
             const [state, end] = inboxEnd(outcome);
             inbox.transition(id, state, now(), end).catch(() => {});
           };
-          if (admission.known === undefined) stored.then(finish, () => {});
-          else finish(admission.known);
+          if (admission.stored === undefined && !admission.failed) void admission.written.then(finish);
+          else finish();
         }
         if ("result" in outcome) resolve(outcome.result);
         else reject(outcome.error);
@@ -263,4 +272,9 @@ export class SessionActors {
     };
     return { item, result };
   }
+}
+
+/** Throws the failure of an input's inbox write, if it failed. */
+function rethrow(admission: ItemAdmission): void {
+  if (admission.failed) throw admission.failure;
 }

@@ -1,33 +1,23 @@
-import { assembleContext, collectInjected, type InjectionHook } from "../context/index.js";
+import { assembleContext, type InjectedContext } from "../context/index.js";
 import type { Route } from "../keys/index.js";
 import { parseResetTrigger } from "../lifecycle/triggers.js";
 import type { MessageEntry } from "../model/entry.js";
 import type { Envelope } from "../model/envelope.js";
 import type { StoredContext } from "../model/session.js";
-import type { SteerSource } from "./queue-types.js";
-import type { ActorItem } from "./session-actor.js";
+import type { ActorItem, SteerSource } from "./queue-types.js";
 import type { TurnContext, TurnSteering } from "./turn.js";
 import type { AgentTurnSettings, TurnDeps } from "./turn-deps.js";
 import { inputEntry } from "./turn-entries.js";
 
 /** What the runtime gets: the stored context with fresh injected context, assembled when first read. */
-export async function turnContext(
-  injectors: readonly InjectionHook[],
+export function turnContext(
   route: Route,
   stored: StoredContext,
   input: MessageEntry,
   settings: AgentTurnSettings,
+  injected: InjectedContext[],
   signal: AbortSignal,
-): Promise<TurnContext> {
-  const { injected } =
-    injectors.length === 0
-      ? { injected: [] }
-      : await collectInjected(injectors, {
-          key: route.key,
-          agent: route.agent,
-          session: stored.session,
-          signal,
-        });
+): TurnContext {
   // Assembled when a runtime first reads it: the echo and the runtimes that keep their own session never do.
   let assembled: ReturnType<typeof assembleContext> | undefined;
   const assemble = () =>
@@ -92,13 +82,6 @@ export function steeringOf(
 }
 
 async function storedOnly(items: ActorItem[]): Promise<ActorItem[]> {
-  const ok = await Promise.all(
-    items.map((item) =>
-      (item.stored ?? Promise.resolve(true)).then(
-        () => true,
-        () => false,
-      ),
-    ),
-  );
-  return items.filter((_, i) => ok[i]);
+  await Promise.all(items.map((item) => item.admission?.written));
+  return items.filter((item) => !item.admission?.failed);
 }

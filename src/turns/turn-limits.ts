@@ -8,6 +8,11 @@ import { sessionNotFound } from "../store/session-log.js";
 import type { Store } from "../store/store.js";
 import type { AgentTurnSettings } from "./turn-deps.js";
 
+/** Whether a context is over the agent's limits (messages, tokens, the window fraction). */
+export function overLimits(context: StoredContext, settings: AgentTurnSettings): boolean {
+  return dueReason(measureContext(context), settings.policy, settings.contextWindow) !== undefined;
+}
+
 /**
  * Before the runtime runs: a context over the agent's limits (an import, `engine.append`, recorded group
  * messages, or a compaction that was still backing off) is compacted now, in the lane, so the model
@@ -23,7 +28,6 @@ export async function compactFirst(
   signal: AbortSignal,
 ): Promise<{ context: StoredContext; entry?: CompactionEntry }> {
   const { policy, contextWindow } = settings;
-  if (!dueReason(measureContext(stored), policy, contextWindow)) return { context: stored };
   const outcome = await compactor.maybeCompact({
     key,
     context: stored,
@@ -52,7 +56,7 @@ export async function compactAfter(
 ): Promise<void> {
   const context = known ?? (await store.loadContext(key).catch(() => undefined));
   if (context?.session.id !== sessionId) return;
-  if (!dueReason(measureContext(context), settings.policy, settings.contextWindow)) return;
+  if (!overLimits(context, settings)) return;
   await compactor
     .maybeCompact({
       key,

@@ -1,7 +1,7 @@
 import { redactSecrets } from "../../context/index.js";
 import { isSessiondError } from "../../model/errors.js";
 import type { Runtime, RuntimeEvent, RuntimeRun, RuntimeTools } from "../../model/runtime.js";
-import { deadlineOf } from "../../turns/deadline.js";
+import { untilDeadline } from "../../turns/deadline.js";
 import type { TurnContext, TurnReply, TurnRunner } from "../../turns/turn.js";
 import { newActivityPrompt } from "../prompt.js";
 import { driveRuntime } from "../runner.js";
@@ -99,7 +99,7 @@ export async function runKeepingSession(
   });
   try {
     // Past the turn's deadline the run fails at once, even if the runtime ignores the abort.
-    const reply = await Promise.race([drive, deadlineOf(context.signal)]);
+    const reply = await untilDeadline(drive, context.signal);
     if (!priced && keeps.costs) await record(perRunCost(undefined));
     await store.setAttention(agent, key, undefined);
     return reply;
