@@ -62,8 +62,9 @@ export class SessionActor {
     this.arriving++;
     const arrive = async () => {
       try {
-        if (item.signal?.aborted) throw cancelled(this.key);
         item.settings = await this.deps.settings(item.route);
+        // Its caller may have given up while the settings were read.
+        if (item.signal?.aborted) throw cancelled(this.key);
       } catch (error) {
         this.arriving--;
         item.settle({ error });

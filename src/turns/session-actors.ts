@@ -215,7 +215,19 @@ export class SessionActors {
       }
       for (const item of batch.items) statuses.running(item.id);
       const last = batch.items.at(-1) as ActorItem;
-      const done = await this.deps.turn(batch, (progress) => statuses.watch(last.id, progress));
+      const { steering } = batch;
+      const steered: ActorBatch = {
+        ...batch,
+        steering: {
+          ...steering,
+          take: (accept) => {
+            const taken = steering.take(accept);
+            for (const item of taken) statuses.running(item.id);
+            return taken;
+          },
+        },
+      };
+      const done = await this.deps.turn(steered, (progress) => statuses.watch(last.id, progress));
       events.emit({ type: "turn.finished", key, agent, ok: true });
       return done;
     } catch (error) {
