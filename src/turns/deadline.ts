@@ -1,27 +1,21 @@
 import { isSessiondError, SessiondError } from "../model/errors.js";
-import { followSignal } from "./follow-signal.js";
 
 /** How long a turn's runtime may run unless its agent says otherwise: 10 minutes. */
 export const DEFAULT_TURN_TIMEOUT_MS = 10 * 60_000;
 
 export interface TurnDeadline {
-  /** Aborted when the turn's own signal is, or, with a `TURN_TIMEOUT` error as its reason, at the deadline. */
-  signal: AbortSignal;
-  /** `running`'s outcome, or the `TURN_TIMEOUT` error at the deadline if that comes first. */
-  within<T>(running: Promise<T>): Promise<T>;
-  /** Stops the timer, and following the turn's signal, once the runtime has answered. */
+  /** Stops the timer once the runtime has answered. */
   clear(): void;
 }
 
 /**
- * The deadline of one turn's run. The runtime is told through the signal, and `within` lets the turn
- * stop waiting for a runtime that ignores it: the lane is freed either way.
+ * The deadline of one turn's run: at `timeoutMs` the turn's own controller is aborted with a
+ * `TURN_TIMEOUT` error, which tells the runtime; `untilDeadline` on the turn's signal lets the turn stop
+ * waiting for a runtime that ignores it, so the lane is freed either way.
  */
-export function turnDeadline(key: string, parent: AbortSignal, timeoutMs: number): TurnDeadline {
-  const timeout = new AbortController();
-  const unfollow = followSignal(timeout, parent);
+export function turnDeadline(key: string, turn: AbortController, timeoutMs: number): TurnDeadline {
   const timer = setTimeout(() => {
-    timeout.abort(
+    turn.abort(
       new SessiondError(
         "TURN_TIMEOUT",
         `the turn on ${key} took longer than its ${Math.round(timeoutMs / 1000)} s deadline and was aborted`,
@@ -29,14 +23,12 @@ export function turnDeadline(key: string, parent: AbortSignal, timeoutMs: number
       ),
     );
   }, timeoutMs);
-  return {
-    signal: timeout.signal,
-    within: (running) => untilDeadline(running, timeout.signal),
-    clear: () => {
-      clearTimeout(timer);
-      unfollow();
-    },
-  };
+  return { clear: () => clearTimeout(timer) };
+}
+
+/** Whether the turn's signal was aborted by its deadline. */
+export function timedOut(signal: AbortSignal): boolean {
+  return signal.aborted && isSessiondError(signal.reason, "TURN_TIMEOUT");
 }
 
 /** `running`'s outcome, or the signal's reason as soon as it is aborted for a deadline (not a cancellation). */

@@ -80,6 +80,8 @@ export interface ActorBatch {
   summary?: string;
   input: Envelope;
   run: TurnRunner;
+  /** The turn's own: aborted by its caller, a newer message (`interrupt`), an operator, or its deadline. */
+  controller: AbortController;
   signal: AbortSignal;
   /** The inputs waiting in mode `steer` that this turn may take at a tool boundary. */
   steering: SteerSource;

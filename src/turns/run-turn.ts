@@ -1,3 +1,4 @@
+import { measureContext } from "../compaction/trigger.js";
 import { collectInjected } from "../context/index.js";
 import type { Route } from "../keys/index.js";
 import type { MessageEntry } from "../model/entry.js";
@@ -7,7 +8,7 @@ import type { StoredContext } from "../model/session.js";
 import { redactSecrets } from "../secrets/redact.js";
 import { sessionNotFound } from "../store/session-log.js";
 import type { AppendResult } from "../store/store.js";
-import { DEFAULT_TURN_TIMEOUT_MS, stopped, turnDeadline } from "./deadline.js";
+import { DEFAULT_TURN_TIMEOUT_MS, stopped, timedOut, turnDeadline, untilDeadline } from "./deadline.js";
 import { freshen } from "./freshen.js";
 import type { ActorBatch, TurnDone } from "./queue-types.js";
 import { TurnProgress, type TurnReply, type TurnResult } from "./turn.js";
@@ -78,14 +79,15 @@ export async function runTurn(
   const loaded = await store.loadContext(key);
   if (!loaded) throw sessionNotFound(key);
   const settings = deps.settings(route.agent, loaded.session);
-  const first = overLimits(loaded, settings)
+  const loadedSize = measureContext(loaded);
+  const first = overLimits(loadedSize, settings)
     ? await compactFirst(store, deps.compactor, key, loaded, settings, signal)
     : { context: loaded };
   const stored = first.context;
   const compacted = first.entry ?? compactedSinceLastTurn(stored, input);
 
   // A runtime that hangs past the deadline is aborted and no longer waited for: the lane is freed.
-  const deadline = turnDeadline(key, signal, settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS);
+  const deadline = turnDeadline(key, batch.controller, settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS);
   const progress = new TurnProgress(() => lifecycle.clock.now());
   const steered = { stored: 0 };
   let reply: TurnReply;
@@ -99,18 +101,18 @@ export async function runTurn(
               key,
               agent: route.agent,
               session: stored.session,
-              signal: deadline.signal,
+              signal: signal,
             })
           ).injected;
-    const context = turnContext(route, stored, input, settings, injected, deadline.signal);
+    const context = turnContext(route, stored, input, settings, injected, signal);
     context.progress = progress;
     context.steering = steeringOf(deps, route, input, batch.steering, steered);
     watch(progress);
     running = batch.run(context);
-    const out = await deadline.within(running);
+    const out = await untilDeadline(running, signal);
     reply = typeof out === "string" ? { content: out } : out;
     // A reply that was complete when a newer message interrupted it is kept whole.
-    if (signal.aborted && !interrupted(signal)) throw cancelled(key);
+    if (signal.aborted && !interrupted(signal) && !timedOut(signal)) throw cancelled(key);
   } catch (error) {
     deadline.clear();
     // Past the deadline the runtime was aborted: it gets a moment to stop (and record what it must).
@@ -149,7 +151,12 @@ export async function runTurn(
           ...(stored.summary ? { summary: stored.summary } : {}),
         };
   // Known within the limits: nothing to compact, nothing to leave for after the reply.
-  if (known && !overLimits(known, settings)) return { result };
+  if (known) {
+    const before = first.context === loaded ? loadedSize : measureContext(stored);
+    const added = measureContext({ entries: saved.entries });
+    const size = { messages: before.messages + added.messages, tokens: before.tokens + added.tokens };
+    if (!overLimits(size, settings)) return { result };
+  }
   return {
     result,
     after: () => compactAfter(store, deps.compactor, key, input.sessionId, settings, known),

@@ -259,6 +259,7 @@ export class SessionActor {
       ...(summarized.length > 0 ? { summary: summaryOf(summarized) } : {}),
       input: last.envelope,
       run: last.run,
+      controller,
       signal: controller.signal,
       steering: this.steeringOf(items),
     };

@@ -1,16 +1,16 @@
 import type { Compactor } from "../compaction/compactor.js";
 import { chooseCut } from "../compaction/cut.js";
 import type { CompactionPolicy } from "../compaction/policy.js";
-import { dueReason, measureContext } from "../compaction/trigger.js";
+import { type ContextSize, dueReason, measureContext } from "../compaction/trigger.js";
 import type { CompactionEntry, MessageEntry } from "../model/entry.js";
 import type { StoredContext } from "../model/session.js";
 import { sessionNotFound } from "../store/session-log.js";
 import type { Store } from "../store/store.js";
 import type { AgentTurnSettings } from "./turn-deps.js";
 
-/** Whether a context is over the agent's limits (messages, tokens, the window fraction). */
-export function overLimits(context: StoredContext, settings: AgentTurnSettings): boolean {
-  return dueReason(measureContext(context), settings.policy, settings.contextWindow) !== undefined;
+/** Whether a context of this size is over the agent's limits (messages, tokens, the window fraction). */
+export function overLimits(size: ContextSize, settings: AgentTurnSettings): boolean {
+  return dueReason(size, settings.policy, settings.contextWindow) !== undefined;
 }
 
 /**
@@ -56,7 +56,7 @@ export async function compactAfter(
 ): Promise<void> {
   const context = known ?? (await store.loadContext(key).catch(() => undefined));
   if (context?.session.id !== sessionId) return;
-  if (!overLimits(context, settings)) return;
+  if (!overLimits(measureContext(context), settings)) return;
   await compactor
     .maybeCompact({
       key,

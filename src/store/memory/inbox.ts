@@ -105,8 +105,12 @@ export class MemoryInbox implements Inbox {
 
   private admitNow(input: AdmitInput): AdmitResult {
     const planned = this.planAdmit(input);
-    if (planned.admitted) this.put(planned.item);
-    return planned;
+    if (!planned.admitted) return planned;
+    // The planned item is already a copy of its own (the envelope read back from its JSON): kept as it is.
+    const { item } = planned;
+    this.items.set(item.id, item);
+    if (item.dedupeKey !== undefined) this.byDedupe.set(item.dedupeKey, item.id);
+    return { admitted: true, item: { ...item } };
   }
 
   private open(): void {
