@@ -267,7 +267,7 @@ function rows(r: GatewayResult): Row[] {
   const errors = r.errors > 0 ? `, ${int(r.errors)} non-200` : "";
   return [
     {
-      figure: `turns/s over HTTP, ${r.clients} clients on own sessions (echo, strict)${errors}`,
+      figure: `turns/s over HTTP, ${r.clients} clients on own sessions (echo, strict; 0.10x when issue 28 was filed)${errors}`,
       value: int(r.hotTurnsPerSec),
       baseline: int(r.bareRps),
       ratio: ratioText(ratio),
@@ -293,7 +293,8 @@ function rows(r: GatewayResult): Row[] {
       ? [
           {
             // Steadier than turns/s on a busy machine: what one turn costs the gateway's event loop.
-            figure: "main-thread CPU µs per echo turn of those (all threads); baseline per bare request",
+            figure:
+              "main-thread CPU µs per echo turn of those (all threads); baseline per bare request (9.3x when issue 28 was filed)",
             value: `${fixed(r.hotMainCpuUs, 0)} (${fixed(r.hotAllCpuUs, 0)})`,
             baseline: r.bareMainCpuUs === undefined ? "" : fixed(r.bareMainCpuUs, 0),
             ratio: r.bareMainCpuUs === undefined ? "" : ratioText(r.hotMainCpuUs / r.bareMainCpuUs),

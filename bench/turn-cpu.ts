@@ -204,14 +204,14 @@ function rows(r: TurnCpuResult): Row[] {
     row("one input admitted to the inbox and marked done", r.inboxUs),
     {
       figure:
-        "engine.turn on the memory store against its core's route + 2 appends + context load (target ≤ 130 µs)",
+        "engine.turn on the memory store against its core's route + 2 appends + context load (target ≤ 130 µs; 219–463 µs when issue 28 was filed)",
       value: fixed(r.turnMemoryUs, 0),
       baseline: fixed(r.coreMemoryUs, 0),
       ratio: ratioText(r.turnMemoryUs / r.coreMemoryUs),
       checks: [],
     },
     {
-      figure: "promises per engine.turn on the memory store (target ≤ 40)",
+      figure: "promises per engine.turn on the memory store (target ≤ 40; 124 when issue 28 was filed)",
       value: fixed(r.promisesPerTurn, 1),
       baseline: "",
       ratio: "",

@@ -89,12 +89,12 @@ export class SessionActor {
     const started = previous ? previous.then(write) : attempt(write);
     const tail: Promise<void> = started.then(
       (value) => {
-        this.admitted(tail);
         ended({ value });
+        this.admitted(tail);
       },
       (error: unknown) => {
-        this.admitted(tail);
         ended({ error });
+        this.admitted(tail);
       },
     );
     this.admissionTail = tail;
@@ -153,11 +153,6 @@ export class SessionActor {
     if (!this.running?.batch.items.some((item) => item.id === id)) return false;
     this.running.controller.abort(reason);
     return true;
-  }
-
-  /** The id of the input the running turn answers (its last), if one runs. */
-  runningId(): string | undefined {
-    return this.running?.batch.items.at(-1)?.id;
   }
 
   private isIdle(): boolean {
