@@ -26,7 +26,7 @@ describe("session events come from the store core", () => {
 
   beforeEach(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "sessiond-store-events-"));
-    store = new SqliteStore({ backend: "sqlite", path: join(dataDir, "s.db") });
+    store = new SqliteStore({ path: join(dataDir, "s.db") });
     engine = await createEngine({ dataDir, store, titles: { enabled: false }, lifecycle: { clock } });
     events = [];
     engine.events.on((event) => events.push(event));
@@ -40,7 +40,7 @@ describe("session events come from the store core", () => {
   it("reports what any writer of the store commits, not only what goes through engine.store", async () => {
     // The store object the caller kept (a CLI command, an importer), written without the engine.
     await store.append("telegram:5", [{ type: "message", role: "user", content: "imported" }], { init });
-    await store.updateSession("telegram:5", { title: "Moved in" });
+    await store.updateSession("telegram:5", { overrides: { model: "small" } });
     await store.reset("telegram:5", "manual");
     expect(events.map((e) => e.type)).toEqual(["appended", "updated", "reset"]);
     const appended = events[0] as Extract<SessionEvent, { type: "appended" }>;
