@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { delimiter, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Bench, Row } from "./report.js";
 import { below, fixed, ratioText, renderTable, verdict } from "./report.js";
@@ -66,8 +66,16 @@ function duMb(path: string): number {
   return Number(execFileSync("du", ["-sk", path], { encoding: "utf8" }).split("\t")[0]) / 1024;
 }
 
+/** npm and the installed bin (`#!/usr/bin/env node`) run on this process's Node, not the first on PATH. */
+const PATH = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`;
+
 function run(cmd: string, args: string[], cwd: string): string {
-  return execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  return execFileSync(cmd, args, {
+    cwd,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, PATH },
+  });
 }
 
 export async function packAndInstall(): Promise<PackResult> {
