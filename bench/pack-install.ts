@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Bench, Row } from "./report.js";
 import { below, fixed, ratioText, renderTable, verdict } from "./report.js";
@@ -25,6 +25,8 @@ export interface PackResult {
   /** The turn's reply and the entries stored, as the installed package reported them. */
   reply: string;
   storedEntries: number;
+  /** The native addons the turn loaded, relative to the project's node_modules. */
+  addons: string[];
   /** Sessions `sessiond sessions list --json` of the installed bin listed afterwards. */
   listedSessions: number;
   /** Entry points in the manifest's `exports`, and those that failed to import in the installed project. */
@@ -37,6 +39,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Runs in the installed project: a turn on SQLite, then what was stored. */
 const TURN_SCRIPT = `
+import { createRequire } from "node:module";
 import { createEngine } from "sessiond";
 const engine = await createEngine({ dataDir: "./data" });
 const result = await engine.turnWith(
@@ -45,7 +48,8 @@ const result = await engine.turnWith(
 );
 const history = await engine.history(result.key);
 await engine.close();
-console.log(JSON.stringify({ reply: result.reply.content, entries: history.length }));
+const addons = Object.keys(createRequire(import.meta.url).cache).filter((file) => file.endsWith(".node"));
+console.log(JSON.stringify({ reply: result.reply.content, entries: history.length, addons }));
 `;
 
 /** Imports each entry point by its package name; prints those that fail or export nothing. */
@@ -62,8 +66,16 @@ function duMb(path: string): number {
   return Number(execFileSync("du", ["-sk", path], { encoding: "utf8" }).split("\t")[0]) / 1024;
 }
 
+/** npm and the installed bin (`#!/usr/bin/env node`) run on this process's Node, not the first on PATH. */
+const PATH = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`;
+
 function run(cmd: string, args: string[], cwd: string): string {
-  return execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  return execFileSync(cmd, args, {
+    cwd,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, PATH },
+  });
 }
 
 export async function packAndInstall(): Promise<PackResult> {
@@ -91,7 +103,7 @@ export async function packAndInstall(): Promise<PackResult> {
       join(project, "package.json"),
       JSON.stringify({ name: "pack-check", private: true, type: "module" }),
     );
-    log("npm install <tarball> (compiles better-sqlite3: about a minute)");
+    log("npm install <tarball>");
     const started = nowMs();
     run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], project);
     const installSec = (nowMs() - started) / 1000;
@@ -103,6 +115,7 @@ export async function packAndInstall(): Promise<PackResult> {
     const turn = JSON.parse(run(process.execPath, ["turn.mjs"], project)) as {
       reply: string;
       entries: number;
+      addons: string[];
     };
     writeFileSync(join(project, "entries.mjs"), ENTRY_SCRIPT);
     const failedEntryPoints = JSON.parse(
@@ -119,6 +132,7 @@ export async function packAndInstall(): Promise<PackResult> {
       optionalInstalled,
       reply: turn.reply,
       storedEntries: turn.entries,
+      addons: turn.addons.map((file) => relative(modules, file)),
       listedSessions: listed.sessions.length,
       entryPoints,
       failedEntryPoints,
@@ -156,6 +170,20 @@ export const packInstall: Bench<PackResult> = {
         baseline: "",
         ratio: "",
         checks: [{ target: "works", pass: turned }],
+      },
+      {
+        // better-sqlite3 13 ships N-API builds for Linux, macOS and Windows (x64, arm64) in its tarball, so a
+        // user's install compiles nothing and needs no compiler.
+        figure: "native addons the turn loaded (better-sqlite3's bundled prebuild)",
+        value: r.addons.join(", ") || "none",
+        baseline: "",
+        ratio: "",
+        checks: [
+          {
+            target: "prebuild",
+            pass: r.addons.length === 1 && /^better-sqlite3\/prebuilds\/[^/]+\.node$/.test(r.addons[0] ?? ""),
+          },
+        ],
       },
       {
         figure: `entry points imported by name (${r.entryPoints.length})${r.failedEntryPoints.length ? `; failed: ${r.failedEntryPoints.join("; ")}` : ""}`,

@@ -2,7 +2,7 @@
 // second instead of rebuilding for 17-22 s. `npm run build` writes the stamp this compares against.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 
 // SESSIOND_BUILD_ROOT lets the test point it at a project of its own.
 const root = process.env.SESSIOND_BUILD_ROOT ?? new URL("..", import.meta.url).pathname;
@@ -41,5 +41,13 @@ console.log(
     ? "sessiond: building (first start)"
     : "sessiond: sources changed since the last build, rebuilding",
 );
-const result = spawnSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
+// The build runs on the Node running this script, not on whichever `node` comes first on PATH (npm and the
+// build's own scripts start `node` from PATH): a machine's /usr/bin/node may be a line sessiond does not
+// support.
+const PATH = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`;
+const result = spawnSync("npm", ["run", "build", "--silent"], {
+  cwd: root,
+  stdio: "inherit",
+  env: { ...process.env, PATH },
+});
 process.exit(result.status ?? 1);

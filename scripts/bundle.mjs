@@ -109,7 +109,7 @@ for (const graph of graphs) {
     bundle: true,
     format: "esm",
     platform: "node",
-    target: "node20",
+    target: "node22",
     sourcemap: true,
     metafile: true,
     logLevel: "warning",

@@ -1,6 +1,13 @@
 #!/usr/bin/env node
 import { processIo } from "./io.js";
+import { nodeTooOld } from "./node-version.js";
 import { run } from "./program.js";
+
+const tooOld = nodeTooOld(process.versions.node, process.execPath);
+if (tooOld !== undefined) {
+  process.stderr.write(`error: ${tooOld}\n`);
+  process.exit(1);
+}
 
 // `sessiond sessions list | head` closes the pipe early; that is not an error worth a stack trace.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

@@ -197,7 +197,9 @@ describe("discord interactions: replays and keys", () => {
     }
   });
 
-  it("with the order-1 key, a forged signature of zeros would verify in node:crypto: the check is needed", () => {
+  // Node 24's node:crypto refuses this signature itself (24.21.0 here); Node 22's accepts it (22.23.3, with the
+  // same OpenSSL 3.5.8), so the check stays needed while 22 is supported.
+  it("with the order-1 key, a forged signature of zeros verifies in Node 22's node:crypto: the check is needed", () => {
     const weak = createPublicKey({
       key: Buffer.concat([
         Buffer.from("302a300506032b6570032100", "hex"),
@@ -208,6 +210,7 @@ describe("discord interactions: replays and keys", () => {
     });
     // R = identity, S = 0: valid for any message under a key of order 1.
     const forged = Buffer.concat([Buffer.from(`01${"00".repeat(31)}`, "hex"), Buffer.alloc(32)]);
-    expect(verify(null, Buffer.from("1700000000{}"), weak, forged)).toBe(true);
+    const node22 = Number(process.versions.node.split(".")[0]) < 24;
+    expect(verify(null, Buffer.from("1700000000{}"), weak, forged)).toBe(node22);
   });
 });

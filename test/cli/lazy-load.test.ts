@@ -191,7 +191,6 @@ describe("start-up loads what the command needs", () => {
     expect(modules).toContain("dist/src/engine.js");
     expectNoneOf(modules, [
       "node_modules/better-sqlite3/",
-      "node_modules/bindings/",
       "node_modules/openai/",
       "node_modules/@anthropic-ai/",
       "node_modules/@openai/",

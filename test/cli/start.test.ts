@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { appendFileSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { appendFileSync, chmodSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { delimiter, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useTempDir } from "./helpers.js";
 
@@ -33,5 +33,26 @@ describe("npm start", () => {
     utimesSync(join(root, "src", "a.ts"), later, later);
     expect(start()).toContain("sources changed since the last build, rebuilding");
     expect(builds()).toBe(2);
+  });
+
+  it("builds with the Node that runs it, not the first node on PATH (a machine's own may be too old)", () => {
+    const root = tempDir();
+    mkdirSync(join(root, "src"));
+    writeFileSync(join(root, "src", "a.ts"), "export {};\n");
+    // A `node` first on PATH that is not the one running the test, as /usr/bin/node 20 is on a machine
+    // where Node 22 runs sessiond by its full path.
+    const other = join(root, "other-bin");
+    mkdirSync(other);
+    writeFileSync(join(other, "node"), "#!/bin/sh\necho 'the other node ran' >&2\nexit 3\n");
+    chmodSync(join(other, "node"), 0o755);
+    const build = `node -e "require('fs').writeFileSync('built-by', process.execPath)"`;
+    writeFileSync(join(root, "package.json"), JSON.stringify({ name: "p", scripts: { build } }));
+    execFileSync(process.execPath, [SCRIPT], {
+      cwd: root,
+      env: { ...process.env, SESSIOND_BUILD_ROOT: root, PATH: `${other}${delimiter}${process.env.PATH}` },
+      encoding: "utf8",
+      stdio: "pipe",
+    });
+    expect(readFileSync(join(root, "built-by"), "utf8")).toBe(process.execPath);
   });
 });

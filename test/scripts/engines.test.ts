@@ -1,13 +1,8 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import semver from "semver";
 import { describe, expect, it } from "vitest";
-
-// semver comes with better-sqlite3's installer (prebuild-install -> node-abi), so it is always here.
-const semver = createRequire(import.meta.url)("semver") as {
-  satisfies(version: string, range: string): boolean;
-  minVersion(range: string): { version: string } | null;
-};
 
 interface Manifest {
   name: string;
