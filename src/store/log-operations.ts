@@ -13,6 +13,7 @@ import {
   planRekey,
   planReset,
   sessionNotFound,
+  sessionValue,
 } from "./session-log.js";
 import { applyPatch, requireInit } from "./session-patch.js";
 import type {
@@ -140,7 +141,7 @@ class PlannedAppend implements Planned<AppendResult> {
     private readonly hooks: CommitHooks,
   ) {
     this.keys = [key];
-    this.result = { session: cloneSession(session), entries: plan.entries, created: plan.created };
+    this.result = { session: sessionValue(session), entries: plan.entries, created: plan.created };
   }
 
   committed(): void {
@@ -169,7 +170,7 @@ export function patchOperation(key: string, patch: SessionPatch, hooks: CommitHo
       const session = applyPatch(currentOf(key, batch), patch);
       batch.setHead(key, { ...head, current: session });
       batch.touch(session);
-      const result = cloneSession(session);
+      const result = sessionValue(session);
       return {
         changes: [{ kind: "updateSession", session }],
         expects: [expectHead(key, head)],
@@ -204,7 +205,7 @@ export function resetOperation(
         ],
         expects: [expectHead(key, head)],
         keys: [key],
-        result: { archived: cloneSession(archived), resetEntry, current: cloneSession(next) },
+        result: { archived: sessionValue(archived), resetEntry, current: sessionValue(next) },
         committed() {
           hooks.dropContext(key);
           hooks.changed({
@@ -237,7 +238,7 @@ export function archiveOperation(
         changes: [{ kind: "appendEntries", session: archived, entries: [resetEntry] }],
         expects: [expectHead(key, head)],
         keys: [key],
-        result: { archived: cloneSession(archived), resetEntry },
+        result: { archived: sessionValue(archived), resetEntry },
         committed() {
           hooks.dropContext(key);
           hooks.changed({ type: "reset", key, cause, archived: this.result.archived });

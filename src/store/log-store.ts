@@ -20,7 +20,7 @@ import {
 } from "./log-operations.js";
 import { chain } from "./maybe-promise.js";
 import { RecentMap } from "./recent-map.js";
-import { cloneSession } from "./session-log.js";
+import { cloneSession, sessionValue } from "./session-log.js";
 import { encodeCursor, normaliseQuery, normaliseScan } from "./session-query.js";
 import type {
   AppendOptions,
@@ -141,7 +141,7 @@ export class LogStore implements Store, ChangeReporting {
   getSession(key: string): Promise<Session | undefined> {
     return this.read(() =>
       chain(this.foreign(), () =>
-        chain(this.head(key), (head) => head.current && cloneSession(head.current)),
+        chain(this.head(key), (head) => head.current && sessionValue(head.current)),
       ),
     );
   }
@@ -183,9 +183,9 @@ export class LogStore implements Store, ChangeReporting {
           const session = head.current;
           if (!session) return undefined;
           const hit = this.contexts.get(key, session.id, session);
-          if (hit) return { session: cloneSession(session), ...hit };
+          if (hit) return { session: sessionValue(session), ...hit };
           return chain(this.driver.loadKept(session), (kept) => {
-            const context: StoredContext = { session: cloneSession(session), entries: kept.entries };
+            const context: StoredContext = { session: sessionValue(session), entries: kept.entries };
             if (kept.summary) context.summary = kept.summary;
             // Only what is still the key's current session as loaded: a commit may have moved it on meanwhile.
             if (this.heads.get(key) === head)
@@ -397,7 +397,9 @@ export class LogStore implements Store, ChangeReporting {
   private head(key: string): MaybePromise<KeyHead> {
     const cached = this.heads.get(key);
     if (cached) return cached;
-    return chain(this.driver.loadKey(key), (head) => {
+    return chain(this.driver.loadKey(key), (loaded) => {
+      // The core's own copy: a driver may still change the object it read.
+      const head: KeyHead = loaded.current ? { ...loaded, current: cloneSession(loaded.current) } : loaded;
       this.heads.set(key, head);
       return head;
     });

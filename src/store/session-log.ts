@@ -209,3 +209,20 @@ export function currentNotDeletable(sessionId: string): SessiondError {
 export function cloneSession(session: Session): Session {
   return { ...session, overrides: { ...session.overrides } };
 }
+
+const values = new WeakMap<Session, Session>();
+
+/**
+ * The session as the store hands it out: a frozen copy, made once per version. The core never changes a
+ * session once a plan is done with it (a later plan changes a copy), so every reader of one version shares
+ * one value instead of a clone each.
+ */
+export function sessionValue(session: Session): Session {
+  let value = values.get(session);
+  if (!value) {
+    value = Object.freeze({ ...session, overrides: Object.freeze({ ...session.overrides }) });
+    values.set(session, value);
+    values.set(value, value);
+  }
+  return value;
+}
