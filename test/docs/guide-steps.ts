@@ -63,16 +63,21 @@ export interface GuideServe {
 
 const CLI = resolve("dist/src/cli/main.js");
 
-/** A guide's `sessiond serve …` line, run from the build in `cwd`, `--port N` made `--port 0`. */
+/** A guide's `sessiond serve …` line, run from the build in `cwd` on a port the OS picks. */
 export async function serveLine(
   line: string,
   options: { cwd: string; env: NodeJS.ProcessEnv },
 ): Promise<GuideServe> {
   if (!line.startsWith("sessiond serve")) throw new Error(`not a serve line: ${line}`);
-  const args = line
-    .replace(/--port \d+/, "--port 0")
-    .split(/\s+/)
-    .slice(1);
+  // Never the guide's fixed port: another test may hold it.
+  const args = [
+    ...line
+      .replace(/ --port \d+/, "")
+      .split(/\s+/)
+      .slice(1),
+    "--port",
+    "0",
+  ];
   const child = spawn(process.execPath, [CLI, ...args], { ...options, stdio: ["ignore", "pipe", "pipe"] });
   const output = { text: "" };
   const watchers = new Set<() => void>();
