@@ -1,6 +1,7 @@
 import { execFile, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join, resolve } from "node:path";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
@@ -23,6 +24,23 @@ export function readGuide(path: string): Guide {
     else if (lang === "yaml" || lang === "text" || lang === "json") guide[lang].push(text);
   }
   return guide;
+}
+
+const CLI = resolve("dist/src/cli/main.js");
+
+/**
+ * A directory holding a `sessiond` that runs the build, to put first on a guide's PATH so that its
+ * `sessiond …` lines run as written; and its removal.
+ */
+export function sessiondOnPath(): { path: string; remove(): void } {
+  const bin = mkdtempSync(join(tmpdir(), "sessiond-guide-bin-"));
+  const script = join(bin, "sessiond");
+  writeFileSync(script, `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
+  chmodSync(script, 0o755);
+  return {
+    path: `${bin}${delimiter}${process.env.PATH ?? ""}`,
+    remove: () => rmSync(bin, { recursive: true, force: true }),
+  };
 }
 
 /** The environment a guide's commands run in: this one without sessiond's own variables, plus `extra`. */
@@ -60,8 +78,6 @@ export interface GuideServe {
   printed(pattern: RegExp): Promise<string>;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
-
-const CLI = resolve("dist/src/cli/main.js");
 
 /** A guide's `sessiond serve …` line, run from the build in `cwd` on a port the OS picks. */
 export async function serveLine(
