@@ -124,17 +124,28 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       const timedOut = new Promise<"timeout">((resolve) => {
         timer = setTimeout(() => resolve("timeout"), grace);
       });
-      if ((await Promise.race([Promise.all([closed, websocketClosed]), timedOut])) === "timeout") {
+      const cancelRunning = () => {
         deps.logger.warn({ graceMs: grace }, "grace period over: cancelling running turns");
         shutdown.abort();
+      };
+      if ((await Promise.race([Promise.all([closed, websocketClosed]), timedOut])) === "timeout") {
+        cancelRunning();
         await websocketClosed;
         server.closeAllConnections();
         await closed;
       }
-      clearTimeout(timer);
       clearInterval(idle);
       gateway.close();
-      if (options.closeEngine !== false) await engine.close();
+      if (options.closeEngine !== false) {
+        // Turns no request waits on (asynchronous ones, answered 202; channel messages) drain with the
+        // engine: the same grace period bounds them.
+        const engineClosed = engine.close();
+        const drained = engineClosed.then(() => "closed" as const);
+        if (!shutdown.signal.aborted && (await Promise.race([drained, timedOut])) === "timeout")
+          cancelRunning();
+        await engineClosed;
+      }
+      clearTimeout(timer);
     })();
     return closing;
   };

@@ -173,13 +173,14 @@ describe("docs/guides/postgresql-two-gateways.md, followed literally", () => {
 });
 
 /** POST /api/chat?async=1 on `gateway`: resolves once the input is admitted (in the shared inbox). */
-async function admit(gateway: GuideServe, token: string, session: string, message: string) {
+async function admit(gateway: GuideServe, token: string, session: string, message: string): Promise<string> {
   const response = await fetch(`${gateway.url}/api/chat?async=1`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify({ message, session_id: session }),
   });
   expect(response.status).toBe(202);
+  return ((await response.json()) as { id: string }).id;
 }
 
 async function history(gateway: GuideServe, token: string, session: string) {
@@ -276,5 +277,31 @@ describe("step 7 of docs/guides/postgresql-two-gateways.md", () => {
     ]);
     expect(b.output.text).not.toMatch(/took over inputs/);
     expect(Object.fromEntries(runs)).toEqual({ hold: 1, "q-1": 1, "q-2": 1, "still there?": 1 });
+  }, 300_000);
+
+  it("Ctrl-C on a gateway whose turn outlasts --grace: it exits after it, and what it had not answered is cancelled", async () => {
+    const held = gate();
+    model.setHandler(async (body) => {
+      const input = lastUser(body);
+      if (input === "hold") {
+        held.reached();
+        await held.opened;
+      }
+      return { content: `reply to: ${input}` };
+    });
+    cleanups.push(() => held.open());
+    const { a, b, token } = await followSetup("guide_grace");
+    const ids = [await admit(a, token, "admin-fay", "hold")];
+    await within(60_000, "the held turn at the model", held.arrived);
+    ids.push(await admit(a, token, "admin-fay", "q-1"));
+    // The model never answers: the default grace period (10 s) ends the turn, and a exits.
+    await within(60_000, "a to exit after its grace period", a.kill("SIGTERM"));
+    for (const id of ids) {
+      const turn = await fetch(`${b.url}/api/turns/${id}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(await turn.json()).toMatchObject({ id, state: "cancelled" });
+    }
+    const entries = await history(b, token, "admin-fay");
+    expect(entries.filter((e) => e.type === "note").map((e) => e.code)).toEqual(["TURN_CANCELLED"]);
+    expect(entries.filter((e) => e.role === "assistant")).toEqual([]);
   }, 300_000);
 });

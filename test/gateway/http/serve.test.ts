@@ -152,4 +152,34 @@ describe("graceful shutdown", () => {
     await pending;
     expect(gw.logs.some((l) => l.msg === "grace period over: cancelling running turns")).toBe(true);
   });
+
+  it("cancels an asynchronous turn (answered 202 already) that outlives the grace period", async () => {
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const stuck: Runtime = {
+      kind: "test",
+      async *run(run: RuntimeRun): AsyncGenerator<RuntimeEvent> {
+        started();
+        await new Promise<void>((r) => run.signal.addEventListener("abort", () => r(), { once: true }));
+        yield { type: "text", delta: "too late" };
+      },
+    };
+    const gw = await startTestGateway({}, { runtimes: new Map([["main", stuck]]), graceMs: 100 });
+    const accepted = await gw.api("/api/chat?async=1", postJson({ message: "x" }));
+    expect(accepted.status).toBe(202);
+    await running;
+    // No HTTP request is open: the grace period must still bound the turn, or stop() waits for ever.
+    let late: NodeJS.Timeout | undefined;
+    const stopped = await Promise.race([
+      gw.stop().then(() => "stopped"),
+      new Promise((r) => {
+        late = setTimeout(() => r("still running after 30 s"), 30_000);
+      }),
+    ]);
+    clearTimeout(late);
+    expect(stopped).toBe("stopped");
+    expect(gw.logs.some((l) => l.msg === "grace period over: cancelling running turns")).toBe(true);
+  }, 60_000);
 });
