@@ -37,6 +37,11 @@ export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSigna
   opening?: Promise<unknown>;
   /** The channels' states, shown in `/health` and `/metrics`. */
   channelStates?: GatewayDeps["channelStates"];
+  /**
+   * Work that shutdown waits for beside the open requests, within the same grace period (past it running
+   * turns are cancelled, which lets it end): `sessiond serve` stops its channels and delivers their replies.
+   */
+  closing?: () => Promise<void>;
   /** Called with the listening server, e.g. to attach the WebSocket protocol to it. */
   onServer?: (server: Server, deps: GatewayDeps) => void;
 }
@@ -128,11 +133,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         deps.logger.warn({ graceMs: grace }, "grace period over: cancelling running turns");
         shutdown.abort();
       };
-      if ((await Promise.race([Promise.all([closed, websocketClosed]), timedOut])) === "timeout") {
+      const closedAlso = options.closing?.();
+      if (
+        (await Promise.race([Promise.all([closed, websocketClosed, closedAlso]), timedOut])) === "timeout"
+      ) {
         cancelRunning();
         await websocketClosed;
         server.closeAllConnections();
         await closed;
+        await closedAlso;
       }
       clearInterval(idle);
       gateway.close();

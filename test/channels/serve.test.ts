@@ -9,6 +9,7 @@ import { loadConfig } from "../../src/config/load.js";
 import { isSessiondError } from "../../src/model/errors.js";
 import { waitFor } from "../support/child-output.js";
 import { startLocalServer } from "../support/http-server.js";
+import { startOpenAiServer } from "../support/openai-server.js";
 import { platformRoutes, sendJson } from "./support.js";
 
 const CLI = resolve("dist/src/cli/main.js");
@@ -179,4 +180,81 @@ describe("sessiond serve with channels", () => {
       if (child.exitCode === null) child.kill("SIGKILL");
     }
   });
+
+  it("SIGTERM ends a channel turn that outlives --grace: the gateway exits instead of waiting for the model", async () => {
+    const dir = tempDir();
+    let reached!: () => void;
+    const atModel = new Promise<void>((r) => {
+      reached = r;
+    });
+    const model = await startOpenAiServer(async () => {
+      reached();
+      // Never answers (until the gateway hangs up).
+      await new Promise(() => {});
+      return { content: "never" };
+    });
+    const api = await startLocalServer(
+      platformRoutes({
+        [`POST /bot${TOKEN}/getMe`]: (_q, res) =>
+          sendJson(res, 200, { ok: true, result: { id: 555, username: "b" } }),
+        [`POST /bot${TOKEN}/sendMessage`]: (_q, res) => sendJson(res, 200, { ok: true, result: {} }),
+      }),
+    );
+    writeFileSync(
+      join(dir, "sessiond.yaml"),
+      stringify({
+        models: { local: { provider: "openai", base_url: model.baseUrl, model: "m" } },
+        agents: [{ id: "main", model: "local" }],
+        channels: { telegram: { token_env: "TG_TOKEN", secret_env: "TG_SECRET", api_base_url: api.origin } },
+      }),
+    );
+    const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--grace", "500"], {
+      cwd: dir,
+      env: {
+        ...process.env,
+        SESSIOND_DATA_DIR: dir,
+        SESSIOND_TOKEN: "gateway-token",
+        SESSIOND_CONFIG: "",
+        TG_TOKEN: TOKEN,
+        TG_SECRET: "tg-webhook-secret",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const output = { text: "" };
+    const keep = (chunk: Buffer) => {
+      output.text += chunk.toString();
+    };
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    try {
+      const [, url] = await waitFor(child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, output);
+      await waitFor(child, /channel telegram: /, output);
+      const res = await fetch(`${url}/channels/telegram`, {
+        method: "POST",
+        headers: { "x-telegram-bot-api-secret-token": "tg-webhook-secret" },
+        body: JSON.stringify({
+          update_id: 1,
+          message: { message_id: 1, from: { id: 9 }, chat: { id: 9, type: "private" }, text: "hello" },
+        }),
+      });
+      expect(res.status).toBe(200);
+      await atModel;
+      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+      child.kill("SIGTERM");
+      let late: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        exited,
+        new Promise((r) => {
+          late = setTimeout(() => r("still running 30 s after SIGTERM"), 30_000);
+        }),
+      ]);
+      clearTimeout(late);
+      expect(outcome).toBe(0);
+      expect(output.text).toContain("grace period over: cancelling running turns");
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await api.close();
+      await model.close();
+    }
+  }, 60_000);
 });
