@@ -10,6 +10,7 @@ import { isSessiondError } from "../../src/model/errors.js";
 import { waitFor } from "../support/child-output.js";
 import { startLocalServer } from "../support/http-server.js";
 import { startOpenAiServer } from "../support/openai-server.js";
+import { serveGateway } from "../support/serve-child.js";
 import { platformRoutes, sendJson } from "./support.js";
 
 const CLI = resolve("dist/src/cli/main.js");
@@ -58,6 +59,18 @@ describe("channels in sessiond.yaml", () => {
     expect(loadConfig({ cwd: dir, env: {} }).warnings.join("\n")).toContain("channels.slack.colour");
   });
 });
+
+/** A Telegram Update with a private message from user 9, posted to the gateway's webhook with the secret. */
+function postUpdate(url: string, text: string) {
+  return fetch(`${url}/channels/telegram`, {
+    method: "POST",
+    headers: { "x-telegram-bot-api-secret-token": "tg-webhook-secret" },
+    body: JSON.stringify({
+      update_id: 1,
+      message: { message_id: 1, from: { id: 9 }, chat: { id: 9, type: "private" }, text },
+    }),
+  });
+}
 
 describe("sessiond serve with channels", () => {
   it("prints each channel's webhook URL, answers through it, and keeps the secrets out of its output", async () => {
@@ -111,14 +124,7 @@ describe("sessiond serve with channels", () => {
       await waitFor(child, /channel slack: /, output);
       expect(output.text).toContain(`channel telegram: webhook ${url}/channels/telegram\n`);
       expect(output.text).toContain(`channel slack: Events API request URL ${url}/channels/slack/events\n`);
-      const res = await fetch(`${url}/channels/telegram`, {
-        method: "POST",
-        headers: { "x-telegram-bot-api-secret-token": "tg-webhook-secret" },
-        body: JSON.stringify({
-          update_id: 1,
-          message: { message_id: 1, from: { id: 9 }, chat: { id: 9, type: "private" }, text: "via serve" },
-        }),
-      });
+      const res = await postUpdate(url as string, "via serve");
       expect(res.status).toBe(200);
       await delivered;
       const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
@@ -208,35 +214,15 @@ describe("sessiond serve with channels", () => {
         channels: { telegram: { token_env: "TG_TOKEN", secret_env: "TG_SECRET", api_base_url: api.origin } },
       }),
     );
-    const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--grace", "500"], {
-      cwd: dir,
-      env: {
-        ...process.env,
-        SESSIOND_DATA_DIR: dir,
-        SESSIOND_TOKEN: "gateway-token",
-        SESSIOND_CONFIG: "",
-        TG_TOKEN: TOKEN,
-        TG_SECRET: "tg-webhook-secret",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+    const served = serveGateway(dir, "gateway-token", ["--grace", "500"], {
+      TG_TOKEN: TOKEN,
+      TG_SECRET: "tg-webhook-secret",
     });
-    const output = { text: "" };
-    const keep = (chunk: Buffer) => {
-      output.text += chunk.toString();
-    };
-    child.stdout?.on("data", keep);
-    child.stderr?.on("data", keep);
+    const { child, output } = served;
     try {
-      const [, url] = await waitFor(child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, output);
+      const url = await served.listening();
       await waitFor(child, /channel telegram: /, output);
-      const res = await fetch(`${url}/channels/telegram`, {
-        method: "POST",
-        headers: { "x-telegram-bot-api-secret-token": "tg-webhook-secret" },
-        body: JSON.stringify({
-          update_id: 1,
-          message: { message_id: 1, from: { id: 9 }, chat: { id: 9, type: "private" }, text: "hello" },
-        }),
-      });
+      const res = await postUpdate(url, "hello");
       expect(res.status).toBe(200);
       await atModel;
       const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
@@ -252,7 +238,7 @@ describe("sessiond serve with channels", () => {
       expect(outcome).toBe(0);
       expect(output.text).toContain("grace period over: cancelling running turns");
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
+      served.kill();
       await api.close();
       await model.close();
     }

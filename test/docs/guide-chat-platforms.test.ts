@@ -1,7 +1,6 @@
-import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { platformRoutes, sendJson } from "../channels/support.js";
+import { platformRoutes, sendJson, slackSigned } from "../channels/support.js";
 import { within } from "../gateway/postgres/gateways.js";
 import { startLocalServer } from "../support/http-server.js";
 import { useChatGuides } from "./guide-chat.js";
@@ -80,21 +79,6 @@ describe("docs/guides/telegram.md, followed literally", () => {
     expect(await sessionKeys(gateway)).toEqual(["telegram:42"]);
   }, 120_000);
 });
-
-function slackSigned(secret: string, body: unknown) {
-  const text = JSON.stringify(body);
-  const ts = String(Math.floor(Date.now() / 1000));
-  const signature = `v0=${createHmac("sha256", secret).update(`v0:${ts}:${text}`).digest("hex")}`;
-  return {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-slack-request-timestamp": ts,
-      "x-slack-signature": signature,
-    },
-    body: text,
-  };
-}
 
 describe("docs/guides/slack.md, followed literally", () => {
   it("the request URL passes Slack's signed url_verification; a direct message is answered with the bot token", async () => {

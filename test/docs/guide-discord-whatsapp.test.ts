@@ -1,7 +1,8 @@
-import { createHmac, generateKeyPairSync, sign } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { platformRoutes, sendJson } from "../channels/support.js";
+import { interactionKeys, signedInteraction } from "../channels/discord-server.js";
+import { platformRoutes, sendJson, whatsappNotification } from "../channels/support.js";
 import { within } from "../gateway/postgres/gateways.js";
 import { startLocalServer } from "../support/http-server.js";
 import { useChatGuides } from "./guide-chat.js";
@@ -21,8 +22,7 @@ function urlAfter(path: string, label: string): string | undefined {
 
 describe("docs/guides/discord.md, followed literally", () => {
   it("the endpoint answers Discord's signed PING and refuses a bad signature; /ask registered with curl is answered as a follow-up", async () => {
-    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-    const publicHex = publicKey.export({ format: "der", type: "spki" }).subarray(-32).toString("hex");
+    const { publicKeyHex: publicHex, privateKey } = interactionKeys();
     const commands: unknown[] = [];
     const { deliver, delivered } = delivery();
     const applicationId = "the-application-id";
@@ -57,26 +57,13 @@ describe("docs/guides/discord.md, followed literally", () => {
     const endpoint = urlAfter("docs/guides/discord.md", "Interactions Endpoint URL");
     expect(endpoint).toBe("https://bot.example.org/channels/discord/interactions");
     const url = endpoint!.replace("https://bot.example.org", gateway.url);
-    const signed = (body: unknown, key = privateKey) => {
-      const text = JSON.stringify(body);
-      const timestamp = String(Math.floor(Date.now() / 1000));
-      const signature = sign(null, Buffer.from(timestamp + text), key).toString("hex");
-      return {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "x-signature-ed25519": signature,
-          "x-signature-timestamp": timestamp,
-        },
-        body: text,
-      };
-    };
+    const signed = (body: unknown, key = privateKey) => signedInteraction(body, key);
     // Step 4: what Discord sends before it saves the URL.
     const ping = { id: "900", application_id: applicationId, type: 1, token: "ping-token", version: 1 };
     const pong = await fetch(url, signed(ping));
     expect(pong.status).toBe(200);
     expect(await pong.json()).toEqual({ type: 1 });
-    expect((await fetch(url, signed(ping, generateKeyPairSync("ed25519").privateKey))).status).toBe(401);
+    expect((await fetch(url, signed(ping, interactionKeys().privateKey))).status).toBe(401);
     // Step 5: the guide's curl, against the local API.
     expect(guide.sh[1]).toHaveLength(1);
     const stored = await shell(guide.sh[1]![0]!.replace("https://discord.com", api.origin), {
@@ -138,33 +125,7 @@ describe("docs/guides/whatsapp.md, followed literally", () => {
     expect(await verified.text()).toBe("1158201444");
     expect((await verify("another-token")).status).toBe(403);
     // Step 5: a message, as the Cloud API notifies it, signed with the App Secret.
-    const notification = {
-      object: "whatsapp_business_account",
-      entry: [
-        {
-          id: "WABA1",
-          changes: [
-            {
-              field: "messages",
-              value: {
-                messaging_product: "whatsapp",
-                metadata: { display_phone_number: "15550001111", phone_number_id: "PN1" },
-                contacts: [{ wa_id: "4915112345", profile: { name: "Ada" } }],
-                messages: [
-                  {
-                    from: "4915112345",
-                    id: "wamid.in1",
-                    timestamp: "1700000000",
-                    type: "text",
-                    text: { body: "hello" },
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      ],
-    };
+    const notification = whatsappNotification("wamid.in1", "hello");
     const post = (secret: string) => {
       const text = JSON.stringify(notification);
       const signature = `sha256=${createHmac("sha256", secret).update(text).digest("hex")}`;

@@ -48,6 +48,27 @@ function gate() {
 }
 
 /**
+ * The model answers `reply to: <input>`, counting each input's runs; an input `hold` waits at the gate until
+ * the test opens it (opened after the test in any case). The input is the last line of the last user message:
+ * the model gets an interrupted message and the next one together.
+ */
+function holdingModel() {
+  const held = gate();
+  const runs = new Map<string, number>();
+  model.setHandler(async (body) => {
+    const input = lastUser(body).split("\n").at(-1)!;
+    runs.set(input, (runs.get(input) ?? 0) + 1);
+    if (input === "hold") {
+      held.reached();
+      await held.opened;
+    }
+    return { content: `reply to: ${input}` };
+  });
+  cleanups.push(() => held.open());
+  return { held, runs };
+}
+
+/**
  * Steps 1 to 4 as written, in a directory of their own on a database of its own name: the database
  * created with the guide's `createdb`, the config its yaml block (the model address made the local
  * server's), the token its `export` line, both gateways its `serve` lines.
@@ -183,6 +204,16 @@ async function admit(gateway: GuideServe, token: string, session: string, messag
   return ((await response.json()) as { id: string }).id;
 }
 
+/** POST /api/chat on `gateway`, waiting for the reply: its body. */
+async function chat(gateway: GuideServe, token: string, session: string, message: string) {
+  const response = await fetch(`${gateway.url}/api/chat`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ message, session_id: session }),
+  });
+  return (await response.json()) as Record<string, unknown>;
+}
+
 async function history(gateway: GuideServe, token: string, session: string) {
   const response = await fetch(`${gateway.url}/api/sessions/${session}/history`, {
     headers: { authorization: `Bearer ${token}` },
@@ -192,19 +223,7 @@ async function history(gateway: GuideServe, token: string, session: string) {
 
 describe("step 7 of docs/guides/postgresql-two-gateways.md", () => {
   it("kill -9 one gateway: the other answers throughout, takes its inputs over as quoted, and runs each queued one once", async () => {
-    const held = gate();
-    const runs = new Map<string, number>();
-    model.setHandler(async (body) => {
-      // The model gets the interrupted message and the next one together: the last line is this turn's.
-      const input = lastUser(body).split("\n").at(-1)!;
-      runs.set(input, (runs.get(input) ?? 0) + 1);
-      if (input === "hold") {
-        held.reached();
-        await held.opened;
-      }
-      return { content: `reply to: ${input}` };
-    });
-    cleanups.push(() => held.open());
+    const { held, runs } = holdingModel();
     const { a, b, token } = await followSetup("guide_killed");
     // a runs one turn (held at the model) and has three more inputs queued behind it on the same session.
     await admit(a, token, "admin-bob", "hold");
@@ -212,12 +231,9 @@ describe("step 7 of docs/guides/postgresql-two-gateways.md", () => {
     for (const text of ["q-1", "q-2", "q-3"]) await admit(a, token, "admin-bob", text);
     await a.kill("SIGKILL");
     // b answers at once, before anything is taken over.
-    const answered = await fetch(`${b.url}/api/chat`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ message: "still there?", session_id: "admin-carol" }),
+    expect(await chat(b, token, "admin-carol", "still there?")).toMatchObject({
+      reply: "reply to: still there?",
     });
-    expect(await answered.json()).toMatchObject({ reply: "reply to: still there?" });
     const line = await within(120_000, "the take-over line", b.printed(/^took over inputs/));
     expect(line).toBe(guide.text[1]);
     await expect
@@ -243,30 +259,16 @@ describe("step 7 of docs/guides/postgresql-two-gateways.md", () => {
   }, 300_000);
 
   it("Ctrl-C (SIGTERM) on one gateway: it answers what it had accepted, then exits; the other answers meanwhile", async () => {
-    const held = gate();
-    const runs = new Map<string, number>();
-    model.setHandler(async (body) => {
-      const input = lastUser(body);
-      runs.set(input, (runs.get(input) ?? 0) + 1);
-      if (input === "hold") {
-        held.reached();
-        await held.opened;
-      }
-      return { content: `reply to: ${input}` };
-    });
-    cleanups.push(() => held.open());
+    const { held, runs } = holdingModel();
     const { a, b, token } = await followSetup("guide_stopped");
     await admit(a, token, "admin-dan", "hold");
     await within(60_000, "the held turn at the model", held.arrived);
     for (const text of ["q-1", "q-2"]) await admit(a, token, "admin-dan", text);
     const exited = a.kill("SIGTERM");
     await within(30_000, "a to start shutting down", a.printed(/^SIGTERM: shutting down$/));
-    const answered = await fetch(`${b.url}/api/chat`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ message: "still there?", session_id: "admin-erin" }),
+    expect(await chat(b, token, "admin-erin", "still there?")).toMatchObject({
+      reply: "reply to: still there?",
     });
-    expect(await answered.json()).toMatchObject({ reply: "reply to: still there?" });
     held.open();
     await within(60_000, "a to exit", exited);
     const entries = await history(b, token, "admin-dan");
@@ -280,16 +282,7 @@ describe("step 7 of docs/guides/postgresql-two-gateways.md", () => {
   }, 300_000);
 
   it("Ctrl-C on a gateway whose turn outlasts --grace: it exits after it, and what it had not answered is cancelled", async () => {
-    const held = gate();
-    model.setHandler(async (body) => {
-      const input = lastUser(body);
-      if (input === "hold") {
-        held.reached();
-        await held.opened;
-      }
-      return { content: `reply to: ${input}` };
-    });
-    cleanups.push(() => held.open());
+    const { held } = holdingModel();
     const { a, b, token } = await followSetup("guide_grace");
     const ids = [await admit(a, token, "admin-fay", "hold")];
     await within(60_000, "the held turn at the model", held.arrived);
