@@ -5,7 +5,7 @@ import { afterEach, expect } from "vitest";
 import { parse, stringify } from "yaml";
 import { within } from "../gateway/postgres/gateways.js";
 import type { RecordedRequest } from "../support/http-server.js";
-import { exported, type GuideServe, guideEnv, readGuide, serveLine } from "./guide-steps.js";
+import { exported, type GuideServe, guideEnv, readGuide, serveLine, shell } from "./guide-steps.js";
 
 const GATEWAY_TOKEN = "guide-chat-platforms-gateway-token";
 
@@ -18,8 +18,8 @@ export function useChatGuides() {
 
   /**
    * Step 2 of a chat platform's guide as written, in a directory of its own: its yaml block as the config
-   * (plus `api_base_url`, the local platform server, and what `edit` changes), its `export` lines, its
-   * `serve` line; and the line `serve` prints that the guide quotes, compared with its own address.
+   * (plus `api_base_url`, the local platform server, and what `edit` changes), the lines of its first sh
+   * block (`export` lines set the environment of the rest), the last of them its `serve` line; and the line `serve` prints that the guide quotes, compared with its own address.
    */
   async function followSetup(
     guidePath: string,
@@ -38,8 +38,9 @@ export function useChatGuides() {
     const lines = guide.sh[0]!;
     const env = guideEnv({ SESSIOND_TOKEN: GATEWAY_TOKEN });
     for (const line of lines.slice(0, -1)) {
-      const name = /^export (\w+)=/.exec(line)![1]!;
-      env[name] = await exported(line, { cwd: dir, env });
+      const name = /^export (\w+)=/.exec(line)?.[1];
+      if (name) env[name] = await exported(line, { cwd: dir, env });
+      else await shell(line, { cwd: dir, env });
     }
     expect(lines.at(-1)).toBe("sessiond serve");
     const gateway: GuideServe = await within(

@@ -10,6 +10,8 @@ const run = promisify(execFile);
 export interface Guide {
   /** The lines of every ```sh block, block by block. */
   sh: string[][];
+  /** Every ```sh block whole, for one that bash must run as one script (a here-document). */
+  shBlocks: string[];
   yaml: string[];
   text: string[];
   json: string[];
@@ -17,11 +19,13 @@ export interface Guide {
 
 export function readGuide(path: string): Guide {
   const markdown = readFileSync(path, "utf8");
-  const guide: Guide = { sh: [], yaml: [], text: [], json: [] };
+  const guide: Guide = { sh: [], shBlocks: [], yaml: [], text: [], json: [] };
   for (const [, lang, body] of markdown.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)) {
     const text = (body as string).replace(/\n$/, "");
-    if (lang === "sh") guide.sh.push(text.split("\n").filter((line) => line.trim() !== ""));
-    else if (lang === "yaml" || lang === "text" || lang === "json") guide[lang].push(text);
+    if (lang === "sh") {
+      guide.sh.push(text.split("\n").filter((line) => line.trim() !== ""));
+      guide.shBlocks.push(text);
+    } else if (lang === "yaml" || lang === "text" || lang === "json") guide[lang].push(text);
   }
   return guide;
 }
