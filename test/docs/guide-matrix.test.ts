@@ -17,13 +17,13 @@ afterEach(async () => {
 const ROOM = "!yourroom:example.org";
 
 describe("docs/guides/matrix.md, followed literally", () => {
-  it("the registration file it writes is what the homeserver needs; the join and a transaction with that file's tokens are answered", async () => {
+  it("the registration file it writes is what the homeserver needs; an invite pushed with its hs_token is joined, a message answered with its as_token", async () => {
     const joins: RecordedRequest[] = [];
     const { deliver, delivered } = delivery();
     // The reply's path ends with a transaction id of sessiond's: matched by its prefix.
     const sendPrefix = `/_matrix/client/v3/rooms/${encodeURIComponent(ROOM)}/send/m.room.message/`;
     const routes = platformRoutes({
-      [`POST /_matrix/client/v3/join/${ROOM}`]: (request, res) => {
+      [`POST /_matrix/client/v3/join/${encodeURIComponent(ROOM)}`]: (request, res) => {
         joins.push(request);
         sendJson(res, 200, { room_id: ROOM });
       },
@@ -68,35 +68,38 @@ describe("docs/guides/matrix.md, followed literally", () => {
     });
     expect(new RegExp(registration.namespaces.users[0]!.regex).test("@sessiond:example.org")).toBe(true);
 
-    // Step 3: the guide's join, as the bot (the as_token), against the local homeserver.
-    const joined = await shell(guide.sh[2]![0]!.replace("https://matrix.example.org", homeserver.origin), {
-      cwd: dir,
-      env,
-    });
-    expect(joined).toBe(guide.json[0]);
-    expect(joins[0]?.headers.authorization).toBe(`Bearer ${asToken}`);
-
-    // Step 4: the homeserver pushes a transaction to the registered url with the registered hs_token.
-    const transaction = (token?: string) =>
-      fetch(`${registration.url}/_matrix/app/v1/transactions/1`, {
+    // Step 3: the homeserver tells sessiond of the invite; sessiond joins as the bot.
+    const push = (txn: string, event: Record<string, unknown>, token?: string) =>
+      fetch(`${registration.url}/_matrix/app/v1/transactions/${txn}`, {
         method: "PUT",
         headers: {
           "content-type": "application/json",
           ...(token ? { authorization: `Bearer ${token}` } : {}),
         },
-        body: JSON.stringify({
-          events: [
-            {
-              type: "m.room.message",
-              room_id: ROOM,
-              sender: "@ada:example.org",
-              event_id: "$ev1",
-              origin_server_ts: 1_700_000_000_000,
-              content: { msgtype: "m.text", body: "hello bot" },
-            },
-          ],
-        }),
+        body: JSON.stringify({ events: [event] }),
       });
+    const invite = {
+      type: "m.room.member",
+      room_id: ROOM,
+      sender: "@ada:example.org",
+      event_id: "$invite",
+      state_key: "@sessiond:example.org",
+      content: { membership: "invite" },
+    };
+    expect((await push("1", invite, registration.hs_token)).status).toBe(200);
+    await expect.poll(() => joins.length).toBe(1);
+    expect(joins[0]?.headers.authorization).toBe(`Bearer ${registration.as_token}`);
+
+    // Step 4: the homeserver pushes a transaction to the registered url with the registered hs_token.
+    const message = {
+      type: "m.room.message",
+      room_id: ROOM,
+      sender: "@ada:example.org",
+      event_id: "$ev1",
+      origin_server_ts: 1_700_000_000_000,
+      content: { msgtype: "m.text", body: "hello bot" },
+    };
+    const transaction = (token?: string) => push("2", message, token);
     expect((await transaction()).status).toBe(401);
     expect((await transaction(registration.as_token)).status).toBe(401);
     expect((await transaction(registration.hs_token)).status).toBe(200);
