@@ -1,6 +1,6 @@
 /**
- * `npm run docs`: rewrites the generated parts of the references (docs/reference/cli.md and
- * configuration.md) from the code; `--check` only says whether they are current (exit 1 when not).
+ * `npm run docs`: rewrites the generated parts of the references (docs/reference/cli.md,
+ * configuration.md and http.md) from the code; `--check` only says whether they are current (exit 1 when not).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";

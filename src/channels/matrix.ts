@@ -8,7 +8,7 @@ import { callPlatform, type RetryOptions } from "./deliver.js";
 import { parseObject, rawBody, sameSecret, unauthorized } from "./http.js";
 import { RecentIds } from "./recent-ids.js";
 import { readSecret } from "./secrets.js";
-import type { ChannelAdapter, Receive } from "./types.js";
+import type { ChannelAdapter, ChannelHost, Receive } from "./types.js";
 
 type MatrixSettings = NonNullable<ChannelsConfig["matrix"]>;
 
@@ -17,7 +17,10 @@ interface MatrixEvent {
   room_id: string;
   sender: string;
   event_id: string;
+  /** A membership event's: whose membership it is. */
+  state_key?: string;
   content?: {
+    membership?: string;
     msgtype?: string;
     body?: string;
     "m.mentions"?: { user_ids?: string[] };
@@ -73,9 +76,33 @@ export function matrixChannel(
     return size <= 2;
   };
 
-  const take = async (event: MatrixEvent, receive: Receive) => {
+  // Invited, the bot joins (as itself: the as_token acts as the registration's sender), in the background so
+  // that the homeserver's transaction is answered at once; a join that fails is logged.
+  const join = (room: string, logger: ChannelHost["logger"]) => {
+    callPlatform(
+      {
+        what: "matrix join",
+        url: `${homeserver}/_matrix/client/v3/join/${encodeURIComponent(room)}`,
+        headers: auth,
+        body: {},
+      },
+      retry,
+    ).catch((error: unknown) =>
+      logger.warn(
+        { channel: "matrix", err: (error as Error).message },
+        "could not join the room it was invited to",
+      ),
+    );
+  };
+
+  const take = async (event: MatrixEvent, receive: Receive, host: ChannelHost) => {
     // Someone joined or left: a room of two may be a group now (and the other way round).
-    if (event.type === "m.room.member") roomSizes.delete(event.room_id);
+    if (event.type === "m.room.member") {
+      roomSizes.delete(event.room_id);
+      if (event.state_key === botId && event.content?.membership === "invite")
+        join(event.room_id, host.logger);
+      return;
+    }
     const body = event.content?.body;
     if (event.type !== "m.room.message" || event.sender === botId || typeof body !== "string") return;
     const relation = event.content?.["m.relates_to"];
@@ -136,7 +163,7 @@ export function matrixChannel(
           throw unauthorized("missing or wrong hs_token");
         }
         const payload = parseObject(await rawBody(c, host.bodyLimit)) as { events?: MatrixEvent[] };
-        for (const event of payload.events ?? []) await take(event, receive);
+        for (const event of payload.events ?? []) await take(event, receive, host);
         return c.json({});
       }),
     describe: (gatewayUrl) => `matrix: application service URL ${gatewayUrl}/channels/matrix`,

@@ -37,6 +37,11 @@ export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSigna
   opening?: Promise<unknown>;
   /** The channels' states, shown in `/health` and `/metrics`. */
   channelStates?: GatewayDeps["channelStates"];
+  /**
+   * Work that shutdown waits for beside the open requests, within the same grace period (past it running
+   * turns are cancelled, which lets it end): `sessiond serve` stops its channels and delivers their replies.
+   */
+  closing?: () => Promise<void>;
   /** Called with the listening server, e.g. to attach the WebSocket protocol to it. */
   onServer?: (server: Server, deps: GatewayDeps) => void;
 }
@@ -124,17 +129,32 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       const timedOut = new Promise<"timeout">((resolve) => {
         timer = setTimeout(() => resolve("timeout"), grace);
       });
-      if ((await Promise.race([Promise.all([closed, websocketClosed]), timedOut])) === "timeout") {
+      const cancelRunning = () => {
         deps.logger.warn({ graceMs: grace }, "grace period over: cancelling running turns");
         shutdown.abort();
+      };
+      const closedAlso = options.closing?.();
+      if (
+        (await Promise.race([Promise.all([closed, websocketClosed, closedAlso]), timedOut])) === "timeout"
+      ) {
+        cancelRunning();
         await websocketClosed;
         server.closeAllConnections();
         await closed;
+        await closedAlso;
       }
-      clearTimeout(timer);
       clearInterval(idle);
       gateway.close();
-      if (options.closeEngine !== false) await engine.close();
+      if (options.closeEngine !== false) {
+        // Turns no request waits on (asynchronous ones, answered 202; channel messages) drain with the
+        // engine: the same grace period bounds them.
+        const engineClosed = engine.close();
+        const drained = engineClosed.then(() => "closed" as const);
+        if (!shutdown.signal.aborted && (await Promise.race([drained, timedOut])) === "timeout")
+          cancelRunning();
+        await engineClosed;
+      }
+      clearTimeout(timer);
     })();
     return closing;
   };

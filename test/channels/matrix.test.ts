@@ -140,4 +140,21 @@ describe("matrix application service", () => {
     expect(puts).toHaveLength(3);
     expect(new Set(puts.map((p) => p.path)).size).toBe(1);
   });
+
+  it("joins a room when the bot is invited, as the bot (the as_token); another user's invite is not its", async () => {
+    const invite = (id: string, room: string, invitee: string) => ({
+      type: "m.room.member",
+      room_id: room,
+      sender: "@ann:hs.local",
+      event_id: id,
+      state_key: invitee,
+      content: { membership: "invite" },
+    });
+    const joins = () => hs.requests.filter((r) => r.method === "POST" && r.path.includes("/join/"));
+    expect((await transaction("t9", [invite("$9", "!other:hs.local", "@bo:hs.local")])).status).toBe(200);
+    expect((await transaction("t10", [invite("$10", "!new:hs.local", "@bot:hs.local")])).status).toBe(200);
+    await expect.poll(() => joins().length).toBe(1);
+    expect(decodeURIComponent(joins()[0]?.path ?? "")).toBe("/_matrix/client/v3/join/!new:hs.local");
+    expect(joins()[0]?.headers.authorization).toBe("Bearer as-secret");
+  });
 });

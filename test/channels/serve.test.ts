@@ -9,6 +9,8 @@ import { loadConfig } from "../../src/config/load.js";
 import { isSessiondError } from "../../src/model/errors.js";
 import { waitFor } from "../support/child-output.js";
 import { startLocalServer } from "../support/http-server.js";
+import { startOpenAiServer } from "../support/openai-server.js";
+import { serveGateway } from "../support/serve-child.js";
 import { platformRoutes, sendJson } from "./support.js";
 
 const CLI = resolve("dist/src/cli/main.js");
@@ -57,6 +59,18 @@ describe("channels in sessiond.yaml", () => {
     expect(loadConfig({ cwd: dir, env: {} }).warnings.join("\n")).toContain("channels.slack.colour");
   });
 });
+
+/** A Telegram Update with a private message from user 9, posted to the gateway's webhook with the secret. */
+function postUpdate(url: string, text: string) {
+  return fetch(`${url}/channels/telegram`, {
+    method: "POST",
+    headers: { "x-telegram-bot-api-secret-token": "tg-webhook-secret" },
+    body: JSON.stringify({
+      update_id: 1,
+      message: { message_id: 1, from: { id: 9 }, chat: { id: 9, type: "private" }, text },
+    }),
+  });
+}
 
 describe("sessiond serve with channels", () => {
   it("prints each channel's webhook URL, answers through it, and keeps the secrets out of its output", async () => {
@@ -110,14 +124,7 @@ describe("sessiond serve with channels", () => {
       await waitFor(child, /channel slack: /, output);
       expect(output.text).toContain(`channel telegram: webhook ${url}/channels/telegram\n`);
       expect(output.text).toContain(`channel slack: Events API request URL ${url}/channels/slack/events\n`);
-      const res = await fetch(`${url}/channels/telegram`, {
-        method: "POST",
-        headers: { "x-telegram-bot-api-secret-token": "tg-webhook-secret" },
-        body: JSON.stringify({
-          update_id: 1,
-          message: { message_id: 1, from: { id: 9 }, chat: { id: 9, type: "private" }, text: "via serve" },
-        }),
-      });
+      const res = await postUpdate(url as string, "via serve");
       expect(res.status).toBe(200);
       await delivered;
       const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
@@ -179,4 +186,61 @@ describe("sessiond serve with channels", () => {
       if (child.exitCode === null) child.kill("SIGKILL");
     }
   });
+
+  it("SIGTERM ends a channel turn that outlives --grace: the gateway exits instead of waiting for the model", async () => {
+    const dir = tempDir();
+    let reached!: () => void;
+    const atModel = new Promise<void>((r) => {
+      reached = r;
+    });
+    const model = await startOpenAiServer(async () => {
+      reached();
+      // Never answers (until the gateway hangs up).
+      await new Promise(() => {});
+      return { content: "never" };
+    });
+    const api = await startLocalServer(
+      platformRoutes({
+        [`POST /bot${TOKEN}/getMe`]: (_q, res) =>
+          sendJson(res, 200, { ok: true, result: { id: 555, username: "b" } }),
+        [`POST /bot${TOKEN}/sendMessage`]: (_q, res) => sendJson(res, 200, { ok: true, result: {} }),
+      }),
+    );
+    writeFileSync(
+      join(dir, "sessiond.yaml"),
+      stringify({
+        models: { local: { provider: "openai", base_url: model.baseUrl, model: "m" } },
+        agents: [{ id: "main", model: "local" }],
+        channels: { telegram: { token_env: "TG_TOKEN", secret_env: "TG_SECRET", api_base_url: api.origin } },
+      }),
+    );
+    const served = serveGateway(dir, "gateway-token", ["--grace", "500"], {
+      TG_TOKEN: TOKEN,
+      TG_SECRET: "tg-webhook-secret",
+    });
+    const { child, output } = served;
+    try {
+      const url = await served.listening();
+      await waitFor(child, /channel telegram: /, output);
+      const res = await postUpdate(url, "hello");
+      expect(res.status).toBe(200);
+      await atModel;
+      const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+      child.kill("SIGTERM");
+      let late: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        exited,
+        new Promise((r) => {
+          late = setTimeout(() => r("still running 30 s after SIGTERM"), 30_000);
+        }),
+      ]);
+      clearTimeout(late);
+      expect(outcome).toBe(0);
+      expect(output.text).toContain("grace period over: cancelling running turns");
+    } finally {
+      served.kill();
+      await api.close();
+      await model.close();
+    }
+  }, 60_000);
 });

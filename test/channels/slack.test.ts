@@ -1,27 +1,20 @@
-import { createHmac } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type RecordedRequest, startLocalServer } from "../support/http-server.js";
-import { type ChannelGateway, platformRoutes, sendJson, startChannelGateway, transcript } from "./support.js";
+import {
+  type ChannelGateway,
+  platformRoutes,
+  sendJson,
+  slackSigned,
+  startChannelGateway,
+  transcript,
+} from "./support.js";
 
 const SIGNING = "slack-signing-secret";
 const env = { SLACK_TOKEN: "xoxb-test-token", SLACK_SIGNING: SIGNING };
 
 function signed(body: unknown, options: { secret?: string; at?: number } = {}) {
-  const text = JSON.stringify(body);
-  const ts = String(options.at ?? Math.floor(Date.now() / 1000));
-  const signature = `v0=${createHmac("sha256", options.secret ?? SIGNING)
-    .update(`v0:${ts}:${text}`)
-    .digest("hex")}`;
-  return {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-slack-request-timestamp": ts,
-      "x-slack-signature": signature,
-    },
-    body: text,
-  };
+  return slackSigned(options.secret ?? SIGNING, body, options.at);
 }
 
 const callback = (event: Record<string, unknown>) => ({

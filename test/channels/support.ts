@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import {
   type AttachedChannels,
@@ -117,6 +118,21 @@ export function platformRoutes(
     const handler = routes[`${request.method} ${request.path}`];
     if (handler) await handler(request, res);
     else sendJson(res, 404, { ok: false, description: `no route ${request.method} ${request.path}` });
+  };
+}
+
+/** A request as Slack sends it: the JSON body signed with `secret` (`v0` HMAC) at `at` (seconds, default now). */
+export function slackSigned(secret: string, body: unknown, at = Math.floor(Date.now() / 1000)): RequestInit {
+  const text = JSON.stringify(body);
+  const signature = `v0=${createHmac("sha256", secret).update(`v0:${at}:${text}`).digest("hex")}`;
+  return {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-slack-request-timestamp": String(at),
+      "x-slack-signature": signature,
+    },
+    body: text,
   };
 }
 

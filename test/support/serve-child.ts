@@ -16,15 +16,20 @@ export interface ServedGateway {
 
 /**
  * `sessiond serve` from the build, in a child process on `dir` (its data dir, and `sessiond.yaml` there
- * as the config), with `token` as SESSIOND_TOKEN; what it prints is kept in `output.text`.
+ * as the config), with `token` as SESSIOND_TOKEN and `env` added; what it prints is kept in `output.text`.
  */
-export function serveGateway(dir: string, token: string, args: readonly string[] = []): ServedGateway {
+export function serveGateway(
+  dir: string,
+  token: string,
+  args: readonly string[] = [],
+  env: Record<string, string> = {},
+): ServedGateway {
   const child = spawn(
     process.execPath,
     [CLI, "serve", "--port", "0", "--config", join(dir, "sessiond.yaml"), ...args],
     {
       cwd: dir,
-      env: { ...process.env, SESSIOND_TOKEN: token, SESSIOND_DATA_DIR: dir, SESSIOND_CONFIG: "" },
+      env: { ...process.env, SESSIOND_TOKEN: token, SESSIOND_DATA_DIR: dir, SESSIOND_CONFIG: "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );

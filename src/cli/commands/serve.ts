@@ -127,6 +127,10 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
           // The port is bound first (a taken one fails before recovery writes anything); requests wait for
           // recovery, so a key's recovered inputs run ahead of its new ones.
           opening: recovering,
+          // The channels stop within the grace period: a turn stuck at its model is cancelled after it.
+          closing: async () => {
+            await attached?.close();
+          },
           ...(channels && channels.adapters.length > 0 ? { channelStates: channels.status } : {}),
           ...(channelsModule && channels && channels.adapters.length > 0
             ? {
@@ -176,7 +180,6 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       for (const warning of await engine.startupWarnings()) io.stderr(`warning: ${warning}\n`);
       const signal = await stopSignal();
       io.stdout(`${signal}: shutting down\n`);
-      await attached?.close();
       await gateway.close();
       lock?.release();
     });

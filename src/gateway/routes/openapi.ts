@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { eventDocs } from "../ws/event-docs.js";
 import { methodDocs } from "../ws/handlers/index.js";
 import { agentOperations } from "./agents.js";
 import { dashboardOperations } from "./dashboard-operations.js";
@@ -80,6 +81,7 @@ export function openApiDocument(): OpenApiDocument {
       errors:
         "BAD_FRAME, INVALID_REQUEST, UNKNOWN_METHOD, INVALID_ARGUMENT (an unknown parameter too), and the REST codes",
       methods: methodDocs(),
+      events: eventDocs(),
     },
   } as OpenApiDocument;
   return generated;

@@ -83,6 +83,23 @@ describe("sessiond serve", () => {
   });
 });
 
+/** A runtime whose run never ends until it is cancelled; `running` resolves once one has started. */
+function stuckRuntime(): { stuck: Runtime; running: Promise<void> } {
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const stuck: Runtime = {
+    kind: "test",
+    async *run(run: RuntimeRun): AsyncGenerator<RuntimeEvent> {
+      started();
+      await new Promise<void>((r) => run.signal.addEventListener("abort", () => r(), { once: true }));
+      yield { type: "text", delta: "too late" };
+    },
+  };
+  return { stuck, running };
+}
+
 describe("graceful shutdown", () => {
   it("says in one line that the port is busy, with a --port hint, instead of a stack trace", async () => {
     const dir = tempDir();
@@ -133,18 +150,7 @@ describe("graceful shutdown", () => {
   });
 
   it("cancels a turn that outlives the grace period", async () => {
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    const stuck: Runtime = {
-      kind: "test",
-      async *run(run: RuntimeRun): AsyncGenerator<RuntimeEvent> {
-        started();
-        await new Promise<void>((r) => run.signal.addEventListener("abort", () => r(), { once: true }));
-        yield { type: "text", delta: "too late" };
-      },
-    };
+    const { stuck, running } = stuckRuntime();
     const gw = await startTestGateway({}, { runtimes: new Map([["main", stuck]]), graceMs: 100 });
     const pending = gw.api("/api/chat", postJson({ message: "x" })).catch((error: unknown) => error);
     await running;
@@ -152,4 +158,23 @@ describe("graceful shutdown", () => {
     await pending;
     expect(gw.logs.some((l) => l.msg === "grace period over: cancelling running turns")).toBe(true);
   });
+
+  it("cancels an asynchronous turn (answered 202 already) that outlives the grace period", async () => {
+    const { stuck, running } = stuckRuntime();
+    const gw = await startTestGateway({}, { runtimes: new Map([["main", stuck]]), graceMs: 100 });
+    const accepted = await gw.api("/api/chat?async=1", postJson({ message: "x" }));
+    expect(accepted.status).toBe(202);
+    await running;
+    // No HTTP request is open: the grace period must still bound the turn, or stop() waits for ever.
+    let late: NodeJS.Timeout | undefined;
+    const stopped = await Promise.race([
+      gw.stop().then(() => "stopped"),
+      new Promise((r) => {
+        late = setTimeout(() => r("still running after 30 s"), 30_000);
+      }),
+    ]);
+    clearTimeout(late);
+    expect(stopped).toBe("stopped");
+    expect(gw.logs.some((l) => l.msg === "grace period over: cancelling running turns")).toBe(true);
+  }, 60_000);
 });
