@@ -1,3 +1,4 @@
+import type { Route } from "../keys/index.js";
 import type { TimerHandle } from "../lifecycle/clock.js";
 import type { Envelope } from "../model/envelope.js";
 import { SessiondError } from "../model/errors.js";
@@ -24,8 +25,9 @@ const PREVIEW_CHARS = 80;
 export class SessionActor {
   private running: { controller: AbortController; batch: ActorBatch } | undefined;
   private readonly waiting: ActorItem[] = [];
-  /** Texts dropped by `summarize`, folded into one entry before the next turn. */
+  /** Texts dropped by `summarize`, folded into one entry before the next turn, and the route they came on. */
   private readonly summarized: string[] = [];
+  private summaryRoute: Route | undefined;
   private timer: TimerHandle | undefined;
   private lastArrivalAt = 0;
   /** Arrivals are handled one at a time, in order, while their settings are read. */
@@ -212,8 +214,10 @@ export class SessionActor {
       });
     }
     const texts = gone.map((old) => old.envelope.text);
-    if (drop === "summarize") this.summarized.push(...texts);
-    else void this.deps.dropped(item.route, texts);
+    if (drop === "summarize") {
+      this.summarized.push(...texts);
+      this.summaryRoute = item.route;
+    } else void this.deps.dropped(item.route, texts);
     return true;
   }
 
@@ -330,8 +334,15 @@ export class SessionActor {
   }
 
   private forgetIfIdle(): void {
-    if (this.running || this.arriving > 0 || this.waiting.length > 0 || this.summarized.length > 0) return;
+    if (this.running || this.arriving > 0 || this.waiting.length > 0) return;
     if (this.lane.size > 0 || this.admissionTail) return;
+    const route = this.summaryRoute;
+    if (this.summarized.length > 0 && route) {
+      // No turn is left to carry the summary (its inputs were cancelled): it is noted in the session.
+      const texts = this.summarized.splice(0);
+      void this.exclusive(() => this.deps.dropped(route, texts)).catch(() => {});
+      return;
+    }
     if (this.timer !== undefined) this.deps.timer.clearTimeout(this.timer);
     this.timer = undefined;
     this.deps.idle(this);

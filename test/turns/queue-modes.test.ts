@@ -231,6 +231,33 @@ describe("queue modes (engine, a runtime held until released, the engine's manua
     });
   });
 
+  it("summarize: texts folded in stay in the session as a note when every input after them is cancelled", async () => {
+    const e = await open({ cap: 1, drop: "summarize" });
+    const a = e.turn(dm("A"));
+    await held.started(1);
+    const b = await queued(e, "B");
+    const c = await queued(e, "C");
+    await expect(b.settled).rejects.toMatchObject({ code: "QUEUE_DROPPED" });
+    // The one input that would have carried the summary leaves before its turn.
+    expect(e.queue.cancel(c.id)).toBe(true);
+    await expect(c.settled).rejects.toMatchObject({ code: "TURN_CANCELLED" });
+    held.runs[0]?.release();
+    await a;
+    const dropNote = async () =>
+      (await e.history(KEY)).find((entry) => entry.type === "note" && entry.code === "QUEUE_DROPPED");
+    let note = await dropNote();
+    for (let i = 0; i < 1000 && !note; i++) {
+      await new Promise<void>((r) => setImmediate(r));
+      note = await dropNote();
+    }
+    expect(note?.type === "note" && note.text).toBe(
+      '[1 queued message dropped while the queue was full: "B"]',
+    );
+    // Nothing is left waiting on the key: closing does not wait for a turn that will never come.
+    await e.close();
+    engine = undefined;
+  });
+
   it("/queue <mode> sets the session's mode, which the next busy moment uses", async () => {
     const e = await open();
     const set = await e.turn(dm("/queue collect"));
