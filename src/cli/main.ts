@@ -1,6 +1,6 @@
 #!/usr/bin/env node
+import { nodeTooOld } from "../model/node-version.js";
 import { processIo } from "./io.js";
-import { nodeTooOld } from "./node-version.js";
 import { run } from "./program.js";
 
 const tooOld = nodeTooOld(process.versions.node, process.execPath);

@@ -3,7 +3,7 @@ import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { nodeTooOld } from "../../src/cli/node-version.js";
+import { nodeTooOld } from "../../src/model/node-version.js";
 import { seed, useTempDir } from "./helpers.js";
 
 const CLI = fileURLToPath(new URL("../../dist/bundle/main.js", import.meta.url));
@@ -51,4 +51,27 @@ describe("the Node that runs sessiond", () => {
     expect(result.stderr).toBe(`error: ${nodeTooOld(older?.version ?? "", older?.path ?? "")}\n`);
     expect(result.stdout).toBe("");
   });
+
+  it.skipIf(older === undefined)(
+    "the library on an older Node refuses to open SQLite with that line, not a crash",
+    () => {
+      const dataDir = join(tempDir(), "lib");
+      const engineUrl = new URL("../../dist/src/engine.js", import.meta.url).href;
+      const script = `
+      const { createEngine } = await import(${JSON.stringify(engineUrl)});
+      try {
+        await createEngine({ dataDir: ${JSON.stringify(dataDir)} });
+        console.log("opened");
+      } catch (error) {
+        console.log(error.code + ": " + error.message);
+      }`;
+      const result = spawnSync(older?.path ?? "", ["--input-type=module", "-e", script], {
+        encoding: "utf8",
+      });
+      expect(result.signal).toBeNull();
+      expect(result.stdout.trim()).toBe(
+        `STORE_UNAVAILABLE: ${nodeTooOld(older?.version ?? "", older?.path ?? "")}`,
+      );
+    },
+  );
 });
