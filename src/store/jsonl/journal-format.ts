@@ -1,4 +1,4 @@
-import { crc32 } from "./checksum.js";
+import { crc32 } from "node:zlib";
 import { isSessionFileName } from "./file-names.js";
 import { jsonString } from "./json-line.js";
 
