@@ -14,6 +14,7 @@ export function waitFor(
     child.stdout?.on("data", check);
     child.stderr?.on("data", check);
     child.on("exit", (code) => reject(new Error(`exited ${code}: ${output.text}`)));
+    child.on("error", (error) => reject(new Error(`could not start: ${error.message}`)));
     check();
   });
 }

@@ -51,7 +51,14 @@ function run(dir: string, args: string[], options: { uid?: number } = {}): Run {
     output.text += chunk.toString();
     output.stderr += chunk.toString();
   });
-  const exit = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  const exit = new Promise<number | null>((r) => {
+    child.once("exit", (code) => r(code));
+    // A Node binary the other user may not execute (under a 0700 directory) fails the spawn: said, not thrown.
+    child.once("error", (error) => {
+      output.text += `spawn failed: ${error.message}\n`;
+      r(null);
+    });
+  });
   return { child, output, exit };
 }
 
