@@ -101,7 +101,7 @@ export async function runTurn(
               key,
               agent: route.agent,
               session: stored.session,
-              signal: signal,
+              signal,
             })
           ).injected;
     const context = turnContext(route, stored, input, settings, injected, signal);
