@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { routingConfigOf } from "../src/config/routing.js";
 import { createEngine, type Engine } from "../src/engine.js";
 import { routeEnvelope } from "../src/keys/route.js";
+import { echoRuntime } from "../src/runtimes/echo.js";
 import { redactEnvelope } from "../src/secrets/index.js";
 import { MemoryStore } from "../src/store/memory/memory-store.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
@@ -32,6 +33,8 @@ export interface TurnCpuResult {
   coreMemoryUs: number;
   /** Promises created per `engine.turn` on the memory store (async_hooks, one client, sequential). */
   promisesPerTurn: number;
+  /** Of those, what the echo runtime's own stream makes (the runtime, not the turn machinery). */
+  echoPromisesPerRun: number;
 }
 
 const CLIENTS = 50;
@@ -122,6 +125,28 @@ async function promisesPerTurn(dir: string, total: number): Promise<number> {
   }
 }
 
+/** Promises the echo runtime's own stream makes per run (its deltas read with `for await`, as a turn reads them). */
+async function echoStreamPromises(total: number): Promise<number> {
+  const echo = echoRuntime();
+  const run = {
+    key: "k",
+    agent: "main",
+    messages: [],
+    input: "hello",
+    session: { id: "s", entryCount: 1, approxTokens: 1 },
+    signal: new AbortController().signal,
+  };
+  let promises = 0;
+  const hook = createHook({
+    init(_id, type) {
+      if (type === "PROMISE") promises++;
+    },
+  }).enable();
+  for (let j = 0; j < total; j++) for await (const _event of echo.run(run)) void _event;
+  hook.disable();
+  return promises / total;
+}
+
 async function run(ctx: BenchContext): Promise<TurnCpuResult> {
   const warmup = ctx.quick ? 1_000 : 3_000;
   const turns = ctx.quick ? 4_000 : 20_000;
@@ -172,6 +197,7 @@ async function run(ctx: BenchContext): Promise<TurnCpuResult> {
   const coreMemoryUs = await coreCpu(warmup, turns);
   ctx.log(`  route + 2 appends + context load on the memory store: ${fixed(coreMemoryUs, 0)} µs`);
   const promises = await promisesPerTurn(join(ctx.dir, "promises"), ctx.quick ? 500 : 2_000);
+  const echoPromises = await echoStreamPromises(ctx.quick ? 500 : 2_000);
   ctx.log(`  promises per engine.turn (memory store): ${fixed(promises, 1)}`);
   return {
     clients: CLIENTS,
@@ -183,6 +209,7 @@ async function run(ctx: BenchContext): Promise<TurnCpuResult> {
     inboxUs,
     coreMemoryUs,
     promisesPerTurn: promises,
+    echoPromisesPerRun: echoPromises,
   };
 }
 
@@ -213,6 +240,13 @@ function rows(r: TurnCpuResult): Row[] {
     {
       figure: "promises per engine.turn on the memory store (target ≤ 40; 124 when issue 28 was filed)",
       value: fixed(r.promisesPerTurn, 1),
+      baseline: "",
+      ratio: "",
+      checks: [],
+    },
+    {
+      figure: "  of which the echo runtime's own stream (3 deltas read with for await)",
+      value: fixed(r.echoPromisesPerRun, 1),
       baseline: "",
       ratio: "",
       checks: [],
