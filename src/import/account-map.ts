@@ -29,13 +29,25 @@ export function parseAccountMap(text: string): Record<string, string> {
 /** The peer's name for the bot account a chat came through; `default` where the peer records none. */
 const accountOf = (origin: ChatOrigin) => origin.account ?? "default";
 
-/** Gives each chat of a mapped `<channel>:<account>` the account sessiond's channel names that bot by. */
-export function mapAccounts(read: SourceRead, map: Readonly<Record<string, string>>): void {
+/**
+ * Gives each chat of a mapped `<channel>:<account>` the account sessiond's channel names that bot by. A
+ * pair that matches no chat (a misspelt account) is a problem of the read, named with the folder.
+ */
+export function mapAccounts(read: SourceRead, map: Readonly<Record<string, string>>, path: string): void {
+  const unused = new Set(Object.keys(map));
   for (const session of read.sessions) {
     const origin = session.origin;
-    const to = origin && map[`${origin.channel}:${accountOf(origin)}`];
-    if (origin && to !== undefined) session.origin = { ...origin, account: to };
+    const from = origin && `${origin.channel}:${accountOf(origin)}`;
+    const to = from && map[from];
+    if (!origin || !from || to === undefined) continue;
+    session.origin = { ...origin, account: to };
+    unused.delete(from);
   }
+  for (const from of unused)
+    read.problems.push({
+      file: path,
+      reason: `--account-map ${from}: no chat of the peer came through that account`,
+    });
 }
 
 /**

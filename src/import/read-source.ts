@@ -31,7 +31,7 @@ export interface ReadOptions {
 export function readSource(source: ImportSource, path: string, options: ReadOptions = {}): SourceRead {
   const read = readPeer(source, path, options);
   if (options.agentMap) mapAgents(read, options.agentMap, options.agent ?? "main");
-  if (options.accountMap) mapAccounts(read, options.accountMap);
+  if (options.accountMap) mapAccounts(read, options.accountMap, path);
   return read;
 }
 

@@ -72,6 +72,19 @@ describe("import: the peer's bot accounts and sessiond's", () => {
     expect(good.code).toBe(0);
     const listed = await cli(dir, ["sessions", "list", "--json"]);
     expect(listed.stdout).toContain(`"telegram:${BOT_ID}:12345"`);
+    const misspelt = await cli(dir, [
+      "import",
+      "--from",
+      "zeroclaw",
+      src,
+      "--dry-run",
+      "--account-map",
+      "telegram:defualt=1",
+    ]);
+    expect(misspelt.code).toBe(0);
+    expect(misspelt.stderr).toContain(
+      `warning: ${src}: --account-map telegram:defualt: no chat of the peer came through that account\n`,
+    );
     const bad = await cli(dir, ["import", "--from", "zeroclaw", src, "--account-map", "default=1"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--account-map wants <channel>:<peer account>=<sessiond account> pairs");
