@@ -1,4 +1,5 @@
 import { SessiondError } from "../model/errors.js";
+import { mapAccounts } from "./account-map.js";
 import { mapAgents } from "./agent-map.js";
 import type { ImportLimits } from "./limits.js";
 import { readCrabtalk } from "./readers/crabtalk.js";
@@ -20,6 +21,8 @@ export interface ReadOptions {
    * become `agent`.
    */
   agentMap?: Readonly<Record<string, string>>;
+  /** Peer bot accounts given the account sessiond's channel names them by (`{"telegram:default": "123456789"}`). */
+  accountMap?: Readonly<Record<string, string>>;
   /** Caps on what is read (defaults: DEFAULT_IMPORT_LIMITS). */
   limits?: Partial<ImportLimits>;
 }
@@ -28,6 +31,7 @@ export interface ReadOptions {
 export function readSource(source: ImportSource, path: string, options: ReadOptions = {}): SourceRead {
   const read = readPeer(source, path, options);
   if (options.agentMap) mapAgents(read, options.agentMap, options.agent ?? "main");
+  if (options.accountMap) mapAccounts(read, options.accountMap, path);
   return read;
 }
 

@@ -4,6 +4,7 @@ import type { RoutingConfig } from "../keys/types.js";
 import { validateKey } from "../keys/validate.js";
 import { isSessiondError } from "../model/errors.js";
 import type { SessionInit } from "../model/session.js";
+import { foreignAccount } from "./account-map.js";
 import type { ChatOrigin, SourceSession } from "./types.js";
 
 export interface RoutedSession {
@@ -63,6 +64,8 @@ export function routeSession(session: SourceSession, routing: RoutingConfig): Ro
     assumed.push(
       `account ${origin.account} is not in sessiond's key under dm_scope ${routing.dmScope}; set dm_scope: per-channel-account-peer to keep each account's chats apart`,
     );
+  const foreign = routing.dmScope === "per-channel-account-peer" ? foreignAccount(origin) : undefined;
+  if (foreign) assumed.push(foreign);
   try {
     const route = routeEnvelope(envelopeOf(origin), config);
     return {

@@ -18,7 +18,11 @@ export interface Guide {
 }
 
 export function readGuide(path: string): Guide {
-  const markdown = readFileSync(path, "utf8");
+  return parseGuide(readFileSync(path, "utf8"));
+}
+
+/** `readGuide` of a guide's text, or of one section of it. */
+export function parseGuide(markdown: string): Guide {
   const guide: Guide = { sh: [], shBlocks: [], yaml: [], text: [], json: [] };
   for (const [, lang, body] of markdown.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)) {
     const text = (body as string).replace(/\n$/, "");

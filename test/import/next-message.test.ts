@@ -19,7 +19,11 @@ interface Case {
   fixture: string;
   routing: Partial<RoutingConfig>;
   next: Next[];
-  /** The keys the report has an assumption for. */
+  /**
+   * The keys the report has an assumption for. Under per-channel-account-peer that includes each Telegram
+   * and Discord DM whose account is the peer's name for the bot, not the id sessiond's channel uses
+   * (the envelopes here carry no account, so they route as `default`: test/import/accounts.test.ts).
+   */
   assumed: string[];
 }
 
@@ -51,7 +55,7 @@ const CASES: Case[] = [
       [{ channel: "discord", chat: { type: "channel", id: "c42" }, sender: { id: "u1" } }, "deploy?"],
       [dm("discord", "u777", { agent: "work", account: "bota" }), "ship it?"],
     ],
-    assumed: ["main:main"],
+    assumed: ["main:main", "main:telegram:default:12345", "work:discord:bota:dm:u777"],
   },
   {
     // OpenClaw's default dmScope: every DM of the agent in one session.
@@ -77,21 +81,21 @@ const CASES: Case[] = [
         "standup at 10?",
       ],
     ],
-    assumed: [],
+    assumed: ["main:telegram:default:12345"],
   },
   {
     source: "openclaw",
     fixture: "openclaw-real-2026.7",
     routing: OPENCLAW_ROUTING,
     next: openclawReal.map(([e, last]) => [e, last || "new topic: Porto?"]),
-    assumed: [],
+    assumed: ["main:telegram:default:12345", "work:discord:bota:dm:u777"],
   },
   {
     source: "openclaw",
     fixture: "openclaw-real-2026.9",
     routing: OPENCLAW_ROUTING,
     next: openclawReal.map(([e, last]) => [e, last || "thanks"]),
-    assumed: [],
+    assumed: ["main:telegram:default:12345", "work:discord:bota:dm:u777"],
   },
   {
     // ZeroClaw keys per sender in a room; its channel alias is a second bot (an account).
@@ -111,7 +115,7 @@ const CASES: Case[] = [
       ],
       [{ ...dm("discord", "d900"), sender: { id: "bob" }, account: "clamps" }, "status?"],
     ],
-    assumed: ["discord:clamps:dm:bob"],
+    assumed: ["discord:clamps:dm:bob", "telegram:default:12345", "telegram:default:555"],
   },
   {
     // ZeroClaw's own grouping: one session per sender in a room (and thread).

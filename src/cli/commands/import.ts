@@ -11,6 +11,7 @@ interface ImportOptions extends GlobalOptions {
   dryRun?: boolean;
   agent?: string;
   agentMap?: string;
+  accountMap?: string;
   json?: boolean;
 }
 
@@ -32,16 +33,22 @@ export function registerImport(program: Command, io: CliIo): void {
       "the agent for systems whose files name none (zeroclaw, nanobot, picoclaw), and the one the peer's default agent (OpenClaw's main, CrabTalk's crab, ZeroClaw's default) becomes (default: sessiond's default agent)",
     )
     .option("--agent-map <pairs>", "give a peer agent's sessions to a sessiond agent: work=main,ops=main")
+    .option(
+      "--account-map <pairs>",
+      "give a peer's bot account the id sessiond's channel names it by: telegram:default=123456789",
+    )
     .option("--json", "print the report as JSON")
     .action(async (path: string, _options: unknown, command: Command) => {
       const options = command.optsWithGlobals<ImportOptions>();
       const dryRun = options.dryRun === true;
-      const [{ importSessions }, { readSource }, { parseAgentMap }] = await Promise.all([
+      const [{ importSessions }, { readSource }, { parseAgentMap }, { parseAccountMap }] = await Promise.all([
         import("../../import/importer.js"),
         import("../../import/read-source.js"),
         import("../../import/agent-map.js"),
+        import("../../import/account-map.js"),
       ]);
       const agentMap = options.agentMap !== undefined ? parseAgentMap(options.agentMap) : undefined;
+      const accountMap = options.accountMap !== undefined ? parseAccountMap(options.accountMap) : undefined;
       const progress = progressReporter(
         io.stderr,
         io.stderrIsTTY === true,
@@ -51,6 +58,7 @@ export function registerImport(program: Command, io: CliIo): void {
         const read = readSource(options.from, resolve(io.cwd, path), {
           agent: options.agent ?? engine.routing.defaultAgent,
           ...(agentMap ? { agentMap } : {}),
+          ...(accountMap ? { accountMap } : {}),
         });
         return importSessions(engine.store, options.from, read, {
           dryRun,
