@@ -30,7 +30,7 @@ export interface PostgresCluster {
 
 const BIN_ROOT = "/usr/lib/postgresql";
 
-function binDir(): string {
+export function binDir(): string {
   const versions = existsSync(BIN_ROOT)
     ? readdirSync(BIN_ROOT)
         .filter((v) => existsSync(join(BIN_ROOT, v, "bin", "postgres")))

@@ -14,6 +14,7 @@ import { PgNotifications } from "./notifications.js";
 import { openPool } from "./pool.js";
 import { PostgresDriver } from "./postgres-driver.js";
 import { searchPostgres } from "./search.js";
+import { SearchReindex } from "./search-reindex.js";
 
 export interface PostgresStoreOptions {
   /** `postgresql://user@host:5432/db`, or a unix socket: `postgresql:///db?host=/run/postgresql`. */
@@ -41,6 +42,8 @@ export class PostgresStore extends LogStore implements SearchableStore {
   private readonly fallbacks: BatchFallbacks;
   /** This process's heartbeat as an owner of inbox items (each `inbox()` shares it). */
   private readonly inboxOwner: InboxOwner;
+  /** Entries of an upgraded database whose search words are folded again (migration 6). */
+  private readonly reindex: SearchReindex;
 
   private constructor(
     readonly pool: Pool,
@@ -48,6 +51,7 @@ export class PostgresStore extends LogStore implements SearchableStore {
     leases: PgLeases,
     driver: PostgresDriver,
     options: PostgresStoreOptions,
+    reindex: boolean,
   ) {
     super(driver, {
       durability: options.durability ?? "strict",
@@ -56,6 +60,8 @@ export class PostgresStore extends LogStore implements SearchableStore {
     this.leases = leases;
     this.fallbacks = driver.fallbacks;
     this.inboxOwner = new InboxOwner(pool, leases.holder, leases.ttlMs);
+    this.reindex = new SearchReindex(pool);
+    if (reindex) this.reindex.start();
   }
 
   /** Connects, applies the schema's migrations (refusing a newer schema) and opens the store. */
@@ -67,7 +73,8 @@ export class PostgresStore extends LogStore implements SearchableStore {
       const leases = new PgLeases(pool, notifications, { ttlMs: options.leaseTtlMs });
       const driver = new PostgresDriver(pool, notifications, leases.holder, options.onBatchFallback);
       await driver.listen();
-      return new PostgresStore(pool, notifications, leases, driver, options);
+      const reindex = await SearchReindex.pending(pool);
+      return new PostgresStore(pool, notifications, leases, driver, options, reindex);
     } catch (error) {
       await notifications.close();
       await pool.end().catch(() => {});
@@ -83,8 +90,15 @@ export class PostgresStore extends LogStore implements SearchableStore {
   }
 
   /** Messages whose text matches, best first (search.ts). */
-  search(query: SearchQuery): Promise<SearchResult> {
-    return this.read(() => searchPostgres(this.pool, normaliseSearch(query, Date.now())));
+  async search(query: SearchQuery): Promise<SearchResult> {
+    const indexing = this.reindex.running;
+    const result = await this.read(() => searchPostgres(this.pool, normaliseSearch(query, Date.now())));
+    return indexing ? { ...result, indexing } : result;
+  }
+
+  /** Resolves once this process has re-indexed what an upgrade left to it (migration 6), if anything. */
+  searchReindexed(): Promise<void> {
+    return this.reindex.finished();
   }
 
   /**
@@ -104,6 +118,7 @@ export class PostgresStore extends LogStore implements SearchableStore {
   }
 
   override async close(): Promise<void> {
+    await this.reindex.stop();
     this.leases.close();
     await this.inboxOwner.close();
     await super.close();

@@ -184,6 +184,12 @@ CREATE TABLE inbox_owners (owner text COLLATE "C" PRIMARY KEY, expires_at timest
 -- JSON document per name (runtimes/postgres-document.ts); \`version\` grows by one on every change.
 CREATE TABLE settings_documents (name text PRIMARY KEY, body jsonb NOT NULL, version bigint NOT NULL DEFAULT 0);
 `,
+  // 6: the entries whose search words migration 3 had the server fold are folded again as sessiond folds
+  // them, in the background (search-reindex.ts), from the newest entry stored before this migration down.
+  `
+CREATE TABLE search_reindex (upto bigint NOT NULL);
+INSERT INTO search_reindex (upto) SELECT max(n) FROM entries HAVING max(n) IS NOT NULL;
+`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
