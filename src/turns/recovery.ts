@@ -1,5 +1,6 @@
 import type { Entry } from "../model/entry.js";
 import type { InboxItem } from "../model/inbox.js";
+import type { Session } from "../model/session.js";
 import type { Store } from "../store/store.js";
 import { inputKeyOf } from "./admission.js";
 
@@ -45,19 +46,36 @@ export async function planRecovery(
 }
 
 /**
- * The item's user entry in its key's current session, and the first assistant reply after it (a partial
- * reply kept by an interruption does not count): read newest first, no further back than its admission.
- * A reply counts only if its turn took this input: its own, or one whose input (the turn's last user entry)
- * is also being recovered, as the inputs a turn collected or was steered by are. A reply of a turn another
- * gateway ran later on the key, after this input's turn was cut off, is not this input's.
+ * The item's user entry in any generation of its key active since its admission, newest first: a reset
+ * after its turn stored it (a client history that did not continue, a `/new`) leaves it in an archived
+ * generation, and it must not run again in the new one.
  */
 async function findInput(
   store: Store,
   item: InboxItem,
   recovered: ReadonlySet<string>,
 ): Promise<{ input: Entry; reply?: Entry } | undefined> {
-  const session = await store.getSession(item.key);
-  if (!session) return undefined;
+  for (const session of await store.generations(item.key)) {
+    if (Math.max(session.lastActivityAt, session.archivedAt ?? 0) < item.admittedAt) break;
+    const found = await findInSession(store, session, item, recovered);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * The item's user entry in one generation of its key, and the first assistant reply after it (a partial
+ * reply kept by an interruption does not count): read newest first, no further back than its admission.
+ * A reply counts only if its turn took this input: its own, or one whose input (the turn's last user entry)
+ * is also being recovered, as the inputs a turn collected or was steered by are. A reply of a turn another
+ * gateway ran later on the key, after this input's turn was cut off, is not this input's.
+ */
+async function findInSession(
+  store: Store,
+  session: Session,
+  item: InboxItem,
+  recovered: ReadonlySet<string>,
+): Promise<{ input: Entry; reply?: Entry } | undefined> {
   const key = inputKeyOf(item);
   let reply: Entry | undefined;
   /** The idempotency keys of the user entries after this input, by entry id. */

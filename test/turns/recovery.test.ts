@@ -4,8 +4,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import { ManualClock } from "../../src/lifecycle/clock.js";
+import { newId } from "../../src/model/ids.js";
 import { openStore } from "../../src/store/open.js";
 import { SqliteInbox } from "../../src/store/sqlite/inbox.js";
+import { admissionOf, admittedEnvelope } from "../../src/turns/admission.js";
 import { SECRET_CORPUS, telltales } from "../support/secret-corpus.js";
 import { crashedState, dm, recoversEveryStage, START } from "./recovery-scenario.js";
 
@@ -52,6 +54,42 @@ describe("engine.recover after a crash", () => {
       await store.close();
       return ids;
     }, open);
+  });
+
+  it("never runs again an input already stored in an earlier generation of its key", async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "sessiond-recover-"));
+    const path = join(dataDir, "sessiond.db");
+    const store = await openStore({ backend: "sqlite", path });
+    const inbox = new SqliteInbox({ path });
+    const at = START - 1000;
+    const id = newId(at);
+    const envelope = dm("6", "asked before the reset");
+    expect((await inbox.admit(admissionOf(id, "telegram:6", envelope, at))).admitted).toBe(true);
+    // Its turn stored the input; then the key was reset (a client history that did not continue, a `/new`
+    // elsewhere) before the crash: the input is in the archived generation, not the current one.
+    await store.append(
+      "telegram:6",
+      [
+        {
+          type: "message",
+          role: "user",
+          content: envelope.text,
+          idempotencyKey: admittedEnvelope(id, envelope).platformMessageId as string,
+          ts: at,
+        },
+      ],
+      { init: { agent: "main", channel: "telegram", chatType: "direct", createdBy: "test" } },
+    );
+    await store.reset("telegram:6", "manual");
+    await inbox.close();
+    await store.close();
+
+    const engine = await open();
+    expect(await engine.recover()).toEqual({ requeued: 0, answered: 0, interrupted: 1 });
+    await engine.idle("telegram:6");
+    const current = await engine.history("telegram:6");
+    expect(current.filter((e) => e.type === "message")).toEqual([]);
+    expect(await engine.turnStatus(id)).toMatchObject({ state: "interrupted" });
   });
 
   it("stores an agent turn's input in the inbox before the turn is acknowledged", async () => {
