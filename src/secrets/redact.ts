@@ -22,33 +22,6 @@ const TOKEN_CHAR = /[A-Za-z0-9_+/=-]/;
  * name. Idempotent.
  */
 export function redactSecrets(text: string): string {
-  if (clean.has(text)) return text;
-  const out = scrub(text);
-  if (out === text) remember(text);
-  return out;
-}
-
-/**
- * Recent texts found to hold no secret, bounded by characters: a turn's input is scrubbed for the inbox and
- * again as its entry, and only secret-free text is kept here (a secret is not held longer than its turn).
- */
-const clean = new Set<string>();
-let cleanChars = 0;
-const CLEAN_MAX_CHARS = 256 * 1024;
-const CLEAN_MAX_TEXT_CHARS = 16 * 1024;
-
-function remember(text: string): void {
-  if (text.length > CLEAN_MAX_TEXT_CHARS) return;
-  clean.add(text);
-  cleanChars += text.length;
-  for (const old of clean) {
-    if (cleanChars <= CLEAN_MAX_CHARS) break;
-    clean.delete(old);
-    cleanChars -= old.length;
-  }
-}
-
-function scrub(text: string): string {
   let out = text;
   // Every secret the preset knows has a run of 20+ token characters or a PEM header; text without one (most
   // chat) skips its 27 scanners. The shorter shapes it knows (URL passwords, Slack tokens) are in SHAPES too.
