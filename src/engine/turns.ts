@@ -10,6 +10,7 @@ import type { Inbox } from "../model/inbox.js";
 import { DEFAULT_QUEUE, parseQueueCommand, QUEUE_MODES, type QueueMode } from "../model/queue.js";
 import type { Session } from "../model/session.js";
 import type { AppendResult, Store } from "../store/store.js";
+import { StoreInbox } from "../store/store-inbox.js";
 import type { SessionEvents } from "../turns/events.js";
 import { InboxRecovery, type RecoveryReport } from "../turns/inbox-recovery.js";
 import { hasLeases } from "../turns/queue-types.js";
@@ -73,6 +74,7 @@ export class EngineTurns {
       injectors: deps.injectors,
       afterTurn: deps.afterTurn,
       lifecycle,
+      inboxInStore: deps.inbox instanceof StoreInbox && deps.inbox.store === store,
     };
     this.statuses = new TurnStatuses(now, config.turns?.resultsMaxBytes);
     this.actors = new SessionActors({

@@ -1,5 +1,6 @@
 import type { CompactionEntry, Entry } from "../model/entry.js";
 import type { SessiondError } from "../model/errors.js";
+import type { InboxItem, InboxOutcome, InboxState } from "../model/inbox.js";
 import type { Session } from "../model/session.js";
 import type { NormalisedQuery } from "./session-query.js";
 import type { EntryRange, SessionScan } from "./store.js";
@@ -84,6 +85,38 @@ export interface WriteGroup {
    * driver refuses the group with `LEASE_LOST` when the lease has moved on.
    */
   fence?: { key: string; epoch: number };
+  /**
+   * Inbox writes that commit with the group's changes (a driver with `inbox` only): an input's admission
+   * with its user entry, a turn's end with its reply.
+   */
+  inbox?: InboxWrite[];
+}
+
+/** A write to the inbox of admitted inputs (model/inbox.ts) that a driver with `inbox` commits in a group. */
+export type InboxWrite =
+  /** A new item, stored unless one with its id or `dedupeKey` is there already (then nothing changes). */
+  | {
+      kind: "admit";
+      item: InboxItem /** `item.envelope` as JSON, when the caller has it. */;
+      envelopeJson?: string;
+    }
+  /** The item moves to `state` when `canTransition` allows it from the stored state (else nothing changes). */
+  | { kind: "end"; id: string; state: InboxState; at: number; outcome?: InboxOutcome };
+
+/**
+ * The inbox of admitted inputs kept in the store itself, so that an input's admission commits with its user
+ * entry and a turn's end with its reply: one writer, one transaction each. Items returned are the caller's.
+ */
+export interface DriverInbox {
+  get(id: string): MaybePromise<InboxItem | undefined>;
+  byDedupeKey(dedupeKey: string): MaybePromise<InboxItem | undefined>;
+  /** Every item still `pending` or `running`, in admission order. */
+  unfinished(): MaybePromise<InboxItem[]>;
+  /**
+   * Forgets finished items last updated before `before`; how many went. The core calls it between
+   * commits; it need not be durable (what a crash keeps is pruned again).
+   */
+  prune(before: number): MaybePromise<number>;
 }
 
 /**
@@ -99,6 +132,8 @@ export type GroupOutcome = { ok: true } | { ok: false; stale: true } | { ok: fal
 export interface StoreDriver {
   /** The backend's name as `Store.backend` reports it: `memory`, `sqlite`, `jsonl`, `postgres`. */
   readonly backend: string;
+  /** The inbox this driver keeps and commits with the groups' changes (`WriteGroup.inbox`), when it does. */
+  readonly inbox?: DriverInbox;
   // ——— reads ———
 
   /** The key's current session and last generation. */

@@ -1,6 +1,7 @@
 import type { Entry } from "../model/entry.js";
+import type { InboxItem } from "../model/inbox.js";
 import type { Session } from "../model/session.js";
-import type { Expectation, KeyHead, MaybePromise, WriteChange } from "./driver.js";
+import type { Expectation, InboxWrite, KeyHead, MaybePromise, WriteChange } from "./driver.js";
 import { cloneSession, type LogAccess } from "./session-log.js";
 
 /** What an operation reads before it plans (where a driver may answer with a Promise). */
@@ -16,6 +17,8 @@ export interface Planned<T> {
   changes: WriteChange[];
   expects: Expectation[];
   result: T;
+  /** Inbox writes committed in the same group. */
+  inbox?: InboxWrite[];
   /** Keys whose head the plan changed: remembered as the batch leaves them once the group commits. */
   keys: string[];
   /** Runs once the group has committed (caches follow). */
@@ -47,6 +50,10 @@ export class BatchState {
   private readonly touched = new Map<string, Session | null>();
   /** Idempotency keys per session: those read in prepare, then those the batch's plans stored. */
   private readonly idempotent = new Map<string, Map<string, Entry>>();
+  /** Inbox items as read in prepare (undefined: not stored), then as this batch's plans left them. */
+  readonly inboxItems = new Map<string, InboxItem | undefined>();
+  /** The batch's admissions by dedupe key. */
+  readonly inboxDedupe = new Map<string, InboxItem>();
   /** What `planAppend` looks idempotency keys up in: this batch. */
   readonly log: LogAccess = { findIdempotent: (session, key) => this.findIdempotent(session.id, key) };
 

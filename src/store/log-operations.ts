@@ -1,6 +1,6 @@
 import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
 import type { Session, SessionInit } from "../model/session.js";
-import type { Expectation, KeyHead, MaybePromise, WriteChange } from "./driver.js";
+import type { Expectation, InboxWrite, KeyHead, MaybePromise, WriteChange } from "./driver.js";
 import type { BatchReads, BatchState, Operation, Planned } from "./log-batch.js";
 import { all, chain } from "./maybe-promise.js";
 import {
@@ -72,6 +72,7 @@ class AppendOperation implements Operation<AppendResult> {
     private readonly init: SessionInit | undefined,
     private readonly expectSessionId: string | undefined,
     private readonly hooks: CommitHooks,
+    private readonly inboxWrites: ((appended: AppendResult) => InboxWrite[]) | undefined,
   ) {
     let keys: string[] | undefined;
     for (const input of inputs) {
@@ -123,7 +124,12 @@ class AppendOperation implements Operation<AppendResult> {
         ),
       );
     }
-    return new PlannedAppend(changes, [expectHead(key, head)], key, session, plan, this.hooks);
+    const planned = new PlannedAppend(changes, [expectHead(key, head)], key, session, plan, this.hooks);
+    if (this.inboxWrites) {
+      const writes = this.inboxWrites(planned.result);
+      if (writes.length > 0) planned.inbox = writes;
+    }
+    return planned;
   }
 }
 
@@ -131,6 +137,7 @@ class AppendOperation implements Operation<AppendResult> {
 class PlannedAppend implements Planned<AppendResult> {
   readonly keys: string[];
   readonly result: AppendResult;
+  inbox?: InboxWrite[];
 
   constructor(
     readonly changes: WriteChange[],
@@ -158,8 +165,9 @@ export function appendOperation(
   init: SessionInit | undefined,
   expectSessionId: string | undefined,
   hooks: CommitHooks,
+  inbox?: (appended: AppendResult) => InboxWrite[],
 ): Operation<AppendResult> {
-  return new AppendOperation(key, inputs, init, expectSessionId, hooks);
+  return new AppendOperation(key, inputs, init, expectSessionId, hooks, inbox);
 }
 
 export function patchOperation(key: string, patch: SessionPatch, hooks: CommitHooks): Operation<Session> {

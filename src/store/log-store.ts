@@ -38,6 +38,7 @@ import type {
   Store,
   StoreChange,
 } from "./store.js";
+import { StoreInbox } from "./store-inbox.js";
 import { inputBytes, SMALL_WRITE_BYTES } from "./write-bytes.js";
 
 export interface LogStoreOptions {
@@ -130,7 +131,21 @@ export class LogStore implements Store, ChangeReporting {
     }
     const clock = this.entryClock;
     if (clock) for (const entry of parsed) entry.ts ??= clock();
-    const op = appendOperation(key, parsed, options?.init, options?.expectSessionId, this.hooks);
+    if (options?.inbox && !this.driver.inbox)
+      return Promise.reject(
+        new SessiondError(
+          "INVALID_ARGUMENT",
+          `a ${this.backend} store keeps no inbox to write with an append`,
+        ),
+      );
+    const op = appendOperation(
+      key,
+      parsed,
+      options?.init,
+      options?.expectSessionId,
+      this.hooks,
+      options?.inbox,
+    );
     // The lease of the turn submitting it (PostgreSQL), read now: the plan runs later, outside the turn.
     const fence = currentFence(key);
     if (fence) op.fence = { key: fence.key, epoch: fence.epoch };
@@ -261,6 +276,13 @@ export class LogStore implements Store, ChangeReporting {
     this.entryClock = now;
   }
 
+  /** The inbox the driver keeps, written by this store's writer (for stores whose driver has one). */
+  protected driverInbox(): StoreInbox {
+    if (!this.driver.inbox)
+      throw new SessiondError("INVALID_ARGUMENT", `a ${this.backend} store keeps no inbox of its own`);
+    return new StoreInbox(this.backend, this, this.driver.inbox, this.writer);
+  }
+
   /** Calls `listener` with the operations in each batch this store commits (for metrics). */
   observeCommits(listener: (operations: number) => void): () => void {
     return this.writer.onBatch(listener);
@@ -322,10 +344,14 @@ export class LogStore implements Store, ChangeReporting {
         try {
           const op = ops[index]!;
           const planned = op.plan(batch, now);
-          if (planned.changes.length === 0) results[index] = { ok: true, value: planned.result };
+          if (planned.changes.length === 0 && !planned.inbox)
+            results[index] = { ok: true, value: planned.result };
           else {
-            const { changes, expects } = planned;
-            groups.push(op.fence ? { changes, expects, fence: op.fence } : { changes, expects });
+            const { changes, expects, inbox } = planned;
+            const group: WriteGroup = { changes, expects };
+            if (op.fence) group.fence = op.fence;
+            if (inbox) group.inbox = inbox;
+            groups.push(group);
             owners.push({ index, planned });
           }
         } catch (error) {

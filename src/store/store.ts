@@ -1,5 +1,6 @@
 import type { Entry, EntryInput, ResetCause, ResetEntry } from "../model/entry.js";
 import type { OverrideValue, Session, SessionInit, SessionState, StoredContext } from "../model/session.js";
+import type { InboxWrite } from "./driver.js";
 
 export type Durability = "strict" | "relaxed";
 
@@ -91,6 +92,12 @@ export interface AppendOptions {
    * append fails with `SESSION_CHANGED` and stores nothing; it never starts a session.
    */
   expectSessionId?: string;
+  /**
+   * Inbox writes that commit with the entries, made from what the append planned: a turn's end with its
+   * reply. Only a store that keeps the inbox in its log (`inbox()` of SQLite and memory stores) takes it;
+   * another refuses the append with `INVALID_ARGUMENT`.
+   */
+  inbox?: (appended: AppendResult) => InboxWrite[];
 }
 
 export interface DeleteResult {

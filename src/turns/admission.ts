@@ -2,6 +2,9 @@ import type { Envelope } from "../model/envelope.js";
 import { isSessiondError } from "../model/errors.js";
 import type { AdmitInput, InboxOutcome, InboxState } from "../model/inbox.js";
 import { redactEnvelope } from "../secrets/index.js";
+import type { InboxWrite } from "../store/driver.js";
+import type { AppendResult } from "../store/store.js";
+import type { ActorItem } from "./queue-types.js";
 import type { TurnResult } from "./turn.js";
 
 /** The idempotency key of an admitted input's user entry when its platform gave it no message id. */
@@ -37,14 +40,30 @@ export function inboxEnd(outcome: { result: TurnResult } | { error: unknown }): 
 }
 
 function done(result: TurnResult): [InboxState, InboxOutcome] {
-  return [
-    "done",
-    {
-      sessionId: result.sessionId,
-      ...(result.reply ? { replyId: result.reply.id } : {}),
-      ...(result.notice ? { notice: result.notice } : {}),
-    },
-  ];
+  return ["done", doneOutcome(result.sessionId, result.reply?.id, result.notice)];
+}
+
+/** What an answered input's inbox row keeps. */
+export function doneOutcome(sessionId: string, replyId?: string, notice?: string): InboxOutcome {
+  return {
+    sessionId,
+    ...(replyId ? { replyId } : {}),
+    ...(notice ? { notice } : {}),
+  };
+}
+
+/** The end writes of a turn's admitted inputs, committed with its reply (`AppendOptions.inbox`). */
+export function endsWithReply(
+  items: readonly ActorItem[],
+  at: number,
+): ((appended: AppendResult) => InboxWrite[]) | undefined {
+  const ids = items.filter((i) => i.admission?.stored === true).map((i) => i.id);
+  if (ids.length === 0) return undefined;
+  return (appended) => {
+    const reply = appended.entries[0];
+    const outcome = doneOutcome(appended.session.id, reply?.id);
+    return ids.map((id) => ({ kind: "end", id, state: "done", at, outcome }));
+  };
 }
 
 function ended(error: unknown): [InboxState, InboxOutcome] {

@@ -67,6 +67,8 @@ export interface ItemAdmission {
   stored?: boolean;
   failed?: boolean;
   failure?: unknown;
+  /** The item's end state was committed with its turn's reply: nothing is left to write. */
+  ended?: boolean;
 }
 
 /** The turn an actor runs: `context` inputs are stored first, then `input` runs. */

@@ -8,6 +8,7 @@ import type { StoredContext } from "../model/session.js";
 import { redactSecrets } from "../secrets/redact.js";
 import { sessionNotFound } from "../store/session-log.js";
 import type { AppendResult } from "../store/store.js";
+import { endsWithReply } from "./admission.js";
 import { DEFAULT_TURN_TIMEOUT_MS, stopped, timedOut, turnDeadline, untilDeadline } from "./deadline.js";
 import { freshen } from "./freshen.js";
 import type { ActorBatch, TurnDone } from "./queue-types.js";
@@ -124,12 +125,19 @@ export async function runTurn(
   // The reply's commit also makes the turn's earlier relaxed entries durable (one fsync covers the WAL).
   // On the input's session: a reset, relink or forget since (another process's too) fails it with
   // SESSION_CHANGED rather than let it land in the next generation.
+  // The inputs' inbox rows end with the reply, in its transaction, when the inbox is the store's own.
   const now = lifecycle.clock.now();
+  const ends = deps.inboxInStore ? endsWithReply(batch.items, now) : undefined;
   const saved = await store.append(
     key,
     replyEntries(route, input, reply).map((e) => ({ ...e, ts: now })),
-    { durability: durability === "relaxed" ? "relaxed" : "strict", expectSessionId: input.sessionId },
+    {
+      durability: durability === "relaxed" ? "relaxed" : "strict",
+      expectSessionId: input.sessionId,
+      ...(ends ? { inbox: ends } : {}),
+    },
   );
+  if (ends) for (const item of batch.items) if (item.admission?.stored) item.admission.ended = true;
   deps.afterTurn(key, saved.session);
   const result: TurnResult = {
     key,

@@ -271,7 +271,7 @@ export class SessionActors {
         // entries and settles the item from them.
         if (admission && inbox) {
           const finish = () => {
-            if (!admission.stored) return;
+            if (!admission.stored || admission.ended) return;
             const [state, end] = inboxEnd(outcome);
             inbox.transition(id, state, now(), end).catch(() => {});
           };

@@ -34,6 +34,11 @@ export interface TurnDeps {
   durabilityOf(agent: string): AgentDurability;
   injectors: readonly InjectionHook[];
   lifecycle: TurnLifecycle;
+  /**
+   * The inbox is the store's own (`StoreInbox`): a turn's end commits with its reply (`AppendOptions.inbox`)
+   * instead of as a write of its own after it.
+   */
+  inboxInStore: boolean;
   /** Called after a turn's reply is stored (titles); must not throw. */
   afterTurn(key: string, session: Session): void;
 }

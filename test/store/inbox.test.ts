@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createEngine } from "../../src/engine.js";
 import { JsonlInbox } from "../../src/store/jsonl/inbox.js";
 import { MemoryInbox } from "../../src/store/memory/inbox.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { openStore } from "../../src/store/open.js";
 import { SqliteInbox } from "../../src/store/sqlite/inbox.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -31,6 +32,7 @@ function perTest(): () => string {
 }
 
 inboxContract("memory", { open: async () => new MemoryInbox() });
+inboxContract("memory (the store's writer)", { open: async () => new MemoryStore().inbox() });
 
 const sqliteDir = perTest();
 inboxContract("sqlite", {
@@ -49,7 +51,7 @@ const storeInbox = async () => {
   stores.push(store);
   return store.inbox();
 };
-inboxContract("sqlite (the store's connection)", { open: storeInbox, reopen: storeInbox });
+inboxContract("sqlite (the store's writer)", { open: storeInbox, reopen: storeInbox });
 
 const jsonlDir = perTest();
 inboxContract("jsonl", {

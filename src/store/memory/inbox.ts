@@ -67,6 +67,12 @@ export class MemoryInbox implements Inbox {
     if (item.dedupeKey !== undefined) this.byDedupe.set(item.dedupeKey, item.id);
   }
 
+  /** The item admitted with this dedupe key (the stored item itself, no copy). */
+  peekDedupe(dedupeKey: string): InboxItem | undefined {
+    const id = this.byDedupe.get(dedupeKey);
+    return id === undefined ? undefined : this.items.get(id);
+  }
+
   /** The stored item itself (no copy), for the file-backed inbox built on this one. */
   peek(id: string): InboxItem | undefined {
     return this.items.get(id);

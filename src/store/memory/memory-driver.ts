@@ -15,6 +15,7 @@ import { frozenCopy } from "../frozen.js";
 import { cloneSession } from "../session-log.js";
 import { type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
 import type { EntryRange, SessionScan } from "../store.js";
+import { MemoryDriverInbox } from "./driver-inbox.js";
 
 interface Generation {
   session: Session;
@@ -28,6 +29,7 @@ const NOTHING_FOREIGN: ForeignChanges = { kind: "none" };
 /** Sessions in this process's memory. The core is its only writer, so expectations always hold. */
 export class MemoryDriver implements StoreDriver {
   readonly backend = "memory";
+  readonly inbox = new MemoryDriverInbox();
   private readonly byId = new Map<string, Generation>();
   private readonly byKey = new Map<string, Generation[]>();
   /** Search, updated with each change it applies. */
@@ -101,6 +103,7 @@ export class MemoryDriver implements StoreDriver {
   commit(groups: readonly WriteGroup[]): GroupOutcome[] {
     return groups.map((group) => {
       for (const change of group.changes) this.apply(change);
+      if (group.inbox) for (const write of group.inbox) this.inbox.apply(write);
       return { ok: true };
     });
   }

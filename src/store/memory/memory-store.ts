@@ -1,6 +1,7 @@
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore, type LogStoreOptions } from "../log-store.js";
+import type { StoreInbox } from "../store-inbox.js";
 import { MemoryDriver } from "./memory-driver.js";
 
 /**
@@ -14,6 +15,11 @@ export class MemoryStore extends LogStore implements SearchableStore {
     const driver = new MemoryDriver();
     super(driver, { ...options, durability: "relaxed" });
     this.memory = driver;
+  }
+
+  /** The inbox of admitted inputs, kept with the sessions and written by this store's writer. */
+  inbox(): StoreInbox {
+    return this.driverInbox();
   }
 
   /** Messages whose text matches, best first (search/memory-index.ts). */

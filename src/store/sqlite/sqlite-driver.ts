@@ -17,6 +17,7 @@ import { RecentMap } from "../recent-map.js";
 import type { NormalisedQuery } from "../session-query.js";
 import type { Durability, EntryRange, SessionScan } from "../store.js";
 import { Checkpointer } from "./checkpointer.js";
+import { InboxTable } from "./inbox-table.js";
 import { JournalFold } from "./journal-fold.js";
 import { listSessionsSql, scanSessionsSql } from "./list-sql.js";
 import {
@@ -93,6 +94,8 @@ export class SqliteDriver implements StoreDriver {
   readonly checkpointer: Checkpointer | undefined;
   /** Search, written in the same transactions as the entries. */
   readonly searchIndex: SqliteSearchIndex;
+  /** The inbox of admitted inputs, a table of this file committed with the groups (`WriteGroup.inbox`). */
+  readonly inbox: InboxTable;
   private readonly sql: Statements;
   private readonly sids = new RecentMap<string, number>(20_000);
   private readonly dataVersionQuery: Database.Statement;
@@ -131,6 +134,7 @@ export class SqliteDriver implements StoreDriver {
         walSync.sync().catch((error: unknown) => Promise.reject(walSyncFailed(this.path, error)));
     }
     this.sql = new Statements(this.db);
+    this.inbox = new InboxTable(this.db);
     this.searchIndex = new SqliteSearchIndex(this.db, this.sql);
     this.dataVersionQuery = this.db.prepare(SQL.dataVersion).pluck();
     this.synchronous = options.durability === "strict" && !this.walSync ? "FULL" : "NORMAL";
@@ -275,24 +279,6 @@ export class SqliteDriver implements StoreDriver {
     }
   }
 
-  /**
-   * Runs `write` (tables beside the store's: the inbox) in an IMMEDIATE transaction of this connection,
-   * made durable as the store's commits are: by `durableBarrier` in WAL mode, else by `synchronous`.
-   */
-  transact<T>(write: () => T, durable: boolean): T {
-    if (!this.walSync)
-      this.setSynchronous(durable || this.options.durability === "strict" ? "FULL" : "NORMAL");
-    try {
-      const result = this.inTransaction.immediate(write) as T;
-      this.walSync?.committed();
-      return result;
-    } catch (error) {
-      throw isFsyncError(error) ? walSyncFailed(this.path, error) : asStoreError(error);
-    } finally {
-      this.checkpointer?.request();
-    }
-  }
-
   /** At a commit boundary: copies what the checkpoint thread left, so the next commit starts the WAL over. */
   private finishCheckpoint(): void {
     if (!this.checkpointer) return;
@@ -367,6 +353,7 @@ export class SqliteDriver implements StoreDriver {
   private applyGroup(group: WriteGroup): GroupOutcome {
     if (this.verifying && !group.expects.every((e) => this.holds(e))) return { ok: false, stale: true };
     for (const change of group.changes) this.apply(change);
+    if (group.inbox) for (const write of group.inbox) this.inbox.apply(write);
     return OK;
   }
 

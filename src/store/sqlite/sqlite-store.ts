@@ -2,7 +2,7 @@ import { normaliseSearch, type SearchQuery, type SearchResult } from "../../sear
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
 import type { Durability } from "../store.js";
-import { SqliteInbox } from "./inbox.js";
+import type { StoreInbox } from "../store-inbox.js";
 import { SearchBackfill } from "./search-backfill.js";
 import type { IndexProgress } from "./search-index.js";
 import { SqliteDriver } from "./sqlite-driver.js";
@@ -85,11 +85,11 @@ export class SqliteStore extends LogStore implements SearchableStore {
   }
 
   /**
-   * The inbox of admitted inputs, a table of this file written through this store's connection and fsync
-   * (inbox.ts says why); close it before the store.
+   * The inbox of admitted inputs, a table of this file written by this store's writer: an admission
+   * shares the appends' transactions and fsyncs, and a turn's end commits with its reply.
    */
-  inbox(): SqliteInbox {
-    return new SqliteInbox({ connection: this.sqlite });
+  inbox(): StoreInbox {
+    return this.driverInbox();
   }
 
   /** How far the background build of the search index got. */

@@ -1,0 +1,79 @@
+import type { AdmitResult, InboxItem, InboxOutcome, InboxState } from "../model/inbox.js";
+import { canTransition } from "../model/inbox.js";
+import type { DriverInbox, MaybePromise } from "./driver.js";
+import type { BatchReads, BatchState, Operation, Planned } from "./log-batch.js";
+import { chain } from "./maybe-promise.js";
+
+/**
+ * The inbox's writes as operations of the store's one writer, so that they share its transactions and
+ * fsyncs with the appends (an admission and a turn's end in the same batch as other turns' entries).
+ */
+
+/** Stores a new item unless the batch or the store already has one with its dedupe key. */
+export class AdmitOperation implements Operation<AdmitResult> {
+  private found: InboxItem | undefined;
+
+  constructor(
+    private readonly inbox: DriverInbox,
+    private readonly item: InboxItem,
+    private readonly envelopeJson: string,
+  ) {}
+
+  prepare(_reads: BatchReads, _batch: BatchState): MaybePromise<void> {
+    const { dedupeKey } = this.item;
+    if (dedupeKey === undefined) return;
+    return chain(this.inbox.byDedupeKey(dedupeKey), (found) => {
+      this.found = found;
+    });
+  }
+
+  plan(batch: BatchState): Planned<AdmitResult> {
+    const { dedupeKey } = this.item;
+    const existing = dedupeKey === undefined ? undefined : (batch.inboxDedupe.get(dedupeKey) ?? this.found);
+    if (existing)
+      return { changes: [], expects: [], keys: [], result: { item: { ...existing }, admitted: false } };
+    if (dedupeKey !== undefined) batch.inboxDedupe.set(dedupeKey, this.item);
+    batch.inboxItems.set(this.item.id, { ...this.item });
+    return {
+      changes: [],
+      expects: [],
+      keys: [],
+      inbox: [{ kind: "admit", item: this.item, envelopeJson: this.envelopeJson }],
+      result: { item: { ...this.item }, admitted: true },
+    };
+  }
+}
+
+/** Moves an item on when its stored state allows it; resolves with whether it did. */
+export class TransitionOperation implements Operation<boolean> {
+  constructor(
+    private readonly inbox: DriverInbox,
+    private readonly id: string,
+    private readonly state: InboxState,
+    private readonly at: number,
+    private readonly outcome: InboxOutcome | undefined,
+  ) {}
+
+  prepare(_reads: BatchReads, batch: BatchState): MaybePromise<void> {
+    if (batch.inboxItems.has(this.id)) return;
+    return chain(this.inbox.get(this.id), (item) => {
+      if (!batch.inboxItems.has(this.id)) batch.inboxItems.set(this.id, item);
+    });
+  }
+
+  plan(batch: BatchState): Planned<boolean> {
+    const item = batch.inboxItems.get(this.id);
+    if (!item || !canTransition(item.state, this.state))
+      return { changes: [], expects: [], keys: [], result: false };
+    item.state = this.state;
+    item.updatedAt = this.at;
+    const write = { kind: "end", id: this.id, state: this.state, at: this.at } as const;
+    return {
+      changes: [],
+      expects: [],
+      keys: [],
+      inbox: [this.outcome ? { ...write, outcome: this.outcome } : write],
+      result: true,
+    };
+  }
+}

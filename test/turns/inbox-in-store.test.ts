@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createEngine, type Engine } from "../../src/engine.js";
+import type { StoreDriver, WriteGroup } from "../../src/store/driver.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { openStore } from "../../src/store/open.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { dm } from "./recovery-scenario.js";
+
+const dirs: string[] = [];
+let engine: Engine | undefined;
+afterEach(async () => {
+  await engine?.close();
+  engine = undefined;
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Every group the driver is given to commit, in order. */
+function recordGroups(driver: StoreDriver): WriteGroup[][] {
+  const batches: WriteGroup[][] = [];
+  const commit = driver.commit.bind(driver);
+  (driver as { commit: StoreDriver["commit"] }).commit = (groups, durable) => {
+    batches.push([...groups]);
+    return commit(groups, durable);
+  };
+  return batches;
+}
+
+const stores = {
+  sqlite: () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-inbox-store-"));
+    dirs.push(dir);
+    const store = new SqliteStore({ path: join(dir, "sessiond.db") });
+    return { store, driver: store.sqlite as StoreDriver };
+  },
+  memory: () => {
+    const store = new MemoryStore();
+    return { store, driver: (store as unknown as { driver: StoreDriver }).driver };
+  },
+};
+
+describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, make) => {
+  it("commits an agent turn's admission and end through the store's writer, the end with the reply", async () => {
+    const { store, driver } = make();
+    const batches = recordGroups(driver);
+    engine = await createEngine({ store, titles: { enabled: false }, queue: { debounceMs: 0 } });
+    const result = await engine.turn(dm("7", "hello there"));
+    await store.flush();
+
+    const groups = batches.flat();
+    const admissions = groups.flatMap((g) => (g.inbox ?? []).filter((w) => w.kind === "admit"));
+    expect(admissions).toHaveLength(1);
+    const id = admissions[0]!.kind === "admit" ? admissions[0]!.item.id : "";
+    // The reply's group carries the end of its input, and no other group writes one.
+    const withReply = groups.filter((g) =>
+      g.changes.some((c) => c.kind === "appendEntries" && c.entries.some((e) => e.id === result.reply?.id)),
+    );
+    expect(withReply).toHaveLength(1);
+    expect(withReply[0]!.inbox).toEqual([
+      {
+        kind: "end",
+        id,
+        state: "done",
+        at: expect.any(Number),
+        outcome: { sessionId: result.sessionId, replyId: result.reply?.id },
+      },
+    ]);
+    const ends = groups.flatMap((g) => (g.inbox ?? []).filter((w) => w.kind === "end"));
+    expect(ends).toHaveLength(1);
+    const inbox = (store as SqliteStore | MemoryStore).inbox();
+    expect(await inbox.get(id)).toMatchObject({ state: "done", outcome: { replyId: result.reply?.id } });
+    expect(await inbox.unfinished()).toEqual([]);
+  });
+});
+
+it("refuses inbox writes on an append to a store that keeps no inbox of its own (JSONL)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sessiond-inbox-store-"));
+  dirs.push(dir);
+  const store = await openStore({ backend: "jsonl", path: dir });
+  try {
+    await expect(
+      store.append("k", [{ type: "message", role: "user", content: "x" }], {
+        init: { agent: "main", channel: "test", chatType: "direct", createdBy: "test" },
+        inbox: () => [],
+      }),
+    ).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect(await store.getSession("k")).toBeUndefined();
+  } finally {
+    await store.close();
+  }
+});
