@@ -81,6 +81,7 @@ export class EngineTurns {
       timer: config.lifecycle?.timer ?? systemTimer,
       now,
       inbox: deps.inbox,
+      inboxInStore: this.turnDeps.inboxInStore,
       statuses: this.statuses,
       events: deps.events,
       leases: hasLeases(store) ? store.leases : undefined,
@@ -117,7 +118,7 @@ export class EngineTurns {
     const route = this.deps.route(envelope);
     const command = parseQueueCommand(envelope.text);
     if (command) return this.queueCommand(route, command);
-    return this.actors.submit(route, envelope, run, signal, durable).result;
+    return this.actors.submit(route, envelope, run, signal, durable, true).result;
   }
 
   /** An agent's turn, answered once its input is admitted (stored in the inbox). */

@@ -1,6 +1,6 @@
 import { SessiondError } from "../model/errors.js";
 import type { AdmitInput, AdmitResult, Inbox, InboxItem, InboxOutcome, InboxState } from "../model/inbox.js";
-import type { DriverInbox, MaybePromise } from "./driver.js";
+import type { DriverInbox, InboxWrite, MaybePromise } from "./driver.js";
 import type { GroupCommit } from "./group-commit.js";
 import { AdmitOperation, TransitionOperation } from "./inbox-operations.js";
 import type { Operation } from "./log-batch.js";
@@ -24,16 +24,18 @@ export class StoreInbox implements Inbox {
   ) {}
 
   admit(input: AdmitInput): Promise<AdmitResult> {
-    let item: InboxItem;
-    let envelopeJson: string;
+    let write: AdmitWrite;
     try {
       this.open();
-      envelopeJson = jsonText(input.envelope);
-      item = pendingItem(input, JSON.parse(envelopeJson) as InboxItem["envelope"]);
+      write = admitWrite(input);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.writer.submit(new AdmitOperation(this.inbox, item, envelopeJson), true, SMALL_WRITE_BYTES);
+    return this.writer.submit(
+      new AdmitOperation(this.inbox, write.item, write.envelopeJson),
+      true,
+      SMALL_WRITE_BYTES,
+    );
   }
 
   /** Not made durable on its own: it rides on the next fsync (recovery settles a lost end from the entries). */
@@ -71,6 +73,15 @@ export class StoreInbox implements Inbox {
   private open(): void {
     if (this.closed) throw closedError();
   }
+}
+
+type AdmitWrite = Extract<InboxWrite, { kind: "admit" }> & { envelopeJson: string };
+
+/** The write that admits `input` (pending); INVALID_ARGUMENT when its envelope cannot be stored as JSON. */
+export function admitWrite(input: AdmitInput): AdmitWrite {
+  const envelopeJson = jsonText(input.envelope);
+  const item = pendingItem(input, JSON.parse(envelopeJson) as InboxItem["envelope"]);
+  return { kind: "admit", item, envelopeJson };
 }
 
 function closedError(): SessiondError {

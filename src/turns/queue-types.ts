@@ -1,7 +1,9 @@
 import type { Route } from "../keys/index.js";
 import type { OneShotTimer } from "../lifecycle/clock.js";
 import type { Envelope } from "../model/envelope.js";
+import type { AdmitInput } from "../model/inbox.js";
 import type { QueueMode, QueueSettings } from "../model/queue.js";
+import type { InboxWrite } from "../store/driver.js";
 import type { Fence } from "../store/fence.js";
 import type { Store } from "../store/store.js";
 import type { SessionActor } from "./session-actor.js";
@@ -69,6 +71,11 @@ export interface ItemAdmission {
   failure?: unknown;
   /** The item's end state was committed with its turn's reply: nothing is left to write. */
   ended?: boolean;
+  /**
+   * Not written yet: the admission commits with the input's user entry when its turn starts at once
+   * (`AppendOptions.inbox`), or on its own if the turn takes other inputs too. `settle` ends the wait.
+   */
+  deferred?: { input: AdmitInput; write: InboxWrite; settle(stored: boolean): void };
 }
 
 /** The turn an actor runs: `context` inputs are stored first, then `input` runs. */

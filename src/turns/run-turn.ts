@@ -62,14 +62,18 @@ export async function runTurn(
     return { result };
   }
   const durability = deps.durabilityOf(route.agent);
+  // An admission left for this commit (session-actors.ts) makes it durable: the input is acknowledged by it.
+  const admits = batch.items.flatMap((item) => item.admission?.deferred?.write ?? []);
   const appended = await store.append(
     key,
     [{ ...inputEntry(envelope, fresh.text), ts: lifecycle.clock.now() }],
     {
       init: initOf(route),
-      durability: inputDurability(durability, fresh.text),
+      durability: admits.length > 0 ? "strict" : inputDurability(durability, fresh.text),
+      ...(admits.length > 0 ? { inbox: () => admits } : {}),
     },
   );
+  for (const item of batch.items) item.admission?.deferred?.settle(true);
   const input = appended.entries[0] as MessageEntry;
   if (!appended.created[0]) {
     const later = await store.readEntries(input.sessionId, { afterSeq: input.seq });

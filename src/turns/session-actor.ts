@@ -157,6 +157,11 @@ export class SessionActor {
     return true;
   }
 
+  /** Whether an input submitted now starts its turn in this tick, behind no other work of the key. */
+  startsAtOnce(): boolean {
+    return this.isIdle() && this.lane.size === 0 && this.admissionTail === undefined;
+  }
+
   private isIdle(): boolean {
     return !this.running && this.arriving === 0 && this.waiting.length === 0 && this.timer === undefined;
   }

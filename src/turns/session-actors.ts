@@ -3,8 +3,10 @@ import type { OneShotTimer } from "../lifecycle/clock.js";
 import type { Envelope } from "../model/envelope.js";
 import { SessiondError } from "../model/errors.js";
 import { newId } from "../model/ids.js";
-import { type Inbox, isSharedInbox } from "../model/inbox.js";
+import { type AdmitInput, type Inbox, isSharedInbox } from "../model/inbox.js";
 import { DEFAULT_QUEUE, type QueueSettings } from "../model/queue.js";
+import type { InboxWrite } from "../store/driver.js";
+import { admitWrite } from "../store/store-inbox.js";
 import { admissionOf, admittedEnvelope, inboxEnd } from "./admission.js";
 import type { SessionEvents } from "./events.js";
 import { holdAll } from "./lanes.js";
@@ -34,6 +36,8 @@ export interface SessionActorsDeps {
   now(): number;
   /** Where agent turns' inputs are admitted (durable admission); none: turns are only tracked. */
   inbox: Inbox | undefined;
+  /** The inbox is the store's own: an admission can commit with its input's entry (`ItemAdmission.deferred`). */
+  inboxInStore: boolean;
   statuses: TurnStatuses;
   events: SessionEvents;
   leases: KeyLeases | undefined;
@@ -58,7 +62,9 @@ export class SessionActors {
   /**
    * Queues a turn; `durable` (an agent turn, with an inbox) stores its input in the inbox first, in order
    * of arrival, and its turn stores nothing before that write is durable. A runner of the caller's cannot
-   * run again after a restart, so its turns are only tracked.
+   * run again after a restart, so its turns are only tracked. `withInput`: a caller that waits for the
+   * reply (no acknowledgement before it) lets an input whose turn starts at once be admitted in the same
+   * commit as its user entry.
    */
   submit(
     route: Route,
@@ -66,13 +72,19 @@ export class SessionActors {
     run: TurnRunner,
     signal: AbortSignal | undefined,
     durable: boolean,
+    withInput = false,
   ): SubmittedTurn {
     const { inbox, now } = this.deps;
     const at = now();
     const id = newId(at);
     const actor = this.actorOf(route.key);
     let admission: ItemAdmission | undefined;
-    if (durable && inbox) {
+    const deferred =
+      durable && inbox && withInput && this.deps.inboxInStore && actor.startsAtOnce()
+        ? deferredAdmission(admissionOf(id, route.key, envelope, at))
+        : undefined;
+    if (deferred) admission = deferred;
+    else if (durable && inbox) {
       const pending: ItemAdmission = { written: Promise.resolve() };
       pending.written = actor.admit(
         () => inbox.admit(admissionOf(id, route.key, envelope, at)),
@@ -200,8 +212,14 @@ export class SessionActors {
     events.emit({ type: "turn.started", key, agent });
     try {
       const ids: string[] = [];
+      // One input alone commits its admission with its entry (run-turn.ts); several are admitted first.
+      const alone = batch.items.length === 1 && batch.context.length === 0 && batch.summary === undefined;
       for (const { id, admission } of batch.items) {
         if (!admission) continue;
+        if (admission.deferred) {
+          if (alone) continue;
+          await this.admitNow(admission.deferred);
+        }
         if (admission.stored === undefined && !admission.failed) await admission.written;
         rethrow(admission);
         if (admission.stored) ids.push(id);
@@ -237,6 +255,17 @@ export class SessionActors {
     }
   }
 
+  /** Writes a deferred admission on its own (its turn takes other inputs too). */
+  private async admitNow(deferred: NonNullable<ItemAdmission["deferred"]>): Promise<void> {
+    const { inbox } = this.deps;
+    try {
+      deferred.settle((await (inbox as Inbox).admit(deferred.input)).admitted);
+    } catch (error) {
+      deferred.settle(false);
+      throw error;
+    }
+  }
+
   private itemOf(
     id: string,
     route: Route,
@@ -267,6 +296,8 @@ export class SessionActors {
         if (settled) return;
         settled = true;
         statuses.settle(id, outcome);
+        // A turn that ended before its input was stored never wrote the admission: nothing to end.
+        admission?.deferred?.settle(false);
         // Begun before the caller hears, not awaited: when this write is lost, recovery finds the turn's
         // entries and settles the item from them.
         if (admission && inbox) {
@@ -284,6 +315,29 @@ export class SessionActors {
     };
     return { item, result };
   }
+}
+
+/** An admission left for its input's commit; undefined when its envelope cannot be stored (admitted now, to fail). */
+function deferredAdmission(input: AdmitInput): ItemAdmission | undefined {
+  let write: InboxWrite;
+  try {
+    write = admitWrite(input);
+  } catch {
+    return undefined;
+  }
+  let wrote!: () => void;
+  const admission: ItemAdmission = { written: new Promise<void>((resolve) => (wrote = resolve)) };
+  admission.deferred = {
+    input,
+    write,
+    settle: (stored) => {
+      if (!admission.deferred) return;
+      admission.deferred = undefined;
+      admission.stored = stored;
+      wrote();
+    },
+  };
+  return admission;
 }
 
 /** Throws the failure of an input's inbox write, if it failed. */

@@ -67,11 +67,62 @@ describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, 
         outcome: { sessionId: result.sessionId, replyId: result.reply?.id },
       },
     ]);
+    // The admission commits with the input's user entry: two groups in all, each with its entries.
+    const withInput = groups.filter((g) =>
+      g.changes.some((c) => c.kind === "appendEntries" && c.entries.some((e) => e.id === result.input?.id)),
+    );
+    expect(withInput).toHaveLength(1);
+    expect(withInput[0]!.inbox).toEqual([admissions[0]]);
+    expect(groups.filter((g) => g.inbox)).toHaveLength(2);
     const ends = groups.flatMap((g) => (g.inbox ?? []).filter((w) => w.kind === "end"));
     expect(ends).toHaveLength(1);
     const inbox = (store as SqliteStore | MemoryStore).inbox();
     expect(await inbox.get(id)).toMatchObject({ state: "done", outcome: { replyId: result.reply?.id } });
     expect(await inbox.unfinished()).toEqual([]);
+  });
+
+  it("admits an acknowledged-early input (engine.start) on its own, before its turn stores anything", async () => {
+    const { store, driver } = make();
+    const batches = recordGroups(driver);
+    engine = await createEngine({ store, titles: { enabled: false }, queue: { debounceMs: 0 } });
+    const started = await engine.start(dm("8", "answer later"));
+    const result = await started.result;
+    await store.flush();
+    const groups = batches.flat();
+    const admitting = groups.findIndex((g) =>
+      g.inbox?.some((w) => w.kind === "admit" && w.item.id === started.id),
+    );
+    expect(admitting).toBeGreaterThanOrEqual(0);
+    expect(groups[admitting]!.changes).toEqual([]);
+    const inputAt = groups.findIndex((g) =>
+      g.changes.some((c) => c.kind === "appendEntries" && c.entries.some((e) => e.id === result.input?.id)),
+    );
+    expect(inputAt).toBeGreaterThan(admitting);
+    expect(await (store as SqliteStore | MemoryStore).inbox().get(started.id)).toMatchObject({
+      state: "done",
+    });
+  });
+
+  it("admits every input of a turn that takes several before it runs, and ends each with the reply", async () => {
+    const { store } = make();
+    engine = await createEngine({
+      store,
+      titles: { enabled: false },
+      queue: { debounceMs: 0, mode: "collect" },
+    });
+    const first = engine.turn(dm("9", "one"));
+    const second = engine.turn(dm("9", "two"));
+    const third = engine.turn(dm("9", "three"));
+    const [result] = await Promise.all([first, second, third]);
+    await store.flush();
+    const inbox = (store as SqliteStore | MemoryStore).inbox();
+    expect(await inbox.unfinished()).toEqual([]);
+    const session = await store.getSession(result.key);
+    const entries = session ? await store.readEntries(session.id) : [];
+    const users = entries
+      .filter((e) => e.type === "message" && e.role === "user")
+      .map((e) => (e as { content: string }).content);
+    expect(users.sort()).toEqual(["one", "three", "two"]);
   });
 });
 
