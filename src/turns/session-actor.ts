@@ -157,9 +157,12 @@ export class SessionActor {
     return true;
   }
 
-  /** Whether an input submitted now starts its turn in this tick, behind no other work of the key. */
+  /**
+   * Whether an input submitted now is the next turn, behind no other input (lane work such as the last
+   * turn's compaction may still run first).
+   */
   startsAtOnce(): boolean {
-    return this.isIdle() && this.lane.size === 0 && this.admissionTail === undefined;
+    return this.isIdle() && this.admissionTail === undefined;
   }
 
   private isIdle(): boolean {
