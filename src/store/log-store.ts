@@ -396,8 +396,7 @@ export class LogStore implements Store, ChangeReporting {
         // be newer than this commit: its keys are read again rather than cached as this batch left them.
         for (const key of doneKeys) {
           const head = batch.headOf(key);
-          const fresh = this.allDroppedAt <= seen && (this.droppedAt.get(key) ?? 0) <= seen;
-          if (!fresh) this.forget(key);
+          if (this.droppedSince(key, seen)) this.forget(key);
           else if (head && !failedKeys.has(key)) this.heads.set(key, head);
         }
         for (const key of failedKeys) this.forget(key);
@@ -423,9 +422,12 @@ export class LogStore implements Store, ChangeReporting {
   private head(key: string): MaybePromise<KeyHead> {
     const cached = this.heads.get(key);
     if (cached) return cached;
+    const seen = this.foreignSeen;
     return chain(this.driver.loadKey(key), (loaded) => {
       // The core's own copy: a driver may still change the object it read.
       const head: KeyHead = loaded.current ? { ...loaded, current: cloneSession(loaded.current) } : loaded;
+      // Another writer's change to the key heard while this load was in flight may be newer than it.
+      if (this.droppedSince(key, seen)) return head;
       this.heads.set(key, head);
       return head;
     });
@@ -448,6 +450,11 @@ export class LogStore implements Store, ChangeReporting {
           if (this.allDroppedAt !== at) this.droppedAt.set(key, at);
         }
     });
+  }
+
+  /** Whether what the core remembers of `key` was dropped for another writer's change after `seen`. */
+  private droppedSince(key: string, seen: number): boolean {
+    return this.allDroppedAt > seen || (this.droppedAt.get(key) ?? 0) > seen;
   }
 
   private forget(key: string): void {

@@ -81,6 +81,24 @@ describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, 
     expect(await inbox.unfinished()).toEqual([]);
   });
 
+  it("commits each of a client's back-to-back turns twice: input with admission, reply with end", async () => {
+    const { store, driver } = make();
+    engine = await createEngine({ store, titles: { enabled: false }, queue: { debounceMs: 0 } });
+    await engine.turn(dm("10", "first"));
+    const batches = recordGroups(driver);
+    for (const text of ["second", "third", "fourth"]) await engine.turn(dm("10", text));
+    await store.flush();
+    expect(batches).toHaveLength(6);
+    expect(batches.map((groups) => groups.flatMap((g) => (g.inbox ?? []).map((w) => w.kind)))).toEqual([
+      ["admit"],
+      ["end"],
+      ["admit"],
+      ["end"],
+      ["admit"],
+      ["end"],
+    ]);
+  });
+
   it("admits an acknowledged-early input (engine.start) on its own, before its turn stores anything", async () => {
     const { store, driver } = make();
     const batches = recordGroups(driver);
