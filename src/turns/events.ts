@@ -9,24 +9,36 @@ export type SessionEvent =
 
 export type SessionEventListener = (event: SessionEvent) => void;
 
+export interface ListenOptions {
+  /**
+   * Only what happens in this process (its turns, its store's writes): another process's appends are not
+   * relayed for this listener (foreign-events.ts), so a process whose listeners are all local reads nothing
+   * when another gateway on the same database writes. Metrics are per process: they want this.
+   */
+  localOnly?: boolean;
+}
+
 /** A listener that throws is dropped from nothing and breaks nothing: its error is swallowed per event. */
 export class SessionEvents {
   /** Replaced, never changed in place: an emit goes over the listeners there were when it began. */
-  private listeners: readonly SessionEventListener[] = [];
+  private listeners: ReadonlyArray<{ listener: SessionEventListener; localOnly: boolean }> = [];
 
-  on(listener: SessionEventListener): () => void {
-    this.listeners = [...this.listeners, listener];
+  on(listener: SessionEventListener, options: ListenOptions = {}): () => void {
+    const entry = { listener, localOnly: options.localOnly === true };
+    this.listeners = [...this.listeners, entry];
     let on = true;
     return () => {
       if (!on) return;
       on = false;
-      const at = this.listeners.indexOf(listener);
+      const at = this.listeners.indexOf(entry);
       if (at >= 0) this.listeners = [...this.listeners.slice(0, at), ...this.listeners.slice(at + 1)];
     };
   }
 
-  emit(event: SessionEvent): void {
-    for (const listener of this.listeners) {
+  /** `foreign`: an event relayed from another process, for the listeners that are not local only. */
+  emit(event: SessionEvent, foreign = false): void {
+    for (const { listener, localOnly } of this.listeners) {
+      if (foreign && localOnly) continue;
       try {
         listener(event);
       } catch {
@@ -37,6 +49,11 @@ export class SessionEvents {
 
   get listenerCount(): number {
     return this.listeners.length;
+  }
+
+  /** The listeners that want other processes' appends too. */
+  get foreignListenerCount(): number {
+    return this.listeners.filter((l) => !l.localOnly).length;
   }
 }
 

@@ -25,7 +25,7 @@ const REMEMBERED_KEYS = 10_000;
  * Makes another process's appends `appended` events here, so this process's WebSocket subscribers and
  * dashboard see turns run elsewhere. The notice carries only the key and seqs; the entries are read from
  * the store after the last seq relayed for that key (one read at a time per key, in order), and only
- * while someone listens.
+ * while someone listens who wants them (not only `localOnly` listeners: events.ts).
  */
 export function relayForeignAppends(store: Store, events: SessionEvents): void {
   if (!isSource(store)) return;
@@ -39,11 +39,11 @@ export function relayForeignAppends(store: Store, events: SessionEvents): void {
     const entries = await store.readEntries(session.id, { afterSeq: after, beforeSeq: toSeq + 1 });
     if (entries.length === 0) return;
     lastSeen.set(key, entries.at(-1)!.seq);
-    events.emit({ type: "appended", key, session, entries });
+    events.emit({ type: "appended", key, session, entries }, true);
   };
   store
     .onForeignAppend((notice) => {
-      if (events.listenerCount === 0) return;
+      if (events.foreignListenerCount === 0) return;
       const previous = reading.get(notice.key) ?? Promise.resolve();
       const next = previous.then(() => relay(notice)).catch(() => {});
       reading.set(notice.key, next);

@@ -1,6 +1,7 @@
 import type { Registry } from "prom-client";
 import type { Engine } from "../../engine.js";
 import { isCommitObservable } from "../../store/store.js";
+import type { SessionEvent } from "../../turns/events.js";
 import type { GatewayDeps } from "../deps.js";
 import type { StoreFallback } from "../store-fallback.js";
 import type { MetricsRegistry, Observation } from "./registry.js";
@@ -49,7 +50,7 @@ export function createMetrics(
     : () => {};
   // Lanes run one turn per key at a time, so a key's start and finish events pair up in order.
   const started = new Map<string, number>();
-  const off = engine.events.on((event) => {
+  const onEvent = (event: SessionEvent) => {
     switch (event.type) {
       case "turn.started":
         started.set(event.key, performance.now());
@@ -75,7 +76,10 @@ export function createMetrics(
       default:
         break;
     }
-  });
+  };
+  // This process's turns and appends only: another gateway's are in its own metrics, and relaying them
+  // here would read each of its appends back from the database (foreign-events.ts).
+  const off = engine.events.on(onEvent, { localOnly: true });
   return {
     load,
     stop: () => {

@@ -4,9 +4,16 @@ import { SessiondError } from "../../model/errors.js";
 import { newId } from "../../model/ids.js";
 import type { Fence } from "../fence.js";
 import type { PgNotifications } from "./notifications.js";
-import { query, queryUnflushed } from "./pool.js";
+import { query } from "./pool.js";
 
 export const LEASE_CHANNEL = "sessiond_lease_free";
+
+/**
+ * In a statement that is its own transaction, for each row it writes: its commit does not wait for the WAL
+ * flush. One round trip, where BEGIN; SET LOCAL; …; COMMIT took four (the setting is read when the
+ * transaction commits and is gone after it: the pooled connection's next transaction is synchronous again).
+ */
+const UNFLUSHED = "set_config('synchronous_commit', 'off', true) AS unflushed";
 
 export interface LeaseOptions {
   /** How long a lease lasts without renewal: a crashed holder's lapses after this. Default 30 s. */
@@ -84,11 +91,11 @@ export class PgLeases {
   async release(fence: Fence): Promise<void> {
     if (this.held.get(fence.key) === fence.epoch) this.held.delete(fence.key);
     if (this.held.size === 0) this.stopRenewal();
-    await queryUnflushed(
+    await query(
       this.pool,
       `WITH freed AS (UPDATE leases SET holder = NULL, expires_at = NULL
          WHERE key = $1 AND epoch = $2 AND holder = $3 RETURNING key)
-       SELECT pg_notify('${LEASE_CHANNEL}', key) FROM freed`,
+       SELECT pg_notify('${LEASE_CHANNEL}', key), ${UNFLUSHED} FROM freed`,
       [fence.key, fence.epoch, this.holder],
     );
   }
@@ -167,11 +174,11 @@ export class PgLeases {
   private async renew(): Promise<void> {
     const held = [...this.held];
     if (held.length === 0) return;
-    const rows = await queryUnflushed<{ key: string }>(
+    const rows = await query<{ key: string }>(
       this.pool,
       `UPDATE leases AS l SET expires_at = clock_timestamp() + $4 * interval '1 millisecond'
        FROM unnest($1::text[], $2::bigint[]) AS h(key, epoch)
-       WHERE l.key = h.key AND l.epoch = h.epoch AND l.holder = $3 RETURNING l.key`,
+       WHERE l.key = h.key AND l.epoch = h.epoch AND l.holder = $3 RETURNING l.key, ${UNFLUSHED}`,
       [held.map(([k]) => k), held.map(([, e]) => e), this.holder, this.ttlMs],
     ).catch(() => undefined);
     if (!rows) return;

@@ -61,6 +61,36 @@ describe("leases per key (PostgreSQL)", () => {
     await Promise.all(engines.map((e) => e.close()));
   });
 
+  it("free and renew without waiting for the WAL, and leave the pooled connection synchronous after", async () => {
+    const url = await cluster.createDatabase();
+    const store = await PostgresStore.open({ url, leaseTtlMs: 150, poolSize: 2 });
+    try {
+      const fence = await store.leases.acquire("k");
+      // Renewed every 50 ms: twice at least, on the one connection the LISTEN leaves in the pool.
+      await new Promise((resolve) => setTimeout(resolve, 160));
+      const [held] = await store.pool
+        .query<{ holder: string | null; live: boolean }>(
+          "SELECT holder, expires_at > clock_timestamp() AS live FROM leases WHERE key = 'k'",
+        )
+        .then((r) => r.rows);
+      expect(held).toEqual({ holder: store.leases.holder, live: true });
+      await store.leases.release(fence);
+      const rows = (
+        await store.pool.query<{ holder: string | null; sc: string }>(
+          "SELECT holder, current_setting('synchronous_commit') AS sc FROM leases WHERE key = 'k'",
+        )
+      ).rows;
+      expect(rows).toEqual([{ holder: null, sc: "on" }]);
+      await store.append("k", [msg("after")], { init });
+      const [{ sc }] = (await store.pool
+        .query<{ sc: string }>("SHOW synchronous_commit")
+        .then((r) => r.rows.map((row) => ({ sc: Object.values(row)[0] as string })))) as [{ sc: string }];
+      expect(sc).toBe("on");
+    } finally {
+      await store.close();
+    }
+  });
+
   it("wake a waiter in another process when the holder frees the key (NOTIFY, not the TTL)", async () => {
     // A TTL far beyond the test's timeout: only the release's NOTIFY can let the waiter in.
     const [a, b] = await twoStores(3_600_000);
