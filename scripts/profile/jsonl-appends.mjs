@@ -1,0 +1,43 @@
+// CPU per durable JSONL append of a built checkout (its dist/): the bench's jsonlConcurrent workload
+// (`sessions` writers, each awaiting its own strict appends), after a warm-up round.
+// Run: node [--cpu-prof --cpu-prof-dir=DIR] scripts/profile/jsonl-appends.mjs [perSession] [checkout] [sessions] [nosearch]
+// (`nosearch`: the store without its search index, to tell its cost apart)
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const perSession = Number(process.argv[2] ?? 200);
+const root = resolve(process.argv[3] ?? ".");
+const sessions = Number(process.argv[4] ?? 100);
+const searchIndex = process.argv[5] !== "nosearch";
+const { JsonlStore } = await import(`${root}/dist/src/store/jsonl/jsonl-store.js`);
+const { BENCH_INIT, benchKey, messageContents, userMessage } = await import(`${root}/dist/bench/support.js`);
+const contents = messageContents(1000);
+const content = (i) => contents[i % contents.length] ?? "";
+// Before the log core (f4894e8) the third argument was the init itself.
+const OPEN = { ...BENCH_INIT, init: BENCH_INIT };
+const base = mkdtempSync(join(tmpdir(), "sessiond-jsonl-appends-"));
+
+async function round(name, per) {
+  const store = new JsonlStore({ path: join(base, name), searchIndex });
+  const keys = Array.from({ length: sessions }, (_, s) => benchKey(s));
+  await Promise.all(keys.map((key, s) => store.append(key, [userMessage(content(s))], OPEN)));
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await Promise.all(
+    keys.map(async (key, s) => {
+      for (let i = 1; i <= per; i++) await store.append(key, [userMessage(content(s * 31 + i))]);
+    }),
+  );
+  const ms = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  await store.close();
+  return { ms, cpuUs: used.user + used.system, count: sessions * per };
+}
+
+await round("warmup", Math.max(1, Math.round(perSession / 4)));
+const r = await round("measured", perSession);
+console.log(
+  `${root}: ${Math.round((r.count / r.ms) * 1000)} appends/s, ${(r.cpuUs / r.count).toFixed(1)} µs of CPU per append (${sessions} sessions${searchIndex ? "" : ", no search index"})`,
+);
+rmSync(base, { recursive: true, force: true });
