@@ -32,6 +32,9 @@ const WORDS = [
   ..."AKIA sk sk_live ghp_ xoxb xapp eyJ AIza hf_ npm_ glpat SG ya29 the a of please use".split(" "),
 ];
 const PUNCTUATION = [..."::==--/.@\"'_+?&<>,;{}[]()#!\\", "://", "-----", "--password", " -p", " -u", "=>"];
+// Service prefixes glued to a token of any length: the shortest token shapes without : = - (`sk_live_` and
+// ten characters) sit just above the prefilter's 15-character run.
+const PREFIXES = ["sk_live_", "rk_test_", "pk_live_", "AKIA", "LTAI", "ghp_", "hf_", "npm_", "sm_pat_", "whsec_"];
 const SPACES = [" ", " ", " ", "\n", "\t", "", "\u00a0", "\u3000", "\u2028"];
 const LOWER = "abcdefghijklmnopqrstuvwxyz";
 const ALPHABETS = [ALNUM, B64, HEX, UPPER_DIGITS, LETTERS, DIGITS, `${ALNUM}_-`, LOWER];
@@ -40,7 +43,8 @@ function fragment(): string {
   const roll = random();
   if (roll < 0.35) return pick(WORDS);
   if (roll < 0.5) return pick(PUNCTUATION);
-  if (roll < 0.8) return token(pick(ALPHABETS), 1 + Math.floor(random() * 48));
+  if (roll < 0.7) return token(pick(ALPHABETS), 1 + Math.floor(random() * 48));
+  if (roll < 0.8) return pick(PREFIXES) + token(pick([ALNUM, UPPER_DIGITS]), 4 + Math.floor(random() * 20));
   if (roll < 0.88) return b64(`${token(LETTERS, 3)}:${token(ALNUM, 6)}`).replace(/=+$/, "");
   if (roll < 0.95) return pick(SECRET_CORPUS).secret;
   return token("ÄéßøЖ漢字🙂", 1 + Math.floor(random() * 4));
