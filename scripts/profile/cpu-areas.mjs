@@ -11,7 +11,7 @@ const AREAS = [
   ["secret scrub", (f) => /\/src\/secrets\//.test(f.url)],
   ["jsonl driver", (f) => /\/src\/store\/jsonl\//.test(f.url)],
   ["log core (store/, model/)", (f) => /\/src\/(store|model)\//.test(f.url)],
-  ["workload and other", (f) => /\/(bench|scripts)\/|node_modules/.test(f.url)],
+  ["workload and other", (f) => /\/(bench|scripts)\//.test(f.url)],
 ];
 const profile = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const appends = Number(process.argv[3] ?? 0);
