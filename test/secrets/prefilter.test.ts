@@ -4,18 +4,18 @@ import { mayHoldSecret, prefilterTelltales } from "../../src/secrets/prefilter.j
 import { scanSecrets } from "../../src/secrets/redact.js";
 import { SHAPES } from "../../src/secrets/shapes.js";
 import { SECRET_CORPUS } from "../support/secret-corpus.js";
-import { ALNUM, B64, b64, DIGITS, HEX, LETTERS, UPPER_DIGITS } from "../support/secret-corpus-gen.js";
+import {
+  ALNUM,
+  B64,
+  b64,
+  DIGITS,
+  generator,
+  HEX,
+  LETTERS,
+  UPPER_DIGITS,
+} from "../support/secret-corpus-gen.js";
 
-// Its own seeded generator (mulberry32), so these texts do not shift the corpus' samples.
-function generator(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Its own seed, so these texts do not shift the corpus' samples.
 const random = generator(29);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 const token = (alphabet: string, n: number) =>
