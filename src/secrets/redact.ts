@@ -1,3 +1,4 @@
+import { mayHoldSecret } from "./prefilter.js";
 import { presetSecretRanges } from "./preset.js";
 import { REDACTED, SHAPES } from "./shapes.js";
 import { replaceLongRuns, tokenRuns } from "./token-runs.js";
@@ -18,10 +19,15 @@ const TOKEN_CHAR = /[A-Za-z0-9_+/=-]/;
  * Scrubs secrets from free text, replacing each whole secret with `[redacted]` (never a mask that keeps a
  * prefix or suffix): what `@secretlint/secretlint-rule-preset-recommend` finds, then sessiond's own shapes
  * (told prefixes, headers, `name=value` assignments, random-looking tokens). Each is tried only on text
- * that holds what its matches must hold. Run it before anything reaches storage, a log, a title or a file
- * name. Idempotent.
+ * that holds what its matches must hold, and a text the prefilter clears (prefilter.ts: most chat) is returned
+ * as it is before any runs. Run it before anything reaches storage, a log, a title or a file name. Idempotent.
  */
 export function redactSecrets(text: string): string {
+  return mayHoldSecret(text) ? scanSecrets(text) : text;
+}
+
+/** `redactSecrets` without the prefilter: every scanner whose own words the text holds runs. */
+export function scanSecrets(text: string): string {
   let out = text;
   // Every secret the preset knows has a run of 20+ token characters or a PEM header; text without one (most
   // chat) skips its 27 scanners. The shorter shapes it knows (URL passwords, Slack tokens) are in SHAPES too.

@@ -3,7 +3,7 @@ import { REDACTED } from "./redacted.js";
 
 export { REDACTED };
 
-export interface Shape {
+interface ShapeBase {
   pattern: RegExp;
   replace: (match: string, ...groups: string[]) => string;
   /**
@@ -11,12 +11,28 @@ export interface Shape {
    * and/or a run of 15+ token characters (`tokenRuns`). Both are cheap to look for; the patterns are not.
    */
   needs: { words?: readonly string[]; longToken?: true };
-  /**
-   * `run`: the shape's matches lie inside a run of 15+ token characters (`[A-Za-z0-9_+/=.:-]`), and it is
-   * tried on each such run alone rather than on the whole text, which costs a fraction.
-   */
-  scope?: "run";
 }
+
+/**
+ * A shape whose matches lie inside a run of 15+ token characters (`[A-Za-z0-9_+/=.:-]`): it is tried on each
+ * such run alone rather than on the whole text, which costs a fraction.
+ */
+interface RunShape extends ShapeBase {
+  scope: "run";
+}
+
+interface TextShape extends ShapeBase {
+  scope?: undefined;
+  /**
+   * Strings, in the case the pattern matches them, one of which every match holds: a text holding none of
+   * any shape's, and no run of 15+ token characters, skips every scanner (prefilter.ts). It must be true of
+   * every match the pattern can make, or a secret gets through: a pattern with the `i` flag may only name
+   * characters that have no case.
+   */
+  telltales: readonly string[];
+}
+
+export type Shape = RunShape | TextShape;
 
 // One of these is in every match of the `name=value` shape.
 const KEY_NAME_WORDS = ["pass", "pwd", "pw", "secret", "token", "key", "credential", "sig"];
@@ -182,6 +198,7 @@ export const SHAPES: readonly Shape[] = [
       /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*$)/g,
     replace: whole,
     needs: { words: ["private key"] },
+    telltales: ["-----BEGIN"],
   },
   // `scheme://user:password@host` (the user may be empty: `redis://:pw@host`): the password only, up to the
   // last `@` before the host, so a password holding `@` or `/` goes whole. A port before a path's `@`
@@ -191,28 +208,33 @@ export const SHAPES: readonly Shape[] = [
     replace: (match, prefix = "", password = "") =>
       /^\d+(?:\/|$)/.test(password) ? match : `${prefix}${REDACTED}@`,
     needs: { words: ["://"] },
+    telltales: ["://"],
   },
   // Header lines: the whole value, whatever its scheme (`Basic`, `Digest`, `token`…).
   {
     pattern: /\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?)(?!\[redacted\])(?:[A-Za-z]+\s+)?[^\s"',;]+/gi,
     replace: (_m, prefix = "") => `${prefix}${REDACTED}`,
     needs: { words: ["authorization"] },
+    telltales: [":", "="],
   },
   {
     pattern: /\b((?:set-)?cookie["']?\s*[:=]\s*)(?!\s*["']?\[redacted\])("[^"\r\n]*"?|[^\r\n]+)/gi,
     replace: (_m, prefix = "", value = "") =>
       value.startsWith('"') ? `${prefix}"${REDACTED}"` : `${prefix}${REDACTED}`,
     needs: { words: ["cookie"] },
+    telltales: [":", "="],
   },
   {
     pattern: /\bBearer\s+(?!\[redacted\])[A-Za-z0-9\-._~+/]{8,}=*/g,
     replace: () => `Bearer ${REDACTED}`,
     needs: { words: ["bearer"] },
+    telltales: ["Bearer"],
   },
   {
     pattern: /\bBasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/g,
     replace: (match, encoded = "") => (isBasicCredential(encoded) ? `Basic ${REDACTED}` : match),
     needs: { words: ["basic"] },
+    telltales: ["Basic"],
   },
   // Incoming-webhook URLs carry their secret in the path.
   {
@@ -220,6 +242,7 @@ export const SHAPES: readonly Shape[] = [
       /https:\/\/(?:hooks\.slack\.com\/(?:services|workflows|triggers)|(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks)\/[A-Za-z0-9/_-]+/g,
     replace: whole,
     needs: { words: ["https://"], longToken: true },
+    telltales: ["https://"],
   },
   // `password=…`, `api_key: …`, `"client_secret": "…"`, `AccountKey=…`: the key stays, the whole value goes.
   {
@@ -236,6 +259,7 @@ export const SHAPES: readonly Shape[] = [
       return `${prefix}${quote}${REDACTED}${quote}`;
     },
     needs: { words: KEY_NAME_WORDS },
+    telltales: [":", "="],
   },
   ...COMMAND_SHAPES,
   {

@@ -6,10 +6,13 @@ export interface TokenRuns {
   presetCandidate: boolean;
 }
 
-const LONG_RUN = 15;
+export const LONG_RUN = 15;
 const PRESET_RUN = 20;
+/** What every private key block the preset knows begins with. */
+export const PEM_HEADER = "-----BEGIN";
 // Per UTF-16 code unit: bit 1 in the wide class, bit 2 in the narrow one.
-const CLASS = new Uint8Array(65_536);
+export const TOKEN_CLASS = new Uint8Array(65_536);
+const CLASS = TOKEN_CLASS;
 for (const ch of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+=-")
   CLASS[ch.charCodeAt(0)] = 3;
 for (const ch of "/.:") CLASS[ch.charCodeAt(0)] = 1;
@@ -29,7 +32,7 @@ export function tokenRuns(text: string): TokenRuns {
       break;
     }
   }
-  return { long, presetCandidate: presetCandidate || text.includes("-----BEGIN") };
+  return { long, presetCandidate: presetCandidate || text.includes(PEM_HEADER) };
 }
 
 /** `text` with each maximal run of 15+ `[A-Za-z0-9_+/=.:-]` characters replaced by `replace(run)`. */

@@ -32,8 +32,8 @@ export interface KeptContext {
   summary?: CompactionEntry;
   /**
    * The entries (and summary) are deeply frozen and the driver never changes them: the core's context
-   * cache keeps these very objects instead of frozen copies. Leave unset for entries the driver built for
-   * this call or may change later.
+   * cache keeps these very objects instead of frozen copies (entries parsed for this call may be frozen in
+   * place). Leave unset for entries that are not frozen, or that the driver may change later.
    */
   frozen?: true;
 }

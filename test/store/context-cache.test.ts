@@ -83,6 +83,39 @@ describe("context cache: immutable entries", () => {
     expect(second.entries[0]).toBe(read[0]);
     expect(second.entries[0]).toMatchObject({ content: "one", sender: { id: "u" } });
   });
+  it("sqlite: entries read from the database are frozen where they are, and the cached load hands out the same ones", async () => {
+    const path = join(dir, "sqlite-reopen.db");
+    const writer = new SqliteStore({ path });
+    await writer.append("k", [msg("one"), msg("two"), msg("three")], { init });
+    await writer.append("k", [
+      {
+        type: "compaction",
+        summary: "S",
+        fromSeq: 1,
+        throughSeq: 1,
+        firstKeptSeq: 2,
+        tokensBefore: 100,
+        tokensAfter: 10,
+        summarizer: "offline",
+      },
+    ]);
+    await writer.close();
+    const store = new SqliteStore({ path });
+    opened.push(store);
+    // A load the cache could not answer: the entries come from the database.
+    const first = (await store.loadContext("k"))!;
+    expect(first.entries.map((e) => e.type === "message" && e.content)).toEqual(["two", "three"]);
+    expect(first.entries.every((e) => Object.isFrozen(e) && Object.isFrozen(Reflect.get(e, "sender")))).toBe(
+      true,
+    );
+    expect(Object.isFrozen(first.summary)).toBe(true);
+    for (const entry of first.entries) scribble(entry as Entry);
+    // The cache keeps those very objects rather than copies of them.
+    const second = (await store.loadContext("k"))!;
+    expect(second.entries[0]).toBe(first.entries[0]);
+    expect(second.summary).toBe(first.summary);
+    expect(second.entries[0]).toMatchObject({ content: "two", sender: { id: "u" } });
+  });
 });
 
 describe("context cache: bounded by bytes", () => {

@@ -1,7 +1,7 @@
 /** The seeded generator and alphabets the secret corpus builds its samples with (none is a real key). */
 
 // mulberry32: the same corpus on every run.
-function generator(seed: number): () => number {
+export function generator(seed: number): () => number {
   let a = seed;
   return () => {
     a = (a + 0x6d2b79f5) | 0;

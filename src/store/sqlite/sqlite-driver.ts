@@ -13,6 +13,7 @@ import type {
   WriteChange,
   WriteGroup,
 } from "../driver.js";
+import { freezeInPlace } from "../frozen.js";
 import { RecentMap } from "../recent-map.js";
 import type { NormalisedQuery } from "../session-query.js";
 import type { Durability, EntryRange, SessionScan } from "../store.js";
@@ -222,13 +223,16 @@ export class SqliteDriver implements StoreDriver {
     const sid = this.sidOf(session.id);
     if (sid === undefined) return { entries: [] };
     const rows = this.sql.get(SQL.kept).all({ sid, from: session.contextFromSeq }) as EntryRow[];
-    const kept: KeptContext = { entries: rows.map((e) => entryFromRow(session.id, e)) };
+    // Parsed for this call and held by nothing else: frozen where they are, the core's cache keeps them
+    // instead of copying each one.
+    const entries = rows.map((e) => freezeInPlace(entryFromRow(session.id, e)));
+    const kept: KeptContext = { entries, frozen: true };
     if (session.lastCompactionSeq !== undefined) {
       const row = this.sql.get(SQL.entryAt).get({ sid, seq: session.lastCompactionSeq }) as
         | EntryRow
         | undefined;
       const entry = row && entryFromRow(session.id, row);
-      if (entry?.type === "compaction") kept.summary = entry;
+      if (entry?.type === "compaction") kept.summary = freezeInPlace(entry);
     }
     return kept;
   }
