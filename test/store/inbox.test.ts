@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine } from "../../src/engine.js";
 import { JsonlInbox } from "../../src/store/jsonl/inbox.js";
+import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import { MemoryInbox } from "../../src/store/memory/inbox.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { openStore } from "../../src/store/open.js";
@@ -54,6 +55,18 @@ const storeInbox = async () => {
 inboxContract("sqlite (the store's writer)", { open: storeInbox, reopen: storeInbox });
 
 const jsonlDir = perTest();
+const jsonlStores: JsonlStore[] = [];
+afterEach(async () => {
+  for (const store of jsonlStores.splice(0)) await store.close();
+});
+const jsonlStoreDir = perTest();
+const jsonlStoreInbox = async () => {
+  const store = new JsonlStore({ path: jsonlStoreDir() });
+  jsonlStores.push(store);
+  return store.inbox();
+};
+inboxContract("jsonl (the store's writer)", { open: jsonlStoreInbox, reopen: jsonlStoreInbox });
+
 inboxContract("jsonl", {
   open: async () => new JsonlInbox({ dir: jsonlDir() }),
   reopen: async () => new JsonlInbox({ dir: jsonlDir() }),

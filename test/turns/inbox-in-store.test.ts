@@ -4,8 +4,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import type { StoreDriver, WriteGroup } from "../../src/store/driver.js";
+import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
+import { LogStore } from "../../src/store/log-store.js";
+import { MemoryDriver } from "../../src/store/memory/memory-driver.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { openStore } from "../../src/store/open.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { dm } from "./recovery-scenario.js";
 
@@ -34,6 +36,12 @@ const stores = {
     dirs.push(dir);
     const store = new SqliteStore({ path: join(dir, "sessiond.db") });
     return { store, driver: store.sqlite as StoreDriver };
+  },
+  jsonl: () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-inbox-store-"));
+    dirs.push(dir);
+    const store = new JsonlStore({ path: dir });
+    return { store, driver: (store as unknown as { driver: StoreDriver }).driver };
   },
   memory: () => {
     const store = new MemoryStore();
@@ -76,7 +84,7 @@ describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, 
     expect(groups.filter((g) => g.inbox)).toHaveLength(2);
     const ends = groups.flatMap((g) => (g.inbox ?? []).filter((w) => w.kind === "end"));
     expect(ends).toHaveLength(1);
-    const inbox = (store as SqliteStore | MemoryStore).inbox();
+    const inbox = (store as SqliteStore | MemoryStore | JsonlStore).inbox();
     expect(await inbox.get(id)).toMatchObject({ state: "done", outcome: { replyId: result.reply?.id } });
     expect(await inbox.unfinished()).toEqual([]);
   });
@@ -116,7 +124,7 @@ describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, 
       g.changes.some((c) => c.kind === "appendEntries" && c.entries.some((e) => e.id === result.input?.id)),
     );
     expect(inputAt).toBeGreaterThan(admitting);
-    expect(await (store as SqliteStore | MemoryStore).inbox().get(started.id)).toMatchObject({
+    expect(await (store as SqliteStore | MemoryStore | JsonlStore).inbox().get(started.id)).toMatchObject({
       state: "done",
     });
   });
@@ -133,7 +141,7 @@ describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, 
     const third = engine.turn(dm("9", "three"));
     const [result] = await Promise.all([first, second, third]);
     await store.flush();
-    const inbox = (store as SqliteStore | MemoryStore).inbox();
+    const inbox = (store as SqliteStore | MemoryStore | JsonlStore).inbox();
     expect(await inbox.unfinished()).toEqual([]);
     const session = await store.getSession(result.key);
     const entries = session ? await store.readEntries(session.id) : [];
@@ -144,10 +152,12 @@ describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, 
   });
 });
 
-it("refuses inbox writes on an append to a store that keeps no inbox of its own (JSONL)", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "sessiond-inbox-store-"));
-  dirs.push(dir);
-  const store = await openStore({ backend: "jsonl", path: dir });
+it("refuses inbox writes on an append to a store that keeps no inbox of its own", async () => {
+  const memory = new MemoryDriver();
+  const withoutInbox = new Proxy(memory, {
+    get: (target, name, receiver) => (name === "inbox" ? undefined : Reflect.get(target, name, receiver)),
+  });
+  const store = new LogStore(withoutInbox);
   try {
     await expect(
       store.append("k", [{ type: "message", role: "user", content: "x" }], {

@@ -1,16 +1,16 @@
-import { dirname, join } from "node:path";
-import { makeDirSync } from "../../fs/make-dir.js";
 import { SessiondError } from "../../model/errors.js";
-import type {
-  AdmitInput,
-  AdmitResult,
-  Inbox,
-  InboxItem,
-  InboxOutcome,
-  InboxState,
+import {
+  type AdmitInput,
+  type AdmitResult,
+  canTransition,
+  type Inbox,
+  type InboxItem,
+  type InboxOutcome,
+  type InboxState,
 } from "../../model/inbox.js";
-import { MemoryInbox } from "../memory/inbox.js";
-import { type FileSystem, fsyncDir, fsyncFailed, realFs, writeAll, writeFileAtomic } from "./durable-fs.js";
+import { admitWrite } from "../store-inbox.js";
+import { type FileSystem, realFs } from "./durable-fs.js";
+import { InboxFile } from "./inbox-file.js";
 
 export interface JsonlInboxOptions {
   /** The store's `.sessiond/` folder; the inbox is `inbox.jsonl` in it. */
@@ -19,78 +19,63 @@ export interface JsonlInboxOptions {
 }
 
 /**
- * The inbox as an append-only file, one JSON line per change (the item as it now is; the last line of an
- * id wins), each fdatasync'd before its promise resolves. A torn last line (a crash mid-write) is cut off
- * on open; a complete line that does not parse is skipped and counted in `skipped`. Changes are written
- * one at a time, so an admission's dedupe check always sees the one before it.
+ * The inbox file (inbox-file.ts) on its own, for an engine whose store is not this folder's `JsonlStore`:
+ * each change fdatasync'd before its promise resolves, one at a time, so an admission's dedupe check always
+ * sees the one before it. Beside a `JsonlStore`, `store.inbox()` writes the same file through the store's
+ * writer instead.
  */
 export class JsonlInbox implements Inbox {
   readonly backend = "jsonl";
-  /** Complete lines that could not be read back at open. */
-  readonly skipped: number;
-  private readonly state = new MemoryInbox();
-  private readonly path: string;
-  private readonly fs: FileSystem;
-  private fd: number;
+  private readonly file: InboxFile;
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
 
   constructor(options: JsonlInboxOptions) {
-    this.fs = options.fs ?? realFs;
-    this.path = join(options.dir, "inbox.jsonl");
-    makeDirSync(options.dir, this.fs);
-    const created = !this.fs.existsSync(this.path);
-    this.skipped = created ? 0 : this.replay();
-    this.fd = this.fs.openSync(this.path, "a");
-    if (created) fsyncDir(dirname(this.path), this.fs);
+    this.file = new InboxFile(options.dir, options.fs ?? realFs);
+  }
+
+  /** Complete lines that could not be read back at open. */
+  get skipped(): number {
+    return this.file.skipped;
   }
 
   admit(input: AdmitInput): Promise<AdmitResult> {
     return this.serial(async () => {
-      const planned = this.state.planAdmit(input);
-      if (!planned.admitted) return planned;
-      await this.write(planned.item);
-      this.state.put(planned.item);
-      return planned;
+      const write = admitWrite(input);
+      const known =
+        write.item.dedupeKey === undefined ? undefined : this.file.byDedupeKey(write.item.dedupeKey);
+      if (known) return { item: known, admitted: false };
+      this.file.apply([write]);
+      await this.file.syncAsync();
+      return { item: structuredClone(write.item), admitted: true };
     });
   }
 
   transition(id: string, state: InboxState, at: number, outcome?: InboxOutcome): Promise<boolean> {
     return this.serial(async () => {
-      if (!this.state.allows(id, state)) return false;
-      const current = this.state.peek(id) as InboxItem;
-      await this.write({ ...current, state, updatedAt: at, ...(outcome ? { outcome } : {}) });
-      return this.state.transitionNow(id, state, at, outcome);
+      const item = this.file.get(id);
+      if (!item || !canTransition(item.state, state)) return false;
+      this.file.apply([{ kind: "end", id, state, at, ...(outcome ? { outcome } : {}) }]);
+      await this.file.syncAsync();
+      return true;
     });
   }
 
   get(id: string): Promise<InboxItem | undefined> {
-    return this.serial(() => this.state.get(id));
+    return this.serial(async () => this.file.get(id));
   }
 
   unfinished(): Promise<InboxItem[]> {
-    return this.serial(() => this.state.unfinished());
+    return this.serial(async () => this.file.unfinished());
   }
 
-  /** Forgets finished items, then rewrites the file with what is left (atomically: old or new file). */
   prune(before: number): Promise<number> {
-    return this.serial(async () => {
-      const pruned = this.state.pruneNow(before);
-      if (pruned === 0) return 0;
-      const lines = this.state.all().map((item) => `${JSON.stringify(item)}\n`);
-      this.fs.closeSync(this.fd);
-      writeFileAtomic(this.path, lines.join(""), true, this.fs);
-      this.fd = this.fs.openSync(this.path, "a");
-      return pruned;
-    });
+    return this.serial(async () => this.file.prune(before));
   }
 
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
-    const last = this.serial(async () => {
-      this.fs.closeSync(this.fd);
-      await this.state.close();
-    });
+    const last = this.serial(async () => this.file.close());
     this.closed = true;
     return last;
   }
@@ -100,39 +85,5 @@ export class JsonlInbox implements Inbox {
     const next = this.chain.then(work);
     this.chain = next.catch(() => {});
     return next;
-  }
-
-  private async write(item: InboxItem): Promise<void> {
-    writeAll(this.fd, Buffer.from(`${JSON.stringify(item)}\n`, "utf8"), undefined, this.fs);
-    await new Promise<void>((resolve, reject) =>
-      this.fs.fdatasync(this.fd, (error) => (error ? reject(fsyncFailed(this.path, error)) : resolve())),
-    );
-  }
-
-  /** Rebuilds the state from the file, cutting a torn last line; returns how many lines were skipped. */
-  private replay(): number {
-    const bytes = this.fs.readFileSync(this.path);
-    const end = bytes.lastIndexOf(0x0a) + 1;
-    if (end < bytes.length) {
-      const fd = this.fs.openSync(this.path, "r+");
-      try {
-        this.fs.ftruncateSync(fd, end);
-        this.fs.fsyncSync(fd);
-      } finally {
-        this.fs.closeSync(fd);
-      }
-    }
-    let skipped = 0;
-    for (const line of bytes.subarray(0, end).toString("utf8").split("\n")) {
-      if (line === "") continue;
-      try {
-        const item = JSON.parse(line) as InboxItem;
-        if (typeof item.id !== "string" || typeof item.state !== "string") throw new Error("not an item");
-        this.state.put(item);
-      } catch {
-        skipped++;
-      }
-    }
-    return skipped;
   }
 }

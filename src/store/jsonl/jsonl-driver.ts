@@ -25,6 +25,7 @@ import { EntryCache } from "./entry-cache.js";
 import { FileReads } from "./file-reads.js";
 import { FileWrites } from "./file-writes.js";
 import { GroupApply } from "./group-apply.js";
+import { InboxFile } from "./inbox-file.js";
 import { saveDirectoryIndex } from "./index-snapshot.js";
 import { replayJournals } from "./journal-replay.js";
 import { META_DIR } from "./meta-dir.js";
@@ -76,6 +77,7 @@ export class JsonlDriver implements StoreDriver {
   private readonly searchIndex: JsonlSearchIndex | SessiondError;
   /** Keys whose files a search found changed by another process: the core drops them at its next ask. */
   private readonly changedKeys = new Set<string>();
+  private inboxFile: InboxFile | undefined;
   private closed = false;
 
   constructor(private readonly options: JsonlDriverOptions) {
@@ -236,6 +238,15 @@ export class JsonlDriver implements StoreDriver {
     return keys.length > 0 ? { kind: "keys", keys } : NONE;
   }
 
+  /**
+   * The inbox of admitted inputs, `.sessiond/inbox.jsonl`, written with the batches (`WriteGroup.inbox`);
+   * opened on first use, so a process that runs no turns leaves it alone.
+   */
+  get inbox(): InboxFile {
+    this.inboxFile ??= this.guard(() => new InboxFile(this.metaDir, this.fs));
+    return this.inboxFile;
+  }
+
   // ——— writes ———
 
   commit(groups: readonly WriteGroup[], durable: boolean): GroupOutcome[] {
@@ -250,6 +261,8 @@ export class JsonlDriver implements StoreDriver {
       });
       if (failed) throw failed;
       this.writes.write();
+      const inbox = groups.flatMap((group, i) => (outcomes[i]?.ok && group.inbox) || []);
+      if (inbox.length > 0) this.inbox.apply(inbox);
       this.titles.rewriteDue();
       if (this.searchIndex instanceof JsonlSearchIndex)
         this.searchIndex.committed(groups.filter((_, i) => outcomes[i]?.ok));
@@ -292,17 +305,22 @@ export class JsonlDriver implements StoreDriver {
     return index.progress();
   }
 
+  /** The journal's fsync, and the inbox file's beside it when an admission waits for one. */
   durableBarrier(): Promise<void> {
-    return this.writes.barrier();
+    const journal = this.writes.barrier();
+    if (!this.inboxFile?.waiting) return journal;
+    return Promise.all([journal, this.inboxFile.syncAsync()]).then(() => undefined);
   }
 
   syncNow(): void {
     this.writes.settleNow(true);
+    if (this.inboxFile?.waiting) this.inboxFile.syncNow();
   }
 
   sync(): void {
     try {
       this.writes.checkpoint();
+      this.inboxFile?.syncNow();
     } catch (error) {
       throw asStoreError(error, this.path);
     }
@@ -393,6 +411,11 @@ export class JsonlDriver implements StoreDriver {
     }
     this.changes.close();
     this.files.closeAll();
+    try {
+      this.inboxFile?.close();
+    } catch {
+      // What it holds was written; closing the descriptor changes nothing on disk.
+    }
   }
 
   private guard<T>(run: () => T): T {

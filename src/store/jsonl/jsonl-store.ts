@@ -4,6 +4,7 @@ import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
 import { chain } from "../maybe-promise.js";
 import type { Durability } from "../store.js";
+import type { StoreInbox } from "../store-inbox.js";
 import { type FileSystem, realFs } from "./durable-fs.js";
 import { JsonlDriver } from "./jsonl-driver.js";
 import type { JsonlIndexProgress } from "./search-rebuild.js";
@@ -87,6 +88,14 @@ export class JsonlStore extends LogStore implements SearchableStore {
   }
 
   /** Messages whose text matches, best first (search-sidecar.ts). */
+  /**
+   * The inbox of admitted inputs, `.sessiond/inbox.jsonl`, written by this store's writer: an admission
+   * shares the appends' batches, and a turn's end rides with its reply.
+   */
+  inbox(): StoreInbox {
+    return this.driverInbox();
+  }
+
   search(query: SearchQuery): Promise<SearchResult> {
     return this.read(() =>
       chain(this.foreign(), () => this.jsonl.search(normaliseSearch(query, Date.now()))),
