@@ -38,6 +38,10 @@ export type Driver = "chat" | "openai";
 /** One input a client sent: its text is unique across the trials, so the store can be checked by it. */
 export interface SentInput {
   driver: Driver;
+  /** The client that sent it (`c0`, `o1`, …). */
+  client: string;
+  /** The gateway's life it was sent to (1 for the first). */
+  life: number;
   text: string;
   /** The gateway answered it (200 with the turn's reply). */
   acked: boolean;
@@ -98,7 +102,14 @@ async function clientLoop(
   for (let n = 1; ; n++) {
     const at = await options.lives.next(failedLife);
     if (!at) return;
-    const input: SentInput = { driver, text: `${prefix}-${n}`, acked: false, status: "error" };
+    const input: SentInput = {
+      driver,
+      client: prefix,
+      life: at.life,
+      text: `${prefix}-${n}`,
+      acked: false,
+      status: "error",
+    };
     options.sent.push(input);
     try {
       const { status, reply } = await send(at.url, input.text);

@@ -29,7 +29,7 @@ export interface TrialOptions {
   upMs: [number, number];
   /** The model answers after a random delay up to this. */
   modelDelayMs: number;
-  /** How long the last gateway serves the clients before they stop. */
+  /** How long the last gateway serves the clients before they stop (at least until each got an answer). */
   lastUpMs: number;
   /** PostgreSQL: the lease and heartbeat time (a restarted gateway takes a dead one's inputs after it). */
   leaseTtlMs?: number;
@@ -76,8 +76,12 @@ export async function runTrials(options: TrialOptions): Promise<TrialReport> {
       lives.open(gateway.url);
       const last = life === options.kills;
       const [min, max] = options.upMs;
-      await sleep(last ? options.lastUpMs : min + Math.random() * (max - min));
-      if (last) break;
+      if (last) {
+        await sleep(options.lastUpMs);
+        await eachAnswered(sent, clientCount(options), life + 1);
+        break;
+      }
+      await sleep(min + Math.random() * (max - min));
       lives.close();
       await gateway.kill();
       addRecovery(recovered, gateway.output());
@@ -100,6 +104,23 @@ export async function runTrials(options: TrialOptions): Promise<TrialReport> {
     await gateway?.kill();
     await model.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function clientCount(options: TrialOptions): number {
+  return options.chatClients + options.openAiClients;
+}
+
+/** Resolves once each client got an answer from the gateway of `life` (the last one works for all). */
+async function eachAnswered(sent: readonly SentInput[], clients: number, life: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const answered = new Set(sent.filter((s) => s.life === life && s.acked).map((s) => s.client));
+    if (answered.size >= clients) return;
+    if (Date.now() > deadline) {
+      throw new Error(`after 120 s the last gateway had answered ${answered.size} of ${clients} clients`);
+    }
+    await sleep(100);
   }
 }
 
