@@ -22,6 +22,7 @@ const { values } = parseArgs({
     "lease-ttl-ms": { type: "string", default: "1000" },
     cli: { type: "string", default: fileURLToPath(new URL("../bundle/main.js", import.meta.url)) },
     json: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
   },
 });
 
@@ -48,6 +49,7 @@ for (const store of stores) {
       upMs: [minUp ?? 300, maxUp ?? minUp ?? 2000],
       lastUpMs: Number(values["last-up-ms"]),
       modelDelayMs: Number(values["model-delay-ms"]),
+      keepOnFailure: values.keep,
       ...(values.json ? {} : { log: (line: string) => process.stderr.write(`${store}: ${line}\n`) }),
     });
     reports[store] = report;
@@ -82,6 +84,7 @@ function print(store: string, report: TrialReport, ms: number): void {
   if (Object.keys(report.statuses).length > 0)
     lines.push(`  other answers: ${JSON.stringify(report.statuses)}`);
   lines.push(`  idempotency keys on two user entries: ${report.repeatedKeys.length}`);
+  if (report.keptDir) lines.push(`  data kept in ${report.keptDir}`);
   for (const double of report.doubles.slice(0, 5))
     lines.push(`  twice: ${double.text} ${JSON.stringify(double.stored)}`);
   process.stdout.write(`${lines.join("\n")}\n`);

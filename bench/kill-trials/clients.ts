@@ -72,24 +72,52 @@ export async function chatClient(index: number, options: ClientOptions): Promise
 /**
  * A client of `POST /v1/chat/completions` that sends its whole conversation each time, continuing what the
  * gateway answered (an input that got no answer is not in it). With `named` it names its session (`user`),
- * else it shares the key of its address (`openai-compat:127.0.0.1`) with the other unnamed clients.
+ * else it shares the key of its address (`openai-compat:127.0.0.1`) with the other unnamed clients; with
+ * `stream` it reads the reply as server-sent events.
  */
-export async function openAiClient(index: number, named: boolean, options: ClientOptions): Promise<void> {
+export async function openAiClient(
+  index: number,
+  mode: { named: boolean; stream: boolean },
+  options: ClientOptions,
+): Promise<void> {
   const history: Array<{ role: "user" | "assistant"; content: string }> = [];
   await clientLoop(options, "openai", `o${index}`, async (url, text) => {
     const response = await post(`${url}/v1/chat/completions`, options.token, {
       model: "main",
       messages: [...history, { role: "user", content: text }],
-      ...(named ? { user: `kill-o${index}` } : {}),
+      ...(mode.named ? { user: `kill-o${index}` } : {}),
+      ...(mode.stream ? { stream: true } : {}),
     });
-    const body = (await response.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
-    const content = body.choices?.[0]?.message?.content;
-    const reply = typeof content === "string" ? content : undefined;
+    const reply = mode.stream ? streamedReply(await response.text()) : wholeReply(await response.json());
     if (response.status === 200 && reply !== undefined) {
       history.push({ role: "user", content: text }, { role: "assistant", content: reply });
     }
     return { status: response.status, reply };
   });
+}
+
+function wholeReply(body: unknown): string | undefined {
+  const content = (body as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]?.message
+    ?.content;
+  return typeof content === "string" ? content : undefined;
+}
+
+/** The content of a complete event stream (one that says `stop` and carries no error), else undefined. */
+function streamedReply(text: string): string | undefined {
+  let content = "";
+  let stopped = false;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
+    const frame = JSON.parse(line.slice(6)) as {
+      error?: unknown;
+      choices?: Array<{ delta?: { content?: unknown }; finish_reason?: unknown }>;
+    };
+    if (frame.error !== undefined) return undefined;
+    const choice = frame.choices?.[0];
+    if (typeof choice?.delta?.content === "string") content += choice.delta.content;
+    if (choice?.finish_reason === "stop") stopped = true;
+  }
+  return stopped ? content : undefined;
 }
 
 async function clientLoop(

@@ -23,7 +23,10 @@ export interface TrialOptions {
   kills: number;
   /** Clients on `POST /api/chat`, each on its own session. */
   chatClients: number;
-  /** Clients on `POST /v1/chat/completions`: even ones share their address's key, odd ones name a session. */
+  /**
+   * Clients on `POST /v1/chat/completions`: even ones share their address's key, odd ones name a session;
+   * of each four, the last two stream.
+   */
   openAiClients: number;
   /** How long each gateway serves before its SIGKILL: a random time in this range. */
   upMs: [number, number];
@@ -33,6 +36,8 @@ export interface TrialOptions {
   lastUpMs: number;
   /** PostgreSQL: the lease and heartbeat time (a restarted gateway takes a dead one's inputs after it). */
   leaseTtlMs?: number;
+  /** Keep the data dir when an input was stored twice or lost (its path is in the report). */
+  keepOnFailure?: boolean;
   /** One line per life, as it happens. */
   log?: (line: string) => void;
 }
@@ -43,6 +48,8 @@ export interface TrialReport extends StoreCheck {
   /** Statuses other than 200 the clients got, by status. */
   statuses: Record<string, number>;
   kills: number;
+  /** The data dir, when kept. */
+  keptDir?: string;
 }
 
 const TOKEN = "kill-trials-token-0123456789abcdef";
@@ -63,12 +70,13 @@ export async function runTrials(options: TrialOptions): Promise<TrialReport> {
   const sent: SentInput[] = [];
   const recovered = { requeued: 0, answered: 0, interrupted: 0 };
   let gateway: TrialGateway | undefined;
+  let keep = false;
   try {
     writeTrialConfig(data, model.baseUrl, options.leaseTtlMs);
     const clients = [
       ...Array.from({ length: options.chatClients }, (_, i) => chatClient(i, { token: TOKEN, lives, sent })),
       ...Array.from({ length: options.openAiClients }, (_, i) =>
-        openAiClient(i, i % 2 === 1, { token: TOKEN, lives, sent }),
+        openAiClient(i, { named: i % 2 === 1, stream: i % 4 >= 2 }, { token: TOKEN, lives, sent }),
       ),
     ];
     for (let life = 0; life <= options.kills; life++) {
@@ -98,12 +106,14 @@ export async function runTrials(options: TrialOptions): Promise<TrialReport> {
     for (const input of sent) {
       if (input.status !== 200) statuses[input.status] = (statuses[input.status] ?? 0) + 1;
     }
-    return { ...check, recovered, statuses, kills: options.kills };
+    const { chat, openai } = check.drivers;
+    keep = options.keepOnFailure === true && check.doubles.length + chat.lost + openai.lost > 0;
+    return { ...check, recovered, statuses, kills: options.kills, ...(keep ? { keptDir: dir } : {}) };
   } finally {
     lives.stop();
     await gateway?.kill();
     await model.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (!keep) rmSync(dir, { recursive: true, force: true });
   }
 }
 
