@@ -16,6 +16,7 @@ const { values } = parseArgs({
     kills: { type: "string", default: "10" },
     chat: { type: "string", default: "16" },
     openai: { type: "string", default: "4" },
+    async: { type: "string", default: "0" },
     "up-ms": { type: "string", default: "300,2000" },
     "last-up-ms": { type: "string", default: "1000" },
     "model-delay-ms": { type: "string", default: "20" },
@@ -46,6 +47,7 @@ for (const store of stores) {
       kills: Number(values.kills),
       chatClients: Number(values.chat),
       openAiClients: Number(values.openai),
+      asyncClients: Number(values.async),
       upMs: [minUp ?? 300, maxUp ?? minUp ?? 2000],
       lastUpMs: Number(values["last-up-ms"]),
       modelDelayMs: Number(values["model-delay-ms"]),
@@ -53,11 +55,8 @@ for (const store of stores) {
       ...(values.json ? {} : { log: (line: string) => process.stderr.write(`${store}: ${line}\n`) }),
     });
     reports[store] = report;
-    const bad =
-      report.doubles.length +
-      report.repeatedKeys.length +
-      report.drivers.chat.lost +
-      report.drivers.openai.lost;
+    const lost = Object.values(report.drivers).reduce((n, c) => n + c.lost, 0);
+    const bad = report.doubles.length + report.repeatedKeys.length + lost;
     if (bad > 0) failed = true;
     if (!values.json) print(store, report, Date.now() - started);
   } finally {

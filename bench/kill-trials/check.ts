@@ -59,7 +59,7 @@ export async function checkStore(config: StoreConfig, sent: readonly SentInput[]
         if (entry.idempotencyKey) push(byKey, entry.idempotencyKey, at);
       }
     }
-    const drivers = { chat: emptyCount(), openai: emptyCount() };
+    const drivers = { chat: emptyCount(), async: emptyCount(), openai: emptyCount() };
     const doubles: StoreCheck["doubles"] = [];
     for (const input of sent) {
       const count = drivers[input.driver];

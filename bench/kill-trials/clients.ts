@@ -33,7 +33,7 @@ export class GatewayLives {
   }
 }
 
-export type Driver = "chat" | "openai";
+export type Driver = "chat" | "async" | "openai";
 
 /** One input a client sent: its text is unique across the trials, so the store can be checked by it. */
 export interface SentInput {
@@ -43,7 +43,7 @@ export interface SentInput {
   /** The gateway's life it was sent to (1 for the first). */
   life: number;
   text: string;
-  /** The gateway answered it (200 with the turn's reply). */
+  /** The gateway answered it (200 with the turn's reply), or admitted it (202, `async`). */
   acked: boolean;
   /** The HTTP status, or `error` when the connection failed (the gateway was killed). */
   status: number | "error";
@@ -66,6 +66,36 @@ export async function chatClient(index: number, options: ClientOptions): Promise
     });
     const body = (await response.json()) as { reply?: unknown };
     return { status: response.status, reply: typeof body.reply === "string" ? body.reply : undefined };
+  });
+}
+
+/**
+ * A client of `POST /api/chat?async=1` on its own session: an input counts as acknowledged once admitted
+ * (202), and the client waits for its turn to end (`GET /api/turns/:id`) before it sends the next one.
+ */
+export async function asyncClient(index: number, options: ClientOptions): Promise<void> {
+  await clientLoop(options, "async", `a${index}`, async (url, text) => {
+    const response = await post(`${url}/api/chat?async=1`, options.token, {
+      message: text,
+      session_id: `admin-kill-a${index}`,
+    });
+    const body = (await response.json()) as { id?: unknown };
+    if (response.status !== 202 || typeof body.id !== "string")
+      return { status: response.status, reply: undefined };
+    const turn = `${url}/api/turns/${encodeURIComponent(body.id)}`;
+    for (;;) {
+      const status = await fetch(turn, {
+        headers: { authorization: `Bearer ${options.token}` },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      }).then(
+        (r) => r.json() as Promise<{ state?: unknown }>,
+        () => undefined,
+      );
+      // A gateway killed meanwhile: the admission stands, the turn's outcome is the store's to show.
+      if (!status || (status.state !== "queued" && status.state !== "running")) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return { status: 200, reply: `echo: ${text}` };
   });
 }
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkStore, type StoreCheck } from "./check.js";
-import { chatClient, GatewayLives, openAiClient, type SentInput } from "./clients.js";
+import { asyncClient, chatClient, GatewayLives, openAiClient, type SentInput } from "./clients.js";
 import {
   startTrialGateway,
   storeConfigOf,
@@ -23,6 +23,8 @@ export interface TrialOptions {
   kills: number;
   /** Clients on `POST /api/chat`, each on its own session. */
   chatClients: number;
+  /** Clients on `POST /api/chat?async=1`, each on its own session: acknowledged when admitted (202). */
+  asyncClients?: number;
   /**
    * Clients on `POST /v1/chat/completions`: even ones share their address's key, odd ones name a session;
    * of each four, the last two stream.
@@ -75,6 +77,9 @@ export async function runTrials(options: TrialOptions): Promise<TrialReport> {
     writeTrialConfig(data, model.baseUrl, options.leaseTtlMs);
     const clients = [
       ...Array.from({ length: options.chatClients }, (_, i) => chatClient(i, { token: TOKEN, lives, sent })),
+      ...Array.from({ length: options.asyncClients ?? 0 }, (_, i) =>
+        asyncClient(i, { token: TOKEN, lives, sent }),
+      ),
       ...Array.from({ length: options.openAiClients }, (_, i) =>
         openAiClient(i, { named: i % 2 === 1, stream: i % 4 >= 2 }, { token: TOKEN, lives, sent }),
       ),
@@ -106,8 +111,8 @@ export async function runTrials(options: TrialOptions): Promise<TrialReport> {
     for (const input of sent) {
       if (input.status !== 200) statuses[input.status] = (statuses[input.status] ?? 0) + 1;
     }
-    const { chat, openai } = check.drivers;
-    keep = options.keepOnFailure === true && check.doubles.length + chat.lost + openai.lost > 0;
+    const lost = Object.values(check.drivers).reduce((n, c) => n + c.lost, 0);
+    keep = options.keepOnFailure === true && check.doubles.length + lost > 0;
     return { ...check, recovered, statuses, kills: options.kills, ...(keep ? { keptDir: dir } : {}) };
   } finally {
     lives.stop();
@@ -118,7 +123,7 @@ export async function runTrials(options: TrialOptions): Promise<TrialReport> {
 }
 
 function clientCount(options: TrialOptions): number {
-  return options.chatClients + options.openAiClients;
+  return options.chatClients + (options.asyncClients ?? 0) + options.openAiClients;
 }
 
 /** Resolves once each client got an answer from the gateway of `life` (the last one works for all). */

@@ -6,7 +6,10 @@ import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
 
 const CLI = resolve("dist/bundle/main.js");
 
-/** A short run of bench/kill-trials: 3 SIGKILLs, 3 clients on /api/chat, 4 on /v1/chat/completions. */
+/**
+ * A short run of bench/kill-trials: 3 SIGKILLs, 3 clients on /api/chat, 2 on /api/chat?async=1 (acknowledged
+ * when admitted), 4 on /v1/chat/completions.
+ */
 function shortTrials(store: TrialStore, databaseUrl?: string): Promise<TrialReport> {
   return runTrials({
     store,
@@ -14,6 +17,7 @@ function shortTrials(store: TrialStore, databaseUrl?: string): Promise<TrialRepo
     ...(databaseUrl ? { databaseUrl, leaseTtlMs: 1000 } : {}),
     kills: 3,
     chatClients: 3,
+    asyncClients: 2,
     openAiClients: 4,
     upMs: [400, 1200],
     lastUpMs: 500,
