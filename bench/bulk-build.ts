@@ -4,7 +4,7 @@ import type { Entry } from "../src/model/entry.js";
 import type { Session } from "../src/model/session.js";
 import { openStore } from "../src/store/open.js";
 import { newSession, planAppend } from "../src/store/session-log.js";
-import { entryInsertParams, sessionInsertParams, sessionUpdateParams } from "../src/store/sqlite/rows.js";
+import { entryInsertParams, sessionInsertParams, sessionUpdateParams } from "../src/store/sql/rows.js";
 import { SQL } from "../src/store/sqlite/sqlite-store.js";
 import { BENCH_INIT, benchKey, INSERT_ENTRY_SQL, messageContents, userMessage } from "./support.js";
 

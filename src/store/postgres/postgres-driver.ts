@@ -10,8 +10,8 @@ import type {
   WriteGroup,
 } from "../driver.js";
 import type { NormalisedQuery } from "../session-query.js";
-import { listSessionsSql, scanSessionsSql } from "../sqlite/list-sql.js";
-import { type EntryRow, entryFromRow, type SessionRow, sessionFromRow } from "../sqlite/rows.js";
+import { listSessionsSql, scanSessionsSql } from "../sql/list-sql.js";
+import { type EntryRow, entryFromRow, type SessionRow, sessionFromRow } from "../sql/rows.js";
 import type { EntryRange, SessionScan } from "../store.js";
 import { CHANGED_CHANNEL } from "./append-notify.js";
 import { commitAlone, commitCareful, commitFast, unavailableWrite } from "./batch-commit.js";

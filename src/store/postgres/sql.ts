@@ -2,12 +2,12 @@ import type { PoolClient } from "pg";
 import type { Entry } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
 import type { WriteChange } from "../driver.js";
-import { entryInsertParams, sessionAfterAppendParams } from "../sqlite/rows.js";
+import { entryInsertParams, sessionAfterAppendParams } from "../sql/rows.js";
 import type { Notice } from "./append-notify.js";
 import { searchColumns } from "./search-words.js";
 
 /**
- * The statements that write a batch's changes. Rows are the SQLite store's (`../sqlite/rows.ts`): the pool
+ * The statements that write a batch's changes. Rows are shared with the SQLite store (`../sql/rows.ts`): the pool
  * returns jsonb as text and int8 as numbers. Every statement takes whole columns (`unnest`), so a batch of
  * a hundred appends costs the same few round trips as one.
  */

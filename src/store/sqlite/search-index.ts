@@ -21,7 +21,7 @@ import {
   termMatcher,
 } from "../../search/rank.js";
 import { makeSnippet } from "../../search/snippet.js";
-import { type EntryRow, entryFromRow } from "./rows.js";
+import { type EntryRow, entryFromRow } from "../sql/rows.js";
 import {
   type CandidateRow,
   indexDrivenSql,

@@ -16,11 +16,7 @@ import type {
 import { freezeInPlace } from "../frozen.js";
 import { RecentMap } from "../recent-map.js";
 import type { NormalisedQuery } from "../session-query.js";
-import type { Durability, EntryRange, SessionScan } from "../store.js";
-import { Checkpointer } from "./checkpointer.js";
-import { InboxTable } from "./inbox-table.js";
-import { JournalFold } from "./journal-fold.js";
-import { listSessionsSql, scanSessionsSql } from "./list-sql.js";
+import { listSessionsSql, scanSessionsSql } from "../sql/list-sql.js";
 import {
   type EntryRow,
   entryFromRow,
@@ -30,7 +26,11 @@ import {
   sessionFromRow,
   sessionInsertParams,
   sessionUpdateParams,
-} from "./rows.js";
+} from "../sql/rows.js";
+import type { Durability, EntryRange, SessionScan } from "../store.js";
+import { Checkpointer } from "./checkpointer.js";
+import { InboxTable } from "./inbox-table.js";
+import { JournalFold } from "./journal-fold.js";
 import { SqliteSearchIndex } from "./search-index.js";
 import {
   asStoreError,
