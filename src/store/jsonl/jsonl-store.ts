@@ -8,6 +8,7 @@ import { type FileSystem, realFs } from "./durable-fs.js";
 import { JsonlDriver } from "./jsonl-driver.js";
 import type { JsonlIndexProgress } from "./search-rebuild.js";
 import type { LineProblem } from "./session-file.js";
+import { linkSnapshot, type StoreSnapshot } from "./store-snapshot.js";
 
 export { META_DIR } from "./meta-dir.js";
 export type { JsonlIndexProgress } from "./search-rebuild.js";
@@ -108,6 +109,15 @@ export class JsonlStore extends LogStore implements SearchableStore {
   /** What memory holds of sessions' entries: how many sessions, and the bytes of their lines. */
   cacheStats(): { sessions: number; bytes: number } {
     return this.jsonl.cacheStats();
+  }
+
+  /**
+   * The store's files as they are now, hard-linked with their lengths (store-snapshot.ts), for a consistent
+   * copy while writes go on: synchronous, so no batch runs meanwhile, after the journal's bytes went out.
+   */
+  snapshot(): StoreSnapshot {
+    this.jsonl.flush();
+    return linkSnapshot(this.path);
   }
 
   /** How the last open found its sessions: from the index, or by reading the file. */

@@ -1,0 +1,128 @@
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { readBackup } from "../../src/cli/backup/jsonl-archive.js";
+import type { Entry } from "../../src/model/entry.js";
+import { jsonlBackupStream } from "../../src/store/jsonl/backup-stream.js";
+import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
+
+const dirs: string[] = [];
+const temp = (name: string) => {
+  const dir = mkdtempSync(join(tmpdir(), `sessiond-${name}-`));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const init = { agent: "main", channel: "test", createdBy: "tester" };
+const say = (content: string) => ({ type: "message" as const, role: "user" as const, content });
+
+/** Each key's sessions (every generation) with their entries, as a store shows them. */
+type Contents = Record<string, Array<{ generation: number; title: string; entries: Entry[] }>>;
+async function contents(store: JsonlStore): Promise<Contents> {
+  const out: Contents = {};
+  const { sessions } = await store.listSessions({ includeArchived: true, limit: 1000 });
+  for (const session of sessions) {
+    const entries = await store.readEntries(session.id);
+    (out[session.key] ??= []).push({ generation: session.generation, title: session.title, entries });
+  }
+  for (const list of Object.values(out)) list.sort((a, b) => a.generation - b.generation);
+  return out;
+}
+
+async function restore(archive: string): Promise<JsonlStore> {
+  const into = join(temp("restored"), "sessions");
+  await readBackup(archive, into);
+  return new JsonlStore({
+    path: into,
+    searchIndex: false,
+    onProblem: (p) => expect.fail(`${p.file}: ${p.reason}`),
+  });
+}
+
+describe("a JSONL store's backup (store/jsonl/backup-stream.ts)", () => {
+  it("is the store at the instant it was asked for, whatever changes while its bytes are read", async () => {
+    const dir = join(temp("backup"), "sessions");
+    const store = new JsonlStore({ path: dir, searchIndex: false });
+    await store.append("k:titled", [say("to be titled after the snapshot")], { init });
+    await store.append("k:deleted", [say("deleted after the snapshot")], { init });
+    await store.append("k:grows", [say("one"), say("two")], { init });
+    await store.append("k:reset", [say("the first generation")], { init });
+    // Relaxed: acknowledged with its bytes possibly still queued for the file, which the snapshot writes out.
+    await store.append("k:relaxed", [say("queued")], { init, durability: "relaxed" });
+    const expected = await contents(store);
+
+    const { stream } = jsonlBackupStream(store);
+    // All of this lands after the instant: a title rewrites line 1 into a new file and renames it, a delete
+    // unlinks, appends grow files past their length then, a reset makes a new file.
+    await store.append("k:titled", [{ type: "title", title: "A title set later" }, say("after")], { init });
+    await store.delete("k:deleted");
+    await store.append("k:grows", [say("three")], { init });
+    await store.reset("k:reset", "manual", init);
+    await store.append("k:new", [say("a session born after the snapshot")], { init });
+    const archive = join(temp("archive"), "backup.tar.gz");
+    await pipeline(stream, createWriteStream(archive));
+    const live = await contents(store);
+    expect(live["k:deleted"]).toBeUndefined();
+    expect(live["k:titled"]?.[0]?.title).toBe("A title set later");
+    await store.close();
+
+    const restored = await restore(archive);
+    try {
+      expect(await contents(restored)).toEqual(expected);
+      // The store goes on from the copy: appends continue each session's seq.
+      const next = await restored.append("k:grows", [say("three, in the restored store")], { init });
+      expect(next.entries[0]?.seq).toBe(3);
+    } finally {
+      await restored.close();
+    }
+  });
+
+  it("leaves out what each open rebuilds, and its snapshot folder is gone once the copy is read", async () => {
+    const dir = join(temp("backup"), "sessions");
+    const store = new JsonlStore({ path: dir });
+    await store.append("k:a", [say("indexed")], { init });
+    await store.search({ text: "indexed" });
+    const archive = join(temp("archive"), "backup.tar.gz");
+    const names: string[] = [];
+    await pipeline(jsonlBackupStream(store).stream, createWriteStream(archive));
+    const summary = await readBackup(archive, join(temp("list"), "x"));
+    const listed = join(dirs.at(-1)!, "x");
+    const walk = (d: string, prefix: string): void => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        if (e.isDirectory()) walk(join(d, e.name), `${prefix}${e.name}/`);
+        else names.push(`${prefix}${e.name}`);
+      }
+    };
+    walk(listed, "");
+    expect(summary.files).toBe(names.length);
+    expect(names.some((n) => /^main_.*\.jsonl$|\.jsonl$/.test(n) && !n.includes("/"))).toBe(true);
+    expect(names.filter((n) => /journal-|search\.db|index\.json|backup-/.test(n))).toEqual([]);
+    expect(readdirSync(join(dir, ".sessiond")).filter((n) => n.startsWith("backup-"))).toEqual([]);
+    await store.close();
+  });
+
+  it("refuses a copy cut short, naming the file, and writes nothing of it", async () => {
+    const dir = join(temp("backup"), "sessions");
+    const store = new JsonlStore({ path: dir, searchIndex: false });
+    await store.append("k:a", [say("x".repeat(200_000))], { init });
+    const archive = join(temp("archive"), "backup.tar.gz");
+    await pipeline(jsonlBackupStream(store).stream, createWriteStream(archive));
+    await store.close();
+    const whole = readFileSync(archive);
+    const cut = join(dirs.at(-1)!, "cut.tar.gz");
+    const { gzipSync, gunzipSync } = await import("node:zlib");
+    const tar = gunzipSync(whole);
+    // The tar without its last 2 KB (the manifest and the end), gzipped again: it reads, but is not whole.
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(cut, gzipSync(tar.subarray(0, tar.length - 2048)));
+    await expect(readBackup(cut)).rejects.toThrow(
+      /cut\.tar\.gz is not a whole sessiond JSONL backup: it is cut short/,
+    );
+    expect(statSync(archive).size).toBe(whole.length);
+  });
+});
