@@ -28,7 +28,9 @@ async function contents(store: JsonlStore): Promise<Contents> {
   const { sessions } = await store.listSessions({ includeArchived: true, limit: 1000 });
   for (const session of sessions) {
     const entries = await store.readEntries(session.id);
-    (out[session.key] ??= []).push({ generation: session.generation, title: session.title, entries });
+    const list = out[session.key] ?? [];
+    list.push({ generation: session.generation, title: session.title, entries });
+    out[session.key] = list;
   }
   for (const list of Object.values(out)) list.sort((a, b) => a.generation - b.generation);
   return out;

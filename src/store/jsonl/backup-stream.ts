@@ -38,7 +38,9 @@ export function jsonlBackupStream(store: SnapshotSource): { stream: Readable; ta
   const snapshot = store.snapshot();
   const members = tarMembers(snapshot);
   // A failure on either side destroys both; the snapshot goes with them.
-  const stream = pipeline(Readable.from(members, { objectMode: false }), createGzip(), () => snapshot.release());
+  const stream = pipeline(Readable.from(members, { objectMode: false }), createGzip(), () =>
+    snapshot.release(),
+  );
   return { stream, takenAt: snapshot.takenAt };
 }
 
