@@ -111,7 +111,8 @@ export async function restoreJsonl(
 
 /** Whether a gateway holds the data dir's serve lock (serve-lock.ts). */
 function gatewayRuns(dataDir: string): boolean {
-  if (!existsSync(dataDir)) return false;
+  // No lock file: no gateway ever ran here (and none is made by asking).
+  if (!existsSync(join(dataDir, SERVE_LOCK))) return false;
   const lock = tryExclusiveLock(join(dataDir, SERVE_LOCK));
   lock?.release();
   return lock === undefined;
