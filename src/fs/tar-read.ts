@@ -91,7 +91,8 @@ export async function readTar(
 }
 
 function parseHeader(block: Buffer): TarMember {
-  const stored = octalField(block, 148, 8);
+  // Read leniently: whatever it holds, a field that is not the sum is the same finding.
+  const stored = Number.parseInt(block.toString("latin1", 148, 156).replace(/[\0 ]+$/g, "").trim(), 8);
   let sum = 0;
   for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : (block[i] as number);
   if (stored !== sum)
