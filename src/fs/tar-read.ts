@@ -92,7 +92,13 @@ export async function readTar(
 
 function parseHeader(block: Buffer): TarMember {
   // Read leniently: whatever it holds, a field that is not the sum is the same finding.
-  const stored = Number.parseInt(block.toString("latin1", 148, 156).replace(/[\0 ]+$/g, "").trim(), 8);
+  const stored = Number.parseInt(
+    block
+      .toString("latin1", 148, 156)
+      .replace(/[\0 ]+$/g, "")
+      .trim(),
+    8,
+  );
   let sum = 0;
   for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : (block[i] as number);
   if (stored !== sum)
