@@ -1,4 +1,4 @@
-import { type FileHandle, open, stat } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import { pipeline, Readable } from "node:stream";
 import { createGzip } from "node:zlib";
@@ -60,11 +60,7 @@ async function* tarMembers(snapshot: StoreSnapshot): AsyncGenerator<Buffer> {
       } finally {
         source.close();
       }
-      const info = await stat(copy);
-      yield* member(
-        { name: db.name, link: copy, size: info.size, mode: 0o600, mtimeMs: info.mtimeMs },
-        false,
-      );
+      yield* member({ name: db.name, link: copy, size: undefined }, false);
       count++;
     }
     const manifest: BackupManifest = {
@@ -86,8 +82,10 @@ async function* tarMembers(snapshot: StoreSnapshot): AsyncGenerator<Buffer> {
 async function* member(file: SnapshotFile, lines: boolean): AsyncGenerator<Buffer> {
   const handle = await open(file.link, "r");
   try {
-    const size = lines ? await wholeLines(handle, file.size) : file.size;
-    const header: TarFile = { name: file.name, size, mode: file.mode, mtimeMs: file.mtimeMs };
+    const info = await handle.stat();
+    const length = file.size ?? info.size;
+    const size = lines ? await wholeLines(handle, length) : length;
+    const header: TarFile = { name: file.name, size, mode: info.mode & 0o777, mtimeMs: info.mtimeMs };
     yield tarHeader(header);
     for (let at = 0; at < size; ) {
       const buffer = Buffer.allocUnsafe(Math.min(CHUNK, size - at));

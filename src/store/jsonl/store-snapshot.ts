@@ -10,12 +10,16 @@ import { META_DIR } from "./meta-dir.js";
 export interface SnapshotFile {
   /** Its path in the store, `/`-separated (`.sessiond/meta/….json`). */
   name: string;
-  /** A hard link to the file as it was then (its inode: a later rename or replacement leaves it be). */
+  /**
+   * A hard link to the file as it was then (its inode: a later rename or replacement leaves it be); for a
+   * claim, which never changes, the file itself.
+   */
   link: string;
-  /** Its length then: what was appended since is past it. */
-  size: number;
-  mode: number;
-  mtimeMs: number;
+  /**
+   * Its length then: what was appended since is past it. Only line files are appended to; any other is
+   * never changed in place, so its length is read from the link when it is copied (`undefined` here).
+   */
+  size: number | undefined;
 }
 
 export interface StoreSnapshot {
@@ -29,6 +33,7 @@ export interface StoreSnapshot {
 }
 
 const PREFIX = "backup-";
+const CLAIMS = `${META_DIR}/claims/`;
 /** Rebuilt from the files at open, or a writer's own: never part of a copy. */
 const LEFT_OUT = /^(journal-.*|index\.json|search\.db.*|search\.json|.*\.tmp|.*-wal|.*-shm|.*-journal)$/;
 /** The snapshots this process is taking (another process's are told apart by their owner). */
@@ -41,7 +46,8 @@ const ownSnapshots = new Set<string>();
  * bytes the journal holds went to the files): session files and the inbox are only appended to, and
  * every other change (a title's rewrite, a sidecar, a pruned inbox, a removal) replaces or unlinks a
  * file, which leaves the linked inode as it was. So the links cut at those lengths are the store at one
- * instant, however long the copy then takes. It costs one link and one stat per file, and no bytes.
+ * instant, however long the copy then takes. It costs one link per file (claims aside) and one stat per
+ * line file, and no bytes.
  */
 export function linkSnapshot(storeDir: string): StoreSnapshot {
   const metaDir = join(storeDir, META_DIR);
@@ -72,14 +78,15 @@ export function linkSnapshot(storeDir: string): StoreSnapshot {
         { cause: error },
       );
     }
-    const stat = statSync(link);
-    files.push({ name, link, size: stat.size, mode: stat.mode & 0o777, mtimeMs: stat.mtimeMs });
+    files.push({ name, link, size: name.endsWith(".jsonl") ? statSync(link).size : undefined });
   };
   try {
     for (const entry of readdirSync(storeDir, { withFileTypes: true }))
       if (entry.isFile() && isSessionFileName(entry.name)) take(join(storeDir, entry.name), entry.name);
     walkMeta(metaDir, META_DIR, (entry, path, name) => {
       if (entry.name.endsWith(".db")) databases.push({ name, path });
+      // A claim is written whole when its file is created and never changed or removed: read where it is.
+      else if (name.startsWith(CLAIMS)) files.push({ name, link: path, size: undefined });
       else take(path, name);
     });
   } catch (error) {
