@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Entry } from "../../src/model/entry.js";
 import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import { type ServedGateway, serveGateway } from "../support/serve-child.js";
-import { cli, useTempDir } from "./helpers.js";
+import { cli, seed, useTempDir } from "./helpers.js";
 
 const tempDir = useTempDir();
 const served: ServedGateway[] = [];
@@ -163,5 +163,39 @@ describe("sessiond backup and restore (JSONL), while a gateway writes", () => {
     expect(result.stderr).toMatch(/^error: .*bad\.tar\.gz is not a whole sessiond JSONL backup: .*\n$/);
     expect(existsSync(join(dir, "sessions"))).toBe(false);
     expect(readdirSync(dir).sort()).toEqual(["bad.tar.gz", "sessiond.yaml"]);
+  });
+
+  it("with no gateway running, opens the store itself; a wrong token is told in one line", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "sessiond.yaml"), CONFIG);
+    await seed(
+      dir,
+      async (engine) => {
+        await engine.append("web:a", [{ type: "message", role: "user", content: "kept" }]);
+      },
+      { store: { backend: "jsonl", path: join(dir, "sessions") } },
+    );
+    const offline = await cli(dir, ["--data-dir", dir, "backup", "offline.tar.gz"]);
+    expect(offline.stderr).toBe("");
+    expect(offline.stdout).toMatch(/ \(\d+ files as of .*; no gateway was running\)\n$/);
+    const fresh = tempDir();
+    writeFileSync(join(fresh, "sessiond.yaml"), CONFIG);
+    const restored = await cli(fresh, ["--data-dir", fresh, "restore", join(dir, "offline.tar.gz")]);
+    expect(restored.code).toBe(0);
+    const list = await cli(fresh, ["--data-dir", fresh, "sessions", "list", "--json"]);
+    expect(JSON.parse(list.stdout).sessions.map((s: { key: string }) => s.key)).toEqual(["web:a"]);
+
+    const gateway = serveGateway(dir, TOKEN);
+    served.push(gateway);
+    const url = await gateway.listening();
+    const wrong = await cli(dir, ["--data-dir", dir, "backup", "x.tar.gz"], {
+      env: { SESSIOND_TOKEN: "wrong" },
+    });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(
+      new RegExp(`^error: the gateway at ${url.replace(/[.:/]/g, "\\$&")} answered 401: .*\n$`),
+    );
+    expect(existsSync(join(dir, "x.tar.gz"))).toBe(false);
+    expect(readdirSync(dir).filter((n) => n.includes(".partial"))).toEqual([]);
   });
 });
