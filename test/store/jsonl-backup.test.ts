@@ -54,11 +54,18 @@ describe("a JSONL store's backup (store/jsonl/backup-stream.ts)", () => {
     await store.append("k:deleted", [say("deleted after the snapshot")], { init });
     await store.append("k:grows", [say("one"), say("two")], { init });
     await store.append("k:reset", [say("the first generation")], { init });
-    // Relaxed: acknowledged with its bytes possibly still queued for the file, which the snapshot writes out.
-    await store.append("k:relaxed", [say("queued")], { init, durability: "relaxed" });
+    await store.append("k:relaxed", [say("relaxed")], { init, durability: "relaxed" });
+    // Taken the moment a batch of 10 appends (too many to be written at once, INLINE_SYNC_MAX_BATCH) is
+    // acknowledged: its bytes are in the journal, still queued for their files (they follow once the store
+    // is idle), and the snapshot writes them out first.
+    const { stream } = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        store.append(`k:queued-${i}`, [say("only in the journal yet")], { init }),
+      ),
+    ).then(() => jsonlBackupStream(store));
     const expected = await contents(store);
+    expect(Object.keys(expected).filter((k) => k.startsWith("k:queued-"))).toHaveLength(10);
 
-    const { stream } = jsonlBackupStream(store);
     // All of this lands after the instant: a title rewrites line 1 into a new file and renames it, a delete
     // unlinks, appends grow files past their length then, a reset makes a new file.
     await store.append("k:titled", [{ type: "title", title: "A title set later" }, say("after")], { init });
