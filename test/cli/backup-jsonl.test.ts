@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -197,5 +198,42 @@ describe("sessiond backup and restore (JSONL), while a gateway writes", () => {
     );
     expect(existsSync(join(dir, "x.tar.gz"))).toBe(false);
     expect(readdirSync(dir).filter((n) => n.includes(".partial"))).toEqual([]);
+  });
+
+  it("a download given up releases its snapshot, and one copy is taken at a time", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "sessiond.yaml"), CONFIG);
+    // 24 MB that gzip cannot shrink: more than the sockets buffer, so the copy waits for its reader.
+    await seed(
+      dir,
+      async (engine) => {
+        for (let i = 0; i < 24; i++) {
+          const content = randomBytes(768 * 1024).toString("base64");
+          await engine.append(`web:big-${i}`, [{ type: "message", role: "user", content }]);
+        }
+      },
+      { store: { backend: "jsonl", path: join(dir, "sessions") } },
+    );
+    const gateway = serveGateway(dir, TOKEN);
+    served.push(gateway);
+    const url = await gateway.listening();
+    const snapshots = () =>
+      readdirSync(join(dir, "sessions", ".sessiond")).filter((n) => n.startsWith("backup-"));
+    const abort = new AbortController();
+    const first = await fetch(`${url}/api/store/backup`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      signal: abort.signal,
+    });
+    expect(first.status).toBe(200);
+    expect(snapshots()).toHaveLength(1);
+    const second = await fetch(`${url}/api/store/backup`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(second.status).toBe(503);
+    expect(((await second.json()) as { error: { code: string } }).error.code).toBe("STORE_BUSY");
+    abort.abort();
+    await expect.poll(snapshots, { timeout: 20_000, interval: 50 }).toEqual([]);
+    const after = await cli(dir, ["--data-dir", dir, "backup", "after.tar.gz"], {
+      env: { SESSIOND_TOKEN: TOKEN },
+    });
+    expect({ code: after.code, stderr: after.stderr }).toEqual({ code: 0, stderr: "" });
   });
 });

@@ -12,6 +12,8 @@ import type { GatewayEnv, RouteDeps } from "../types.js";
  */
 export function storeBackupRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   const app = new Hono<GatewayEnv>();
+  /** One copy at a time: each holds a folder of links and a reader of the files. */
+  let taking = false;
   app.get("/api/store/backup", async (c) => {
     const store: unknown = deps.engine.store;
     if (!isSnapshotSource(store)) {
@@ -27,7 +29,19 @@ export function storeBackupRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       );
     }
     const { jsonlBackupStream } = await import("../../store/jsonl/backup-stream.js");
+    if (taking)
+      throw new HttpError(
+        503,
+        "STORE_BUSY",
+        "a backup of this store is being taken: try again once it is done",
+        5,
+      );
+    // Synchronous: the snapshot is taken (or fails, holding nothing) before another request runs.
     const { stream, takenAt } = jsonlBackupStream(store);
+    taking = true;
+    stream.on("close", () => {
+      taking = false;
+    });
     const name = `sessiond-jsonl-${new Date(takenAt).toISOString().replace(/[:.]/g, "-")}.tar.gz`;
     c.header("content-type", "application/gzip");
     c.header("content-disposition", `attachment; filename="${name}"`);
