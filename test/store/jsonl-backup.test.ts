@@ -1,4 +1,12 @@
-import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -133,5 +141,22 @@ describe("a JSONL store's backup (store/jsonl/backup-stream.ts)", () => {
       /cut\.tar\.gz is not a whole sessiond JSONL backup: it is cut short/,
     );
     expect(statSync(archive).size).toBe(whole.length);
+  });
+
+  it("an open removes the snapshot folder of a process that stopped midway, and keeps a live one's", async () => {
+    const dir = join(temp("backup"), "sessions");
+    const first = new JsonlStore({ path: dir, searchIndex: false });
+    await first.append("k:a", [say("x")], { init });
+    await first.close();
+    const meta = join(dir, ".sessiond");
+    // PID 2^22 + 1 is above Linux's largest: no process has it. PID 1 always runs.
+    mkdirSync(join(meta, "backup-4194305-0-0-deadbeef"));
+    mkdirSync(join(meta, "backup-1-0-0-cafebabe"));
+    const again = new JsonlStore({ path: dir, searchIndex: false });
+    try {
+      expect(readdirSync(meta).filter((n) => n.startsWith("backup-"))).toEqual(["backup-1-0-0-cafebabe"]);
+    } finally {
+      await again.close();
+    }
   });
 });

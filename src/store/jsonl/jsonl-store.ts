@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { LRUCache } from "lru-cache";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
@@ -6,9 +7,10 @@ import { chain } from "../maybe-promise.js";
 import type { Durability } from "../store.js";
 import { type FileSystem, realFs } from "./durable-fs.js";
 import { JsonlDriver } from "./jsonl-driver.js";
+import { META_DIR } from "./meta-dir.js";
 import type { JsonlIndexProgress } from "./search-rebuild.js";
 import type { LineProblem } from "./session-file.js";
-import { linkSnapshot, type StoreSnapshot } from "./store-snapshot.js";
+import { linkSnapshot, removeStaleSnapshots, type StoreSnapshot } from "./store-snapshot.js";
 
 export { META_DIR } from "./meta-dir.js";
 export type { JsonlIndexProgress } from "./search-rebuild.js";
@@ -85,6 +87,8 @@ export class JsonlStore extends LogStore implements SearchableStore {
     this.path = options.path;
     this.jsonl = driver;
     this.problemLog = problemLog;
+    // A copy whose process stopped midway left its folder of links: they only hold disk space.
+    removeStaleSnapshots(join(options.path, META_DIR));
   }
 
   /** Messages whose text matches, best first (search-sidecar.ts). */
