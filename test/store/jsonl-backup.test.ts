@@ -10,6 +10,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { readBackup } from "../../src/cli/backup/jsonl-archive.js";
 import type { Entry } from "../../src/model/entry.js";
@@ -99,14 +100,22 @@ describe("a JSONL store's backup (store/jsonl/backup-stream.ts)", () => {
     }
   });
 
-  it("leaves out what each open rebuilds, and its snapshot folder is gone once the copy is read", async () => {
+  it("leaves out what each open rebuilds, copies the runtime sessions' database, and removes its links", async () => {
     const dir = join(temp("backup"), "sessions");
     const store = new JsonlStore({ path: dir });
     await store.append("k:a", [say("indexed")], { init });
     await store.search({ text: "indexed" });
+    // A WAL database beside the store, its last row only in the -wal while the connection stays open.
+    const runtime = new Database(join(dir, ".sessiond", "runtime-sessions.db"));
+    runtime.pragma("journal_mode = WAL");
+    runtime.exec("CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('in the wal')");
     const archive = join(temp("archive"), "backup.tar.gz");
     const names: string[] = [];
-    await pipeline(jsonlBackupStream(store).stream, createWriteStream(archive));
+    try {
+      await pipeline(jsonlBackupStream(store).stream, createWriteStream(archive));
+    } finally {
+      runtime.close();
+    }
     const summary = await readBackup(archive, join(temp("list"), "x"));
     const listed = join(dirs.at(-1)!, "x");
     const walk = (d: string, prefix: string): void => {
@@ -118,7 +127,10 @@ describe("a JSONL store's backup (store/jsonl/backup-stream.ts)", () => {
     walk(listed, "");
     expect(summary.files).toBe(names.length);
     expect(names.some((n) => /^main_.*\.jsonl$|\.jsonl$/.test(n) && !n.includes("/"))).toBe(true);
-    expect(names.filter((n) => /journal-|search\.db|index\.json|backup-/.test(n))).toEqual([]);
+    expect(names.filter((n) => /journal-|search\.db|index\.json|backup-|-wal|-shm/.test(n))).toEqual([]);
+    const copied = new Database(join(listed, ".sessiond", "runtime-sessions.db"), { readonly: true });
+    expect(copied.prepare("SELECT v FROM t").pluck().all()).toEqual(["in the wal"]);
+    copied.close();
     expect(readdirSync(join(dir, ".sessiond")).filter((n) => n.startsWith("backup-"))).toEqual([]);
     await store.close();
   });
