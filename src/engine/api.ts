@@ -31,8 +31,13 @@ import type { EvictedTurn, RunningTurn, TurnStatus } from "../turns/turn-status.
 export interface HistoryOptions {
   /** At most this many entries: the newest ones. Default: all. */
   limit?: number;
-  /** Only entries with a seq below this (in the current session). */
+  /** Only entries with a seq below this (in the current session, or in `beforeSession`). */
   before?: number;
+  /**
+   * With `includeArchived`: the generation (its session id) that `before` counts in; the generations newer
+   * than it are left out, so pages can walk back across generations. One that is gone gives no entries.
+   */
+  beforeSession?: string;
   /** Also the archived generations before the current one, oldest first. */
   includeArchived?: boolean;
 }

@@ -17,6 +17,7 @@ import {
 } from "./routes/documented-paths.js";
 import { openAiRoutes } from "./routes/openai.js";
 import { openApiRoutes } from "./routes/openapi-route.js";
+import { storeBackupRoutes } from "./routes/store-backup.js";
 import { turnRoutes } from "./routes/turns.js";
 import type { GatewayEnv, GatewayOptions, RouteDeps } from "./types.js";
 import { defaultWebDir } from "./web/dir.js";
@@ -82,6 +83,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   mountDocumented(METRICS_DOCUMENTED);
   app.route("/", openApiRoutes());
   app.route("/", dashboardRoutes(routeDeps));
+  app.route("/", storeBackupRoutes(routeDeps));
   mountDocumented(LATE_DOCUMENTED);
 
   const methodsOf = allowedMethods(app);

@@ -28,15 +28,16 @@ export function useTempDir(): () => string {
   };
 }
 
-/** Runs the built CLI in `cwd` with no SESSIOND_* variables from the outer environment. */
+/** Runs the built CLI in `cwd` with no SESSIOND_* variables from the outer environment (but `env`'s). */
 export function cli(
   cwd: string,
   args: readonly string[],
-  options: { stdin?: string } = {},
+  options: { stdin?: string; env?: Record<string, string> } = {},
 ): Promise<CliResult> {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith("SESSIOND_")),
-  );
+  const env = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("SESSIOND_"))),
+    ...options.env,
+  };
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";

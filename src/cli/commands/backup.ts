@@ -14,7 +14,7 @@ function storeOf(config: EngineConfig & { dataDir: string }): Where {
   if (!store) return { backend: "sqlite", path: resolve(config.dataDir, "sessiond.db") };
   if ("append" in store) return { backend: "custom" };
   if (store.backend === "sqlite" || store.backend === "jsonl")
-    return { backend: store.backend, path: store.path };
+    return { backend: store.backend, path: resolve(config.dataDir, store.path) };
   return { backend: store.backend };
 }
 
@@ -26,14 +26,6 @@ function unsupported(where: Where, verb: "back up" | "restore"): CliError {
         : "the PostgreSQL store is restored with PostgreSQL's own tool: pg_restore --clean --dbname <database url> <file>",
     );
   }
-  if (where.backend === "jsonl") {
-    // Not yet a consistent online tarball: the directory is copied whole while no gateway writes to it.
-    return new CliError(
-      verb === "back up"
-        ? `the JSONL store is backed up as its directory: stop the gateway, then tar -C ${where.path} -czf <file> .`
-        : `the JSONL store is restored as its directory: stop the gateway, then tar -C ${where.path} -xzf <file>`,
-    );
-  }
   return new CliError(`the ${where.backend} store keeps nothing on disk to ${verb}`);
 }
 
@@ -41,13 +33,22 @@ export function registerBackup(program: Command, io: CliIo): void {
   program
     .command("backup")
     .description(
-      "write a consistent copy of the store to <file> while the gateway runs (SQLite; PostgreSQL: pg_dump)",
+      "write a consistent copy of the store to <file> while the gateway runs (SQLite: a database; JSONL: a gzipped tar; PostgreSQL: pg_dump)",
     )
     .argument("<file>", "where the copy goes (replaced only once it is whole)")
     .action(async (file: string, _options: unknown, command: Command) => {
       const { config } = loadCliConfig(command.optsWithGlobals<GlobalOptions>(), io);
       const where = storeOf(config);
       const target = resolve(io.cwd, file);
+      if (where.backend === "jsonl") {
+        const { backupJsonl } = await import("../backup/jsonl.js");
+        const copy = await backupJsonl(where.path, config.dataDir, target, io.env);
+        const from = copy.gateway ? `taken by the gateway at ${copy.gateway}` : "no gateway was running";
+        io.stdout(
+          `backed up ${where.path} to ${target} (${copy.files} files as of ${copy.takenAt}; ${from})\n`,
+        );
+        return;
+      }
       if (where.backend !== "sqlite") throw unsupported(where, "back up");
       const { backupSqlite } = await import("../backup/sqlite.js");
       const { pages } = await backupSqlite(where.path, target);
@@ -62,9 +63,16 @@ export function registerBackup(program: Command, io: CliIo): void {
     .action(async (file: string, _options: unknown, command: Command) => {
       const { config } = loadCliConfig(command.optsWithGlobals<GlobalOptions>(), io);
       const where = storeOf(config);
+      const backup = resolve(io.cwd, file);
+      if (where.backend === "jsonl") {
+        const { restoreJsonl } = await import("../backup/jsonl.js");
+        const done = await restoreJsonl(backup, where.path, config.dataDir, new Date());
+        io.stdout(`restored ${where.path} from ${backup} (${done.files} files as of ${done.takenAt})\n`);
+        if (done.aside) io.stdout(`the directory it replaced is kept as ${done.aside}\n`);
+        return;
+      }
       if (where.backend !== "sqlite") throw unsupported(where, "restore");
       const { restoreSqlite } = await import("../backup/sqlite.js");
-      const backup = resolve(io.cwd, file);
       const { aside } = await restoreSqlite(backup, where.path, new Date());
       io.stdout(`restored ${where.path} from ${backup}\n`);
       if (aside) io.stdout(`the database it replaced is kept as ${aside}\n`);

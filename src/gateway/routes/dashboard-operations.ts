@@ -50,6 +50,19 @@ export const dashboardOperations = {
       ...errorResponses,
     },
   }),
+  backup: createRoute({
+    method: "get",
+    path: "/api/store/backup",
+    summary:
+      "A consistent copy of the JSONL store while it is written (gzipped tar); sessiond backup asks for it",
+    responses: {
+      200: {
+        description: "the store's files at one instant, and .sessiond/backup.json last",
+        content: { "application/gzip": { schema: z.string().openapi({ format: "binary" }) } },
+      },
+      ...errorResponses,
+    },
+  }),
   document: createRoute({
     method: "get",
     path: "/api/openapi.json",

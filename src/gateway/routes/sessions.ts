@@ -64,6 +64,9 @@ export const sessionOperations = {
         limit: intQueryParam("limit", 1, 100_000),
         before: intQueryParam("before", 1, Number.MAX_SAFE_INTEGER),
         all: textQueryParam("true, 1 or empty: include archived generations"),
+        before_session: textQueryParam(
+          "with all: the generation (session id) before counts in; older generations follow (the next page back)",
+        ),
       }),
     },
     responses: { 200: jsonResponse("{key, entries}"), ...errorResponses },
@@ -127,10 +130,11 @@ export function sessionRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
 
   app.openapi(sessionOperations.history, async (c) => {
     const key = keyFromPath(c, PREFIX);
-    const { limit, before, all } = c.req.valid("query");
+    const { limit, before, all, before_session } = c.req.valid("query");
     const entries = await engine.history(key, {
       ...(limit !== undefined ? { limit } : {}),
       ...(before !== undefined ? { before } : {}),
+      ...(before_session ? { beforeSession: before_session } : {}),
       ...(all === "true" || all === "1" || all === "" ? { includeArchived: true } : {}),
     });
     return c.json({ key, entries });

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { LRUCache } from "lru-cache";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
@@ -7,8 +8,10 @@ import type { Durability } from "../store.js";
 import type { StoreInbox } from "../store-inbox.js";
 import { type FileSystem, realFs } from "./durable-fs.js";
 import { JsonlDriver } from "./jsonl-driver.js";
+import { META_DIR } from "./meta-dir.js";
 import type { JsonlIndexProgress } from "./search-rebuild.js";
 import type { LineProblem } from "./session-file.js";
+import { linkSnapshot, removeStaleSnapshots, type StoreSnapshot } from "./store-snapshot.js";
 
 export { META_DIR } from "./meta-dir.js";
 export type { JsonlIndexProgress } from "./search-rebuild.js";
@@ -85,6 +88,8 @@ export class JsonlStore extends LogStore implements SearchableStore {
     this.path = options.path;
     this.jsonl = driver;
     this.problemLog = problemLog;
+    // A copy whose process stopped midway left its folder of links: they only hold disk space.
+    removeStaleSnapshots(join(options.path, META_DIR));
   }
 
   /** Messages whose text matches, best first (search-sidecar.ts). */
@@ -117,6 +122,15 @@ export class JsonlStore extends LogStore implements SearchableStore {
   /** What memory holds of sessions' entries: how many sessions, and the bytes of their lines. */
   cacheStats(): { sessions: number; bytes: number } {
     return this.jsonl.cacheStats();
+  }
+
+  /**
+   * The store's files as they are now, hard-linked with their lengths (store-snapshot.ts), for a consistent
+   * copy while writes go on: synchronous, so no batch runs meanwhile, after the journal's bytes went out.
+   */
+  snapshot(): StoreSnapshot {
+    this.jsonl.flush();
+    return linkSnapshot(this.path);
   }
 
   /** How the last open found its sessions: from the index, or by reading the file. */

@@ -9,7 +9,8 @@ import { navigate } from "../router";
 import type { Entry, Session, SessionDetail } from "../types";
 
 const PAGE = 200;
-const ALL_LIMIT = 2000;
+/** A search hit further back than this many pages is not brought into view (the pages stay loaded). */
+const MAX_PAGES_TO_HIT = 50;
 const FORMATS = [
   { value: "json", label: "JSON" },
   { value: "jsonl", label: "JSONL (CrabTalk)" },
@@ -19,9 +20,33 @@ const FORMATS = [
 interface Loaded {
   detail: SessionDetail;
   entries: Entry[];
-  /** More entries before the first one shown (current generation only). */
+  /** More entries before the first one shown (in its generation, or in earlier ones). */
   more: boolean;
 }
+
+/**
+ * One page of the transcript, oldest first: the newest PAGE entries before `first` (the first one shown),
+ * across generations when `all`. The DOM holds only the pages asked for, as a long transcript does.
+ */
+async function fetchPage(
+  sessionKey: string,
+  all: boolean,
+  first?: Entry,
+): Promise<{ entries: Entry[]; more: boolean }> {
+  const params = new URLSearchParams({ limit: String(PAGE) });
+  if (first) params.set("before", String(first.seq));
+  if (all) {
+    params.set("all", "true");
+    if (first) params.set("before_session", first.sessionId);
+  }
+  const { entries } = await getJson<{ entries: Entry[] }>(sessionPath(sessionKey, `/history?${params}`));
+  const head = entries[0];
+  // Across generations a full page says there may be more; in one generation, a first seq above 1 does.
+  const more = head !== undefined && (all ? entries.length >= PAGE : head.seq > 1);
+  return { entries, more };
+}
+
+const entryName = (entry: Entry) => `${entry.sessionId}:${entry.seq}`;
 
 /** `entry` (`sessionId:seq`, from a search hit): that entry is highlighted and scrolled into view. */
 export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?: string | undefined }) {
@@ -38,12 +63,15 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
   const load = useCallback(async () => {
     try {
       const detail = await getJson<SessionDetail>(sessionPath(sessionKey));
-      const limit = allGenerations ? ALL_LIMIT : PAGE;
-      const { entries } = await getJson<{ entries: Entry[] }>(
-        sessionPath(sessionKey, `/history?limit=${limit}${allGenerations ? "&all=true" : ""}`),
-      );
-      const first = entries[0];
-      setLoaded({ detail, entries, more: !allGenerations && first !== undefined && first.seq > 1 });
+      let page = await fetchPage(sessionKey, allGenerations);
+      let entries = page.entries;
+      // A search hit further back: earlier pages until it is in (bounded).
+      for (let pages = 1; entry && page.more && pages < MAX_PAGES_TO_HIT; pages++) {
+        if (entries.some((e) => entryName(e) === entry)) break;
+        page = await fetchPage(sessionKey, allGenerations, entries[0]);
+        entries = [...page.entries, ...entries];
+      }
+      setLoaded({ detail, entries, more: page.more });
       setError("");
     } catch (caught) {
       setError(
@@ -52,7 +80,7 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
           : (caught as Error).message,
       );
     }
-  }, [sessionKey, allGenerations]);
+  }, [sessionKey, allGenerations, entry]);
 
   useEffect(() => {
     void load();
@@ -147,15 +175,8 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
   const earlier = async () => {
     const first = loaded?.entries[0];
     if (!loaded || !first) return;
-    const { entries } = await getJson<{ entries: Entry[] }>(
-      sessionPath(sessionKey, `/history?limit=${PAGE}&before=${first.seq}`),
-    );
-    const head = entries[0];
-    setLoaded({
-      ...loaded,
-      entries: [...entries, ...loaded.entries],
-      more: head !== undefined && head.seq > 1,
-    });
+    const { entries, more } = await fetchPage(sessionKey, allGenerations, first);
+    setLoaded((current) => current && { ...current, entries: [...entries, ...current.entries], more });
   };
 
   if (error) {
