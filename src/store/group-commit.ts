@@ -90,7 +90,6 @@ export type CommitBatch<Op = () => unknown> = (
 export class GroupCommit<Op = () => unknown> {
   private queue: Array<Pending<Op>> = [];
   private queuedBytes = 0;
-  private submittedOps = 0;
   private scheduled = false;
   private closed = false;
   private failure: SessiondError | undefined;
@@ -119,17 +118,11 @@ export class GroupCommit<Op = () => unknown> {
     if (this.failure) return Promise.reject(refused(this.failure));
     const full = queueFull(this.queue.length, this.queuedBytes, bytes, this.options);
     if (full) return Promise.reject(full);
-    this.submittedOps++;
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run, durable, bytes, resolve: resolve as (value: unknown) => void, reject });
       this.queuedBytes += bytes;
       this.schedule();
     });
-  }
-
-  /** Operations submitted since the writer started (taken or refused alike). */
-  get submitted(): number {
-    return this.submittedOps;
   }
 
   /** Operations submitted and not yet committed. */

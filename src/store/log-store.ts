@@ -6,7 +6,6 @@ import { ContextCache } from "./context-cache.js";
 import type { ForeignChanges, KeyHead, MaybePromise, StoreDriver, WriteGroup } from "./driver.js";
 import { checkRange } from "./entry-range.js";
 import { currentFence } from "./fence.js";
-import { FsyncPlacement } from "./fsync-placement.js";
 import { type BatchResult, GroupCommit, INLINE_SYNC_MAX_BATCH, messageOf } from "./group-commit.js";
 import { type BatchReads, BatchState, type Operation, type Planned } from "./log-batch.js";
 import {
@@ -57,9 +56,6 @@ export interface LogStoreOptions {
   contextCacheBytes?: number;
 }
 
-/** How often a small batch's fsync goes off the loop again to see whether waiting there pays. */
-const FSYNC_PROBE_EVERY = 32;
-
 /** How often an operation refused as stale (another writer got there first) is planned again. */
 const MAX_REPLANS = 8;
 
@@ -77,10 +73,6 @@ export class LogStore implements Store, ChangeReporting {
   private readonly hooks: CommitHooks;
   private readonly reads: BatchReads;
   private closed = false;
-  /** Where small durable batches fsync: on the loop while nothing overlaps with the wait. */
-  private readonly placement = new FsyncPlacement(FSYNC_PROBE_EVERY, true);
-  /** The batch committing now was made durable on the loop (its barrier has nothing left to wait for). */
-  private syncedInline = false;
   private changeListeners: ReadonlyArray<(change: StoreChange) => void> = [];
   private entryClock: (() => number) | undefined;
   /**
@@ -122,7 +114,7 @@ export class LogStore implements Store, ChangeReporting {
     this.writer = new GroupCommit<Operation>((ops, durable) => this.commitBatch(ops, durable), {
       intervalMs: options.commitIntervalMs ?? 0,
       maxBatch: options.maxBatch ?? 2000,
-      ...(barrier ? { durableBarrier: () => this.barrier(barrier) } : {}),
+      ...(barrier ? { durableBarrier: barrier } : {}),
       ...(!barrier && (driver.concurrentCommits ?? 1) > 1
         ? { maxInFlight: driver.concurrentCommits, keysOf: (op: Operation) => op.keys }
         : {}),
@@ -375,11 +367,9 @@ export class LogStore implements Store, ChangeReporting {
         throw error;
       }
       const settle = (settled: Awaited<typeof outcomes>) => {
-        // A small durable batch of a writer appending in turn is made durable here, on the loop (see
-        // INLINE_SYNC_MAX_BATCH and fsync-placement.ts); a failed fsync throws STORE_FAILED, which stops
-        // the writer.
-        if (durable && ops.length < INLINE_SYNC_MAX_BATCH && this.driver.syncNow && this.placement.next()) {
-          this.syncedInline = true;
+        // A small durable batch is made durable here, on the loop (see INLINE_SYNC_MAX_BATCH); a failed
+        // fsync throws STORE_FAILED, which stops the writer.
+        if (durable && ops.length < INLINE_SYNC_MAX_BATCH && this.driver.syncNow) {
           try {
             this.driver.syncNow();
           } catch (error) {
@@ -425,19 +415,6 @@ export class LogStore implements Store, ChangeReporting {
       }
       return settle(outcomes);
     });
-  }
-
-  /**
-   * A durable batch's barrier: when it waits off the loop, whether other writes came in meanwhile says
-   * where the next small batch's fsync goes (on the loop when none did: nothing to overlap with).
-   */
-  private barrier(durableBarrier: () => Promise<void>): Promise<void> {
-    if (this.syncedInline) {
-      this.syncedInline = false;
-      return durableBarrier();
-    }
-    const before = this.writer.submitted;
-    return durableBarrier().then(() => this.placement.waited(this.writer.submitted > before));
   }
 
   // ——— what the core remembers ———

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FsyncPlacement } from "../../src/store/fsync-placement.js";
+import { FsyncPlacement } from "../../src/store/jsonl/fsync-placement.js";
 
 describe("JSONL journal fsync placement", () => {
   it("goes off the event loop until a wait there takes no appends, then looks again every so often", () => {

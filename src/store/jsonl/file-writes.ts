@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { isSessiondError } from "../../model/errors.js";
 import type { Session } from "../../model/session.js";
-import { FsyncPlacement } from "../fsync-placement.js";
 import type { Tracked } from "./directory-scan.js";
 import { type FileSystem, fsyncDir, fsyncOrFail } from "./durable-fs.js";
+import { FsyncPlacement } from "./fsync-placement.js";
 import { Journal } from "./journal.js";
 import type { SessionFiles } from "./session-files.js";
 import type { Sidecars } from "./sidecar.js";

@@ -1,20 +1,14 @@
 /**
- * Where a batch's fsync runs (the JSONL journal's for a big batch, the core's for a small one). Off the event loop (the thread pool), the loop can take new
+ * Where a big batch's journal fsync runs. Off the event loop (the thread pool), the loop can take new
  * appends while the disk works; but when the last such wait took none (writers that each wait for their
  * append before the next), the hand-off to the pool and back is pure cost, and the fsync runs on the loop
  * instead. Every `probeEvery` batches it goes off the loop again, to see whether waiting pays by then.
  */
 export class FsyncPlacement {
-  private onLoop: boolean;
+  private onLoop = false;
   private onLoopSince = 0;
 
-  /** `onLoop`: where the first fsyncs go, until the first probe. */
-  constructor(
-    private readonly probeEvery: number,
-    onLoop = false,
-  ) {
-    this.onLoop = onLoop;
-  }
+  constructor(private readonly probeEvery: number) {}
 
   /** Whether the next big batch fsyncs on the event loop. */
   next(): boolean {
