@@ -1,10 +1,11 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { runStoreContract } from "../../src/public/store-testing.js";
 import { openStore, type StoreConfig } from "../../src/store/open.js";
 import { fsyncFaultEnv } from "../support/fsync-faults.js";
-import { runStoreContract } from "./contract.js";
 import { childFaultyWriter } from "./fault-writer.js";
+import { configChild } from "./open-config.js";
 
 const path = (dir: string) => join(dir, "sessiond.db");
 
@@ -33,7 +34,8 @@ for (const [name, extra] of [
     name,
     persistent: true,
     open: (dir) => openStore(config(dir)),
-    crashConfig: config,
+    child: (dir) => configChild(config(dir)),
+    secondProcess: { sharedKeys: true },
     verifyFiles,
     faults: {
       // SQLite fsyncs inside the library: the writer runs in a child under the LD_PRELOAD fault layer.
