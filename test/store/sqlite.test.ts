@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { runStoreContract } from "../../src/public/store-testing.js";
 import { openStore, type StoreConfig } from "../../src/store/open.js";
-import { fsyncFaultEnv } from "../support/fsync-faults.js";
+import { enospcFaultEnv, fsyncFaultEnv } from "../support/fsync-faults.js";
 import { childFaultyWriter } from "./fault-writer.js";
 import { configChild } from "./open-config.js";
 
@@ -42,6 +42,14 @@ for (const [name, extra] of [
       eio: async (dir) => {
         const arm = join(dir, "fail-fsyncs");
         return childFaultyWriter(config(dir), fsyncFaultEnv(`${path(dir)}-wal`, arm), {
+          arm: () => writeFileSync(arm, ""),
+          disarm: () => rmSync(arm, { force: true }),
+        });
+      },
+      // A full disk: writes to the WAL fail with ENOSPC (SQLite answers SQLITE_FULL).
+      enospc: async (dir) => {
+        const arm = join(dir, "disk-full");
+        return childFaultyWriter(config(dir), enospcFaultEnv(`${path(dir)}-wal`, arm), {
           arm: () => writeFileSync(arm, ""),
           disarm: () => rmSync(arm, { force: true }),
         });

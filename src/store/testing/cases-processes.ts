@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Store } from "../store.js";
-import { type Ack, startAppender } from "./children.js";
+import { type Ack, retryBusy, startAppender } from "./children.js";
 import type { StoreFactory } from "./factory.js";
 import { contentOf, type Harness, init, msg } from "./fixtures.js";
 
@@ -12,7 +12,7 @@ async function appendRounds(store: Store, keys: string[], rounds: number, tag: s
   const acks: Ack[] = [];
   for (let round = 0; round < rounds; round++) {
     const results = await Promise.all(
-      keys.map((key) => store.append(key, [msg(`${tag} ${round}`)], { init: init(tag) })),
+      keys.map((key) => retryBusy(() => store.append(key, [msg(`${tag} ${round}`)], { init: init(tag) }))),
     );
     for (const [i, { entries }] of results.entries())
       acks.push({ key: keys[i]!, seq: entries[0]!.seq, id: entries[0]!.id });

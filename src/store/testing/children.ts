@@ -157,3 +157,18 @@ export function startAppender(
 /** The acknowledged appends that `found` lacks. */
 export const missingAcks = (acks: Ack[], found: Record<string, string[]>): Ack[] =>
   acks.filter((a) => !(found[a.key] ?? []).includes(`${a.seq} ${a.id}`));
+
+/**
+ * Runs `write` again while it is refused with STORE_BUSY (another writer kept changing its session while
+ * it was planned: nothing of it was written, and the error says to retry), at most `tries` times.
+ */
+export async function retryBusy<T>(write: () => Promise<T>, tries = 100): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await write();
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "STORE_BUSY" || i >= tries) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
+    }
+  }
+}

@@ -6,7 +6,7 @@
 // - `append`: prints `ready`, waits for a line on stdin, then runs `rounds` rounds (each appends once to
 //   every key of `keys` at once), printing each acknowledged append as `<key> <seq> <id>`, then `done`.
 import type { Store } from "../store.js";
-import type { ChildRequest } from "./children.js";
+import { type ChildRequest, retryBusy } from "./children.js";
 
 const request = JSON.parse(process.argv[2] ?? "{}") as ChildRequest;
 const opener = (await import(request.store.module)) as { open(arg: unknown): Promise<Store> };
@@ -17,9 +17,9 @@ const init = (createdBy: string) => ({ agent: "main", channel: "contract", creat
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function appendOne(key: string, content: string, createdBy: string): Promise<void> {
-  const { entries } = await store.append(key, [{ type: "message", role: "user", content }], {
-    init: init(createdBy),
-  });
+  const { entries } = await retryBusy(() =>
+    store.append(key, [{ type: "message", role: "user", content }], { init: init(createdBy) }),
+  );
   const entry = entries[0]!;
   say(`${key} ${entry.seq} ${entry.id}`);
 }
