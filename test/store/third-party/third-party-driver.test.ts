@@ -4,12 +4,26 @@
 // tsconfig.check.json leaves this folder out: it type-checks against the build, here.
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import { promisify } from "node:util";
+import { openStore } from "sessiond/store";
 import { runStoreContract } from "sessiond/store/testing";
 import { expect, it } from "vitest";
 import { openTallyStore, TallyDriver } from "./tally-driver.js";
 
 runStoreContract({ name: "a third-party driver", persistent: false, open: async () => openTallyStore() });
+
+// A persistent store run from the build, with the child processes the contract starts from there
+// (dist/bundle/contract-child.js) opening it through a module of the user's: the SIGKILL cases and the
+// second process, as a third-party store on disk would run them.
+const sqlite = (dir: string) => ({ backend: "sqlite" as const, path: join(dir, "sessiond.db") });
+runStoreContract({
+  name: "SQLite through the package",
+  persistent: true,
+  open: (dir) => openStore(sqlite(dir)),
+  child: (dir) => ({ module: new URL("./open-sqlite.mjs", import.meta.url).href, arg: sqlite(dir) }),
+  secondProcess: { sharedKeys: true },
+});
 
 it("the contract's stores are the third-party driver's: its commits carry their writes", async () => {
   const driver = new TallyDriver();
