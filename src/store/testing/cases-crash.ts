@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { canUnshare, missingAcks, PID_1, reopenInChild, runAndKill } from "./children.js";
-import type { StoreFactory } from "./factory.js";
-import { type Harness, msg } from "./fixtures.js";
+import { type Harness, msg, type OpenedFactory } from "./fixtures.js";
 
 /** A writer killed with SIGKILL mid-stream (then a power cut, where the factory can make one; as PID 1). */
-export function crashCases(t: Harness, factory: StoreFactory): void {
+export function crashCases(t: Harness, factory: OpenedFactory): void {
   if (factory.child && factory.persistent) {
     const child = factory.child;
     describe("crash safety", () => {

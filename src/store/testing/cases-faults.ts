@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { StoreFactory } from "./factory.js";
-import { contentOf, type Harness, msg } from "./fixtures.js";
+import { contentOf, type Harness, msg, type OpenedFactory } from "./fixtures.js";
 
 /** A failing disk: EIO from fsync, ENOSPC from a write. */
-export function faultCases(t: Harness, factory: StoreFactory): void {
+export function faultCases(t: Harness, factory: OpenedFactory): void {
   const eio = factory.faults?.eio;
   if (eio) {
     describe("a failing disk (EIO from fsync)", () => {

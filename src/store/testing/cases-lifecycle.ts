@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { StoreFactory } from "./factory.js";
-import { type Harness, init, msg } from "./fixtures.js";
+import { type Harness, init, msg, type OpenedFactory } from "./fixtures.js";
 
 /** Durability per append, delete, keys as data, closing, and (for a persistent store) reopening. */
-export function lifecycleCases(t: Harness, factory: StoreFactory): void {
+export function lifecycleCases(t: Harness, factory: OpenedFactory): void {
   describe("durability per append", () => {
     it("takes relaxed appends beside strict ones, and sync makes them all durable", async () => {
       await t.store.append("k:r1", [msg("strict")], { init: init() });

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Store } from "../store.js";
 import { type Ack, retryBusy, startAppender } from "./children.js";
-import type { StoreFactory } from "./factory.js";
-import { contentOf, type Harness, init, msg } from "./fixtures.js";
+import { contentOf, type Harness, init, msg, type OpenedFactory } from "./fixtures.js";
 
 const ROUNDS = 25;
 const KEYS = 6;
@@ -40,7 +39,7 @@ async function expectAllThere(store: Store, acks: Ack[], setup: Map<string, numb
 }
 
 /** Two processes writing one store at once (for backends that allow it). */
-export function processCases(t: Harness, factory: StoreFactory): void {
+export function processCases(t: Harness, factory: OpenedFactory): void {
   const { child, secondProcess } = factory;
   if (!child || !secondProcess) return;
   describe("a second process", () => {

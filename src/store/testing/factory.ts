@@ -1,3 +1,4 @@
+import type { StoreDriver } from "../driver.js";
 import type { Store } from "../store.js";
 import type { ChildStore } from "./children.js";
 
@@ -8,8 +9,11 @@ import type { ChildStore } from "./children.js";
  */
 export interface StoreFactory {
   name: string;
-  /** Opens the store kept in `dir` (a fresh temporary directory per case); the same dir again reopens it. */
-  open(dir: string): Promise<Store>;
+  /**
+   * Opens the store kept in `dir` (a fresh temporary directory per case); the same dir again reopens it.
+   * A driver is run by `new LogStore(driver)`.
+   */
+  open(dir: string): Promise<Store | StoreDriver>;
   /** Whether data survives close and reopen. */
   persistent: boolean;
   /**

@@ -1,6 +1,7 @@
 import type { EntryInput } from "../../model/entry.js";
 import type { SessionInit } from "../../model/session.js";
 import type { Store } from "../store.js";
+import type { StoreFactory } from "./factory.js";
 
 /** The store under test, reopened by some cases, and the directory the factory keeps it in. */
 export interface Harness {
@@ -20,3 +21,6 @@ export const msg = (content: string, extra: Partial<EntryInput> = {}): EntryInpu
 
 export const contentOf = (entry: { type: string; content?: unknown }): string =>
   entry.type === "message" ? String(entry.content) : "";
+
+/** The factory as the cases see it: `open` gives a Store (a driver already run by a LogStore). */
+export type OpenedFactory = Omit<StoreFactory, "open"> & { open(dir: string): Promise<Store> };
