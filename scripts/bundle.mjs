@@ -76,7 +76,8 @@ const REQUIRE_BANNER =
 
 // Three graphs, so each shares chunks only with what runs in the same process: the CLI, the library (the
 // root export and its subpaths, which must share one instance of every module, and leave the other packages
-// external so a caller's own hono or zod is the one sessiond uses), and the compaction worker, one file started by its
+// external so a caller's own hono or zod is the one sessiond uses), and the compaction worker and the store contract's
+// child, each one file started by its
 // path beside the chunk that starts it (compaction/thread.ts): so every output is flat in dist/bundle, and
 // entry names must not clash.
 const graphs = [
@@ -96,7 +97,15 @@ const graphs = [
     splitting: true,
     plugins: [externalPackages((name) => !INLINE_IN_LIBRARY.includes(name))],
   },
-  { entryPoints: [join(src, "compaction", "thread-program.js")], splitting: false, packages: "external" },
+  {
+    // The store contract's child process (store/testing/children.ts starts it by its path) imports nothing.
+    entryPoints: [
+      join(src, "compaction", "thread-program.js"),
+      join(src, "store", "testing", "contract-child.js"),
+    ],
+    splitting: false,
+    packages: "external",
+  },
 ];
 
 rmSync(out, { recursive: true, force: true });

@@ -41,7 +41,15 @@ describe("the package's entry points", () => {
       const target = manifest.exports[path] as { types: string; import: string };
       expect(() => readFileSync(join(ROOT, target.types)), target.types).not.toThrow();
     }
-    expect(loaded["sessiond/store"]).toEqual(["JsonlStore", "MemoryStore", "SqliteStore", "openStore"]);
+    expect(loaded["sessiond/store"]).toEqual([
+      "JsonlStore",
+      "LogStore",
+      "MemoryDriver",
+      "MemoryStore",
+      "SqliteStore",
+      "openStore",
+    ]);
+    expect(loaded["sessiond/store/testing"]).toEqual(["answerOf", "faultInit", "runStoreContract"]);
     expect(loaded["sessiond/keys"]).toContain("routeEnvelope");
     expect(loaded["sessiond/gateway"]).toContain("startGateway");
   });

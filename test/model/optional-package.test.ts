@@ -18,6 +18,8 @@ import { OPTIONAL_PACKAGES } from "../../src/model/optional-package.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const OPTIONAL = Object.keys(OPTIONAL_PACKAGES);
+/** Optional peers of one entry point that imports them outright (a test suite's), not loaded on first use. */
+const ENTRY_PEERS: Record<string, string> = { vitest: "sessiond/store/testing" };
 
 /** Each optional package's first use, in a process whose node_modules lacks every optional package. */
 const PROBE = `
@@ -58,6 +60,7 @@ describe("optional peer packages", () => {
     // The build, with every installed package but the optional ones: what a user who installed none sees.
     dir = mkdtempSync(join(tmpdir(), "sessiond-optional-"));
     cpSync(join(ROOT, "dist", "src"), join(dir, "dist", "src"), { recursive: true });
+    cpSync(join(ROOT, "dist", "bundle"), join(dir, "dist", "bundle"), { recursive: true });
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "probe", type: "module" }));
     writeFileSync(join(dir, "probe.mjs"), PROBE);
     const modules = join(ROOT, "node_modules");
@@ -67,7 +70,7 @@ describe("optional peer packages", () => {
         ? readdirSync(join(modules, entry)).map((name) => `${entry}/${name}`)
         : [entry];
       for (const name of names) {
-        if (OPTIONAL.includes(name)) continue;
+        if (OPTIONAL.includes(name) || name in ENTRY_PEERS) continue;
         mkdirSync(join(dir, "node_modules", name, ".."), { recursive: true });
         symlinkSync(join(modules, name), join(dir, "node_modules", name));
       }
@@ -80,8 +83,10 @@ describe("optional peer packages", () => {
       string,
       Record<string, unknown>
     >;
-    expect(Object.keys(manifest.peerDependencies ?? {}).sort()).toEqual([...OPTIONAL].sort());
-    for (const name of OPTIONAL) {
+    expect(Object.keys(manifest.peerDependencies ?? {}).sort()).toEqual(
+      [...OPTIONAL, ...Object.keys(ENTRY_PEERS)].sort(),
+    );
+    for (const name of [...OPTIONAL, ...Object.keys(ENTRY_PEERS)]) {
       expect(manifest.peerDependenciesMeta?.[name]).toEqual({ optional: true });
       expect(manifest.dependencies?.[name]).toBeUndefined();
       expect(manifest.devDependencies?.[name]).toMatch(/^\d+\.\d+\.\d+$/);
@@ -96,5 +101,30 @@ describe("optional peer packages", () => {
       expect(out[name]).toMatchObject({ code: "PACKAGE_MISSING", package: name });
       expect(out[name]?.message).toContain(`npm install ${name}`);
     }
+  });
+
+  it("every other entry point of the build loads without an entry point's own peer; that entry point names it", async () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      exports: Record<string, { import?: string }>;
+    };
+    const script = `
+      const out = {};
+      for (const [path, target] of Object.entries(${JSON.stringify(manifest.exports)})) {
+        if (!target.import) continue;
+        try { await import(target.import); out[path] = "loaded"; }
+        catch (error) { out[path] = error.message; }
+      }
+      console.log(JSON.stringify(out));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: dir,
+    });
+    const out = JSON.parse(stdout) as Record<string, string>;
+    for (const [peer, entry] of Object.entries(ENTRY_PEERS)) {
+      const path = `./${entry.split("/").slice(1).join("/")}`;
+      expect(out[path]).toMatch(new RegExp(`Cannot find package '${peer}'`));
+      delete out[path];
+    }
+    expect(Object.values(out).length).toBeGreaterThan(5);
+    expect(Object.entries(out).filter(([, result]) => result !== "loaded")).toEqual([]);
   });
 });

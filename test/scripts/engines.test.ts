@@ -32,7 +32,10 @@ function runtimePackages(): Manifest[] {
       visit(dep, dirname(file));
     }
   };
-  for (const dep of Object.keys({ ...root.dependencies, ...root.peerDependencies }))
+  // vitest is the peer of `sessiond/store/testing` alone: it runs a user's tests, on the Node it supports.
+  for (const dep of Object.keys({ ...root.dependencies, ...root.peerDependencies }).filter(
+    (d) => d !== "vitest",
+  ))
     visit(dep, process.cwd());
   return [...seen.values()];
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, truncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Ack, missingAcks, nodeCommand, reopenInChild } from "./crash-run.js";
+import { type Ack, crashCommand, missingAcks, reopenInChild } from "./crash-run.js";
 
 /** A power cut on top of the SIGKILL: the session files were never fsync'd (no checkpoint yet). */
 const dropSessionFiles = (dir: string) => {
@@ -20,7 +20,7 @@ describe("JSONL journal ownership", () => {
   it("two processes on one directory: the second leaves the live writer's journal alone", async () => {
     // The writer stays alive (it is killed only after the reader has opened): its journal is its own.
     const config = { backend: "jsonl", path: dir };
-    const [command, args] = nodeCommand("./crash-child.ts", [JSON.stringify(config)]);
+    const [command, args] = crashCommand(config);
     const writer = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
     const lines: string[] = [];
     await new Promise<void>((resolve) => {

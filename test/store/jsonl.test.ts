@@ -1,10 +1,11 @@
 import { readdirSync, readFileSync, truncateSync } from "node:fs";
 import { join } from "node:path";
+import { runStoreContract } from "../../src/public/store-testing.js";
 import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import { openStore, type StoreConfig } from "../../src/store/open.js";
-import { runStoreContract } from "./contract.js";
 import { FaultFs } from "./fault-fs.js";
 import { answerOf, type FaultyWriter, faultInit } from "./fault-writer.js";
+import { configChild } from "./open-config.js";
 
 const path = (dir: string) => join(dir, "sessions");
 
@@ -29,10 +30,13 @@ runStoreContract({
   name: "jsonl",
   persistent: true,
   open: (dir) => openStore(config(dir)),
-  crashConfig: config,
+  child: (dir) => configChild(config(dir)),
+  // Two processes may write one directory, each its own keys (docs/stores.md).
+  secondProcess: { sharedKeys: false },
   verifyFiles,
   faults: {
-    eio: async (dir) => faultyWriter(path(dir)),
+    eio: async (dir) => faultyWriter(path(dir), "eio"),
+    enospc: async (dir) => faultyWriter(path(dir), "enospc"),
     // Before its first checkpoint (20 sessions, well under the journal's limit) the store has fsync'd no
     // session file: a power cut may take all of their bytes; only the journal's are safe.
     powerCut: (dir) => {
@@ -43,7 +47,7 @@ runStoreContract({
 });
 
 /** A writer in this process over the fault file layer (fault-fs.ts), which passes everything else on. */
-function faultyWriter(dir: string): FaultyWriter {
+function faultyWriter(dir: string, kind: "eio" | "enospc"): FaultyWriter {
   const fault = new FaultFs(dir);
   const store = new JsonlStore({ path: dir, fs: fault.fs });
   return {
@@ -51,8 +55,11 @@ function faultyWriter(dir: string): FaultyWriter {
       store
         .append(key, [{ type: "message", role: "user", content }], { init: faultInit, durability: "strict" })
         .then(({ entries }) => ({ id: entries[0]!.id }), answerOf),
-    failFsyncs: () => {
-      fault.faults = { eioAtFsync: fault.fsyncs + 1 };
+    fail: () => {
+      fault.faults =
+        kind === "eio"
+          ? { eioAtFsync: fault.fsyncs + 1 }
+          : { enospcAtWrite: fault.writes + 1, enospcWrites: Number.MAX_SAFE_INTEGER };
     },
     heal: () => {
       fault.faults = {};

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { runStoreContract } from "../../src/public/store-testing.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { runStoreContract } from "./contract.js";
 
 runStoreContract({ name: "memory", persistent: false, open: async () => new MemoryStore() });
 

@@ -1,10 +1,11 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { runStoreContract } from "../../src/public/store-testing.js";
 import { openStore, type StoreConfig } from "../../src/store/open.js";
-import { fsyncFaultEnv } from "../support/fsync-faults.js";
-import { runStoreContract } from "./contract.js";
+import { enospcFaultEnv, fsyncFaultEnv } from "../support/fsync-faults.js";
 import { childFaultyWriter } from "./fault-writer.js";
+import { configChild } from "./open-config.js";
 
 const path = (dir: string) => join(dir, "sessiond.db");
 
@@ -33,13 +34,22 @@ for (const [name, extra] of [
     name,
     persistent: true,
     open: (dir) => openStore(config(dir)),
-    crashConfig: config,
+    child: (dir) => configChild(config(dir)),
+    secondProcess: { sharedKeys: true },
     verifyFiles,
     faults: {
       // SQLite fsyncs inside the library: the writer runs in a child under the LD_PRELOAD fault layer.
       eio: async (dir) => {
         const arm = join(dir, "fail-fsyncs");
         return childFaultyWriter(config(dir), fsyncFaultEnv(`${path(dir)}-wal`, arm), {
+          arm: () => writeFileSync(arm, ""),
+          disarm: () => rmSync(arm, { force: true }),
+        });
+      },
+      // A full disk: writes to the WAL fail with ENOSPC (SQLite answers SQLITE_FULL).
+      enospc: async (dir) => {
+        const arm = join(dir, "disk-full");
+        return childFaultyWriter(config(dir), enospcFaultEnv(`${path(dir)}-wal`, arm), {
           arm: () => writeFileSync(arm, ""),
           disarm: () => rmSync(arm, { force: true }),
         });

@@ -2,7 +2,8 @@
  * A fault-injecting layer under the process, loaded with LD_PRELOAD: while the file named by
  * FSYNC_FAULT_ARM exists, fsync and fdatasync of the file named by FSYNC_FAULT_PATH fail with EIO,
  * as a failing disk makes them; with FSYNC_FAULT_SLOW_MS set they succeed instead, that many milliseconds
- * late, as a slow or overloaded disk makes them. Everything else passes through to libc. Node's libuv thread pool,
+ * late, as a slow or overloaded disk makes them. While the file named by FSYNC_FAULT_ENOSPC_ARM exists,
+ * writes to that file fail with ENOSPC, as a full disk's do. Everything else passes through to libc. Node's libuv thread pool,
  * its *Sync calls and SQLite all reach the kernel through these two calls.
  */
 #define _GNU_SOURCE
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,8 +31,9 @@ static int slow(void) {
   return 0;
 }
 
-static int faulty(int fd) {
-  const char *arm = getenv("FSYNC_FAULT_ARM");
+/* Whether the file named by the variable `arm_var` exists and `fd` is the file FSYNC_FAULT_PATH names. */
+static int armed(const char *arm_var, int fd) {
+  const char *arm = getenv(arm_var);
   const char *target = getenv("FSYNC_FAULT_PATH");
   struct stat st;
   char link[64], path[4096];
@@ -42,6 +45,9 @@ static int faulty(int fd) {
   path[n] = 0;
   return strcmp(path, target) == 0;
 }
+
+static int faulty(int fd) { return armed("FSYNC_FAULT_ARM", fd); }
+static int full(int fd) { return armed("FSYNC_FAULT_ENOSPC_ARM", fd); }
 
 int fdatasync(int fd) {
   static int (*real)(int);
@@ -62,3 +68,20 @@ int fsync(int fd) {
   if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
   return real(fd);
 }
+
+#define FULL_OR_REAL(name, ret, params, args)                        \
+  ret name params {                                                  \
+    static ret(*real) params;                                        \
+    if (full(fd)) {                                                  \
+      errno = ENOSPC;                                                \
+      return -1;                                                     \
+    }                                                                \
+    if (!real) real = (ret(*) params)dlsym(RTLD_NEXT, #name);        \
+    return real args;                                                \
+  }
+
+FULL_OR_REAL(write, ssize_t, (int fd, const void *buf, size_t n), (fd, buf, n))
+FULL_OR_REAL(pwrite, ssize_t, (int fd, const void *buf, size_t n, off_t at), (fd, buf, n, at))
+FULL_OR_REAL(pwrite64, ssize_t, (int fd, const void *buf, size_t n, off64_t at), (fd, buf, n, at))
+FULL_OR_REAL(writev, ssize_t, (int fd, const struct iovec *iov, int count), (fd, iov, count))
+FULL_OR_REAL(pwritev, ssize_t, (int fd, const struct iovec *iov, int count, off_t at), (fd, iov, count, at))

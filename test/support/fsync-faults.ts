@@ -33,3 +33,13 @@ export function fsyncFaultEnv(path: string, arm: string, slowMs?: number): NodeJ
     ...(slowMs === undefined ? {} : { FSYNC_FAULT_SLOW_MS: String(slowMs) }),
   };
 }
+
+/** The environment of a child whose writes to `path` fail with ENOSPC while the file `arm` exists. */
+export function enospcFaultEnv(path: string, arm: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    LD_PRELOAD: fsyncFaultLibrary(),
+    FSYNC_FAULT_PATH: path,
+    FSYNC_FAULT_ENOSPC_ARM: arm,
+  };
+}

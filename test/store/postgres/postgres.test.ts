@@ -1,7 +1,8 @@
 import { afterAll, beforeAll } from "vitest";
+import { runStoreContract } from "../../../src/public/store-testing.js";
 import { openStore, type StoreConfig } from "../../../src/store/open.js";
 import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
-import { runStoreContract } from "../contract.js";
+import { configChild } from "../open-config.js";
 
 let cluster: PostgresCluster;
 beforeAll(async () => {
@@ -25,5 +26,6 @@ runStoreContract({
   persistent: true,
   open: async (dir) => openStore(await config(dir)),
   // The store was opened in this dir before the crash test asks, so its database is known.
-  crashConfig: (dir) => ({ backend: "postgres", url: databases.get(dir) }),
+  child: (dir) => configChild({ backend: "postgres", url: databases.get(dir) }),
+  secondProcess: { sharedKeys: true },
 });
