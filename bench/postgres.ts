@@ -16,7 +16,7 @@ import { createEngine } from "../src/engine.js";
 import { PostgresStore } from "../src/store/postgres/postgres-store.js";
 import { startPostgres } from "./postgres-cluster.js";
 import type { Bench, BenchContext, Row } from "./report.js";
-import { atLeast, fixed, int, ratioText } from "./report.js";
+import { atLeast, atMost, fixed, int, ratioText } from "./report.js";
 import { BENCH_INIT, benchKey, messageContents, nowMs, percentile, userMessage } from "./support.js";
 import { cpuBetween, cpuOf } from "./thread-cpu.js";
 
@@ -33,6 +33,8 @@ export interface PostgresResult {
   turnP50Sqlite: number;
   cpuPerTurnOneMs: number;
   cpuPerTurnTwoMs: number;
+  turnsPerSecOne: number;
+  turnsPerSecTwo: number;
 }
 
 const CONTENTS = messageContents(1000);
@@ -173,8 +175,16 @@ async function serve(url: string, dir: string): Promise<{ child: ChildProcess; b
   return { child, base };
 }
 
-/** CPU (all threads, every gateway) per turn: `turns` echo turns from 20 clients on their own keys, spread over the gateways. */
-async function cpuPerTurn(url: string, dir: string, gateways: number, turns: number): Promise<number> {
+/**
+ * CPU (all threads, every gateway) per turn and turns/s: `turns` echo turns from 20 clients on their own
+ * keys, spread over the gateways.
+ */
+async function cpuPerTurn(
+  url: string,
+  dir: string,
+  gateways: number,
+  turns: number,
+): Promise<{ cpuMs: number; turnsPerSec: number }> {
   const started = await Promise.all(
     Array.from({ length: gateways }, (_, g) => serve(url, join(dir, `gw${gateways}-${g}`))),
   );
@@ -198,12 +208,14 @@ async function cpuPerTurn(url: string, dir: string, gateways: number, turns: num
     };
     await drive(100);
     const before = started.map((s) => cpuOf(s.child.pid!));
+    const startedAt = performance.now();
     await drive(turns);
+    const seconds = (performance.now() - startedAt) / 1000;
     const used = started.reduce(
       (sum, s, i) => sum + (cpuBetween(before[i], cpuOf(s.child.pid!))?.allMs ?? Number.NaN),
       0,
     );
-    return used / turns;
+    return { cpuMs: used / turns, turnsPerSec: turns / seconds };
   } finally {
     for (const s of started) s.child.kill("SIGKILL");
   }
@@ -235,8 +247,8 @@ export const postgresBench: Bench<PostgresResult> = {
       const turnP50Sqlite = await turnP50(join(ctx.dir, "turns-sqlite"), undefined, turns);
       ctx.log("postgres: CPU per turn with one and two gateways");
       const gwTurns = ctx.quick ? 500 : 2000;
-      const cpuPerTurnOneMs = await cpuPerTurn(await cluster.createDatabase(), ctx.dir, 1, gwTurns);
-      const cpuPerTurnTwoMs = await cpuPerTurn(await cluster.createDatabase(), ctx.dir, 2, gwTurns);
+      const one = await cpuPerTurn(await cluster.createDatabase(), ctx.dir, 1, gwTurns);
+      const two = await cpuPerTurn(await cluster.createDatabase(), ctx.dir, 2, gwTurns);
       return {
         appendsPerSec: median(indexed),
         rawRowsPerSec: median(raw),
@@ -247,8 +259,10 @@ export const postgresBench: Bench<PostgresResult> = {
         indexRatioRange: [Math.min(...indexRatios), Math.max(...indexRatios)],
         turnP50Postgres,
         turnP50Sqlite,
-        cpuPerTurnOneMs,
-        cpuPerTurnTwoMs,
+        cpuPerTurnOneMs: one.cpuMs,
+        cpuPerTurnTwoMs: two.cpuMs,
+        turnsPerSecOne: one.turnsPerSec,
+        turnsPerSecTwo: two.turnsPerSec,
       };
     } finally {
       await cluster.remove();
@@ -275,13 +289,20 @@ export const postgresBench: Bench<PostgresResult> = {
         value: `${fixed(r.turnP50Postgres, 2)} ms`,
         baseline: `${fixed(r.turnP50Sqlite, 2)} ms`,
         ratio: ratioText(r.turnP50Postgres / r.turnP50Sqlite),
-        checks: [],
+        checks: [atMost(r.turnP50Postgres / r.turnP50Sqlite, 2, "2x SQLite")],
       },
       {
         figure: "postgres: gateway CPU per turn, two gateways (vs one)",
         value: `${fixed(r.cpuPerTurnTwoMs, 2)} ms`,
         baseline: `${fixed(r.cpuPerTurnOneMs, 2)} ms`,
         ratio: ratioText(r.cpuPerTurnTwoMs / r.cpuPerTurnOneMs),
+        checks: [atMost(r.cpuPerTurnTwoMs / r.cpuPerTurnOneMs, 1.2, "1.2x one")],
+      },
+      {
+        figure: "postgres: echo turns/s over /api/chat, two gateways (vs one)",
+        value: int(r.turnsPerSecTwo),
+        baseline: int(r.turnsPerSecOne),
+        ratio: ratioText(r.turnsPerSecTwo / r.turnsPerSecOne),
         checks: [],
       },
     ];
