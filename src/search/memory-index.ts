@@ -1,5 +1,6 @@
 import type { Entry } from "../model/entry.js";
 import type { Session } from "../model/session.js";
+import { SearchBudget, type SearchOptions } from "./budget.js";
 import { CJK, indexedText } from "./indexed-text.js";
 import {
   encodeSearchCursor,
@@ -88,13 +89,19 @@ export class MemorySearchIndex {
     this.bySession.delete(sessionId);
   }
 
-  search(q: NormalisedSearch, indexing = false): SearchResult {
+  /**
+   * Messages whose text matches, best first. Phrases and CJK terms are looked for in each message's text,
+   * with the event loop let in between and within the search's budget: past it, the hits are those of the
+   * messages read (`complete: false`).
+   */
+  async search(q: NormalisedSearch, options?: SearchOptions): Promise<SearchResult> {
+    const budget = new SearchBudget(options);
     const scored: Array<{ doc: Doc; session: Session; score: number }> = [];
     const avg = this.docs.size === 0 ? 1 : this.totalLength / this.docs.size;
-    for (const [row, rank] of this.matches(q, avg)) {
-      const doc = this.docs.get(row)!;
-      const session = this.sessionOf(doc.sessionId);
-      if (!session || !passes(q, doc, session)) continue;
+    for (const [row, rank] of await this.matches(q, avg, budget)) {
+      const doc = this.docs.get(row);
+      const session = doc && this.sessionOf(doc.sessionId);
+      if (!doc || !session || !passes(q, doc, session)) continue;
       const score = recencyScore(rank, doc.ts, q.now);
       const after = q.after;
       if (after && !(score > after.score || (score === after.score && row > after.row))) continue;
@@ -102,8 +109,9 @@ export class MemorySearchIndex {
     }
     scored.sort((a, b) => a.score - b.score || a.doc.row - b.doc.row);
     const page = scored.slice(0, q.limit);
-    const hits = page.map(
-      ({ doc, session }): SearchHit => ({
+    const hits: SearchHit[] = [];
+    for (const { doc, session } of page) {
+      hits.push({
         key: session.key,
         sessionId: session.id,
         generation: session.generation,
@@ -114,27 +122,40 @@ export class MemorySearchIndex {
         agent: session.agent,
         channel: session.channel,
         snippet: makeSnippet(doc.text, q.terms),
-      }),
-    );
-    const result: SearchResult = { hits, indexing };
+      });
+      await budget.pace();
+    }
+    const result: SearchResult = { hits, indexing: false, complete: !budget.exhausted };
     const last = page.at(-1);
     if (scored.length > q.limit && last)
       result.nextCursor = encodeSearchCursor({ now: q.now, score: last.score, row: last.doc.row });
     return result;
   }
 
-  /** The rows every term matches, each with its (negated) BM25 over the word terms. */
-  private matches(q: NormalisedSearch, avg: number): Map<number, number> {
+  /**
+   * The rows every term matches, each with its (negated) BM25 over the word terms. Texts are read for
+   * phrases and CJK terms only, within the budget (at least one is read).
+   */
+  private async matches(
+    q: NormalisedSearch,
+    avg: number,
+    budget: SearchBudget,
+  ): Promise<Map<number, number>> {
     let found: Map<number, number> | undefined;
     const n = this.docs.size;
-    q.terms.forEach((term, i) => {
+    for (const [i, term] of q.terms.entries()) {
       const words = foldedWords(term.text);
       const here = new Map<number, number>();
       if (CJK.test(term.text) || term.phrase) {
         const needle = CJK.test(term.text) ? fold(term.text) : ` ${words.join(" ")} `;
-        for (const doc of found ? [...found.keys()].map((r) => this.docs.get(r)!) : this.docs.values()) {
+        let read = 0;
+        for (const doc of found ? [...found.keys()].map((r) => this.docs.get(r)) : [...this.docs.values()]) {
+          // A session deleted while the search let the event loop run has no docs any more.
+          if (!doc) continue;
+          if (read++ > 0 && budget.spent()) break;
           const hay = CJK.test(term.text) ? fold(doc.text) : doc.words;
           if (hay.includes(needle)) here.set(doc.row, -1);
+          await budget.pace();
         }
       } else {
         const prefix = i === q.terms.length - 1;
@@ -157,7 +178,7 @@ export class MemorySearchIndex {
         }
         found = both;
       }
-    });
+    }
     return found ?? new Map();
   }
 }

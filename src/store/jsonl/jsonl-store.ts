@@ -1,4 +1,5 @@
 import { LRUCache } from "lru-cache";
+import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
@@ -87,9 +88,9 @@ export class JsonlStore extends LogStore implements SearchableStore {
   }
 
   /** Messages whose text matches, best first (search-sidecar.ts). */
-  search(query: SearchQuery): Promise<SearchResult> {
+  search(query: SearchQuery, options?: SearchOptions): Promise<SearchResult> {
     return this.read(() =>
-      chain(this.foreign(), () => this.jsonl.search(normaliseSearch(query, Date.now()))),
+      chain(this.foreign(), () => this.jsonl.search(normaliseSearch(query, Date.now()), options)),
     );
   }
 

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { isSessiondError, SessiondError } from "../../model/errors.js";
-import type { SqliteSearchIndex } from "./search-index.js";
+import { INDEX_SLICE_CHARS, type SqliteSearchIndex } from "./search-index.js";
 import { isConstraintError, SQL, type Statements } from "./sqlite-sql.js";
 
 export interface JournalFoldOptions {
@@ -19,8 +19,8 @@ export interface JournalFoldOptions {
  * The `journal` table of a SQLite store: busy batches append there in arrival order, and a fold moves the
  * rows into `entries` in key order (one pass instead of a page per session per commit), inside a batch
  * once the journal is full, or on its own once writes have gone quiet. A fold also takes the search rows
- * appended since the last into the FTS indexes (one segment for them all), and happens as well once
- * there are as many of those.
+ * appended since the last into the FTS indexes (a slice of them at a time, one segment a slice), and
+ * happens as well once there are as many of those; an idle fold that leaves rows runs again at once.
  */
 export class JournalFold {
   /** Rows written to the journal since the last fold (approximate: other processes write too). */
@@ -77,7 +77,8 @@ export class JournalFold {
       this.sql.get(SQL.foldDelete).run(last);
     }
     this.rows = 0;
-    this.options.search.indexPending();
+    // A slice of the search rows at a time: a fold's work stays bounded however much text came in.
+    this.options.search.indexPending(INDEX_SLICE_CHARS);
   }
 
   /** Whether the journal or the search rows not indexed yet hold at least `rows`. */
@@ -120,7 +121,10 @@ export class JournalFold {
         this.fold();
       } catch {
         // Left in the journal for the next fold; readers find the rows there.
+        return;
       }
+      // Search rows left by the fold's slice: the next slice once the event loop has run.
+      if (this.due(1)) this.idleFold = setTimeout(check, 0).unref();
     };
     this.idleFold = setTimeout(check, this.options.idleFoldMs).unref();
   }
