@@ -11,10 +11,11 @@ import { SQL, type Statements } from "./sqlite-sql.js";
 export { PREFIX_WORDS, SEARCH_WINDOW, SESSION_SCAN_ROWS } from "./search-run.js";
 
 /**
- * How much text one step of the FTS indexing takes in (at least one message, however long): what a fold
- * or a flush adds to its transaction. A message of a megabyte is one step of its own (~10-20 ms).
+ * How much text one step of the indexing takes in: what a fold or a flush adds to its transaction. A
+ * longer message's words go into `search_terms` over several steps, and it goes into the FTS indexes
+ * whole in the step that finishes them (a megabyte: ~20 ms).
  */
-export const INDEX_SLICE_CHARS = 256 * 1024;
+export const INDEX_SLICE_CHARS = 64 * 1024;
 
 const INDEX_SQL = {
   insertRow: "INSERT INTO search_rows (sid, seq, role, ts, body) VALUES (?, ?, ?, ?, ?)",
@@ -64,6 +65,8 @@ export class SqliteSearchIndex {
   private readonly knownWords = new Set<string>();
   /** Rows this process appended since it last took rows into the FTS indexes (others may add more). */
   private pendingRows: number;
+  /** The row whose words are being added to `search_terms` a slice at a time, and how far (a character). */
+  private wordsAt: { row: number; at: number } | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -104,11 +107,12 @@ export class SqliteSearchIndex {
   }
 
   /**
-   * Takes rows above the FTS indexes' last into them, in one statement (one new FTS segment instead of
-   * one per commit), at most `maxChars` of text (at least one row): a step's work is bounded however much
-   * was appended. Inside a write transaction: every fold of the journal (journal-fold.ts), which also runs
-   * once as many rows are pending as its threshold, and again while rows are left. Returns whether rows
-   * are left.
+   * Takes rows above the FTS indexes' last into them, their words into `search_terms` first, at most
+   * `maxChars` of text a call (a longer row's words over several calls): a step's work is bounded however
+   * much was appended. The rows whose words are all in go into the FTS indexes in one statement (one new
+   * FTS segment instead of one per commit). Inside a write transaction: every fold of the journal
+   * (journal-fold.ts), which also runs once as many rows are pending as its threshold, and again while
+   * rows are left. Returns whether rows are left.
    */
   indexPending(maxChars = Number.POSITIVE_INFINITY): boolean {
     const indexed = this.indexedUpto();
@@ -119,8 +123,16 @@ export class SqliteSearchIndex {
     while (upto < last && chars < maxChars) {
       const next = this.sql.get(INDEX_SQL.nextRow).get(upto) as { row: number; body: string } | undefined;
       if (!next) break;
+      const from = this.wordsAt?.row === next.row ? this.wordsAt.at : 0;
+      const to = wordsEnd(next.body, from, maxChars - chars);
+      this.addWords(from === 0 && to === next.body.length ? next.body : next.body.slice(from, to));
+      chars += to - from;
+      if (to < next.body.length) {
+        this.wordsAt = { row: next.row, at: to };
+        break;
+      }
+      this.wordsAt = undefined;
       upto = next.row;
-      chars += next.body.length;
       // Only CJK queries read the trigram index, and a CJK term matches only text that has CJK.
       if (CJK.test(next.body)) this.sql.get(INDEX_SQL.insertGrams).run(next.row, next.body);
     }
@@ -184,6 +196,7 @@ export class SqliteSearchIndex {
   /** Forgets which words `search_terms` holds: after a rolled-back write, some may not be there after all. */
   forgetWords(): void {
     this.knownWords.clear();
+    this.wordsAt = undefined;
   }
 
   private maxRow(): number | undefined {
@@ -199,7 +212,6 @@ export class SqliteSearchIndex {
     if (!indexed) return;
     this.sql.get(INDEX_SQL.insertRow).run(sid, entry.seq, indexed.role, entry.ts, indexed.text);
     this.pendingRows++;
-    this.addWords(indexed.text);
   }
 
   /** The words of a text into `search_terms` (what the last word typed is expanded to). */
@@ -211,4 +223,19 @@ export class SqliteSearchIndex {
       this.knownWords.add(word);
     }
   }
+}
+
+/**
+ * Where a slice of `text`'s words that starts at `from` and takes at most `max` characters ends: after a
+ * character that is not a letter or digit (so no word is cut), or at the end of the text.
+ */
+function wordsEnd(text: string, from: number, max: number): number {
+  if (text.length - from <= max) return text.length;
+  const limit = from + Math.max(1, Math.floor(max));
+  for (let i = limit; i > from; i--) {
+    const code = text.charCodeAt(i - 1);
+    // Never between the halves of a surrogate pair.
+    if ((code < 0xd800 || code > 0xdbff) && !/[\p{L}\p{N}\p{M}]/u.test(text.charAt(i - 1))) return i;
+  }
+  return limit;
 }

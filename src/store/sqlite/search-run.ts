@@ -44,6 +44,7 @@ export const PREFIX_WORDS = 50;
 
 const RUN_SQL = {
   body: "SELECT body FROM search_rows WHERE row = ?",
+  pendingRows: "SELECT row FROM search_rows WHERE row > ? ORDER BY row",
   prefixTerms: "SELECT term FROM search_terms WHERE term >= ? AND term < ? LIMIT 1000",
   termSpread:
     "SELECT count(*) AS n, min(rowid) AS low FROM (SELECT rowid FROM search_words WHERE search_words MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?)",
@@ -96,7 +97,7 @@ export async function searchSqlite(
   options?: SearchOptions,
 ): Promise<SearchResult> {
   const budget = new SearchBudget(options);
-  const matchers = prefixMatchers(src, q);
+  const matchers = await prefixMatchers(src, q, budget);
   const match = isCjkQuery(q) ? "" : wordsMatch(q.terms, [...(matchers.at(-1)?.expansion ?? [])]);
   const found: Scored[] = [];
   let after: SearchPosition | undefined = q.after;
@@ -154,18 +155,50 @@ function bodyOf(src: SearchSource, row: number): string | undefined {
   return src.sql.get(RUN_SQL.body).pluck().get(row) as string | undefined;
 }
 
-/** Each term's matcher; the last word typed gets the indexed words it begins. */
-function prefixMatchers(src: SearchSource, q: NormalisedSearch): TermMatcher[] {
-  return q.terms.map((term, i): TermMatcher => {
-    if (term.phrase || i < q.terms.length - 1 || CJK.test(term.text)) return termMatcher(term);
+/**
+ * Each term's matcher; the last word typed gets the indexed words it begins: those `search_terms` holds,
+ * and those of the rows it does not hold the words of yet (read from their texts, within the budget).
+ */
+async function prefixMatchers(
+  src: SearchSource,
+  q: NormalisedSearch,
+  budget: SearchBudget,
+): Promise<TermMatcher[]> {
+  const out: TermMatcher[] = [];
+  for (const [i, term] of q.terms.entries()) {
+    if (term.phrase || i < q.terms.length - 1 || CJK.test(term.text)) {
+      out.push(termMatcher(term));
+      continue;
+    }
     const prefix = fold(term.text);
-    const words = src.sql
-      .get(RUN_SQL.prefixTerms)
-      .pluck()
-      .all(prefix, prefix + MAX_CHAR) as string[];
-    words.sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
-    return termMatcher(term, new Set([prefix, ...words.slice(0, PREFIX_WORDS)]));
-  });
+    const words = new Set(
+      src.sql
+        .get(RUN_SQL.prefixTerms)
+        .pluck()
+        .all(prefix, prefix + MAX_CHAR) as string[],
+    );
+    for (const word of await pendingWords(src, prefix, budget)) words.add(word);
+    const shortest = [...words].sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
+    out.push(termMatcher(term, new Set([prefix, ...shortest.slice(0, PREFIX_WORDS)])));
+  }
+  return out;
+}
+
+/** The words that begin with `prefix` (folded) in the rows above the FTS indexes' last. */
+async function pendingWords(src: SearchSource, prefix: string, budget: SearchBudget): Promise<Set<string>> {
+  const words = new Set<string>();
+  const rows = src.sql.get(RUN_SQL.pendingRows).pluck().all(src.indexedUpto()) as number[];
+  if (rows.length === 0 || prefix === "") return words;
+  const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}\\p{Co}])${escaped}[\\p{L}\\p{N}\\p{Co}]*`, "gu");
+  let read = 0;
+  for (const row of rows) {
+    if (read++ > 0 && budget.spent()) break;
+    const body = bodyOf(src, row);
+    if (body !== undefined) for (const [word] of fold(body).matchAll(pattern)) words.add(word);
+    await budget.pace();
+  }
+  return words;
 }
 
 /**
