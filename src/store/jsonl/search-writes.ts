@@ -1,7 +1,6 @@
 import type { Entry } from "../../model/entry.js";
 import { indexedText } from "../../search/indexed-text.js";
 import type { WriteGroup } from "../driver.js";
-import { INDEX_SLICE_CHARS } from "../sqlite/search-index.js";
 import { mirrors, type SearchTables } from "./search-tables.js";
 import type { SessionFiles } from "./session-files.js";
 
@@ -104,7 +103,7 @@ export class SearchWrites {
         }
         // A flush is already a batch: its rows go into the FTS indexes in the same transaction, a slice
         // of them (a search matches the others itself); the rest in steps of their own.
-        if (this.tables.index.indexPending(INDEX_SLICE_CHARS)) this.indexRest();
+        if (this.tables.index.indexStep()) this.indexRest();
       });
     } catch (error) {
       this.tables.rolledBack();
@@ -129,7 +128,7 @@ export class SearchWrites {
       let more = false;
       try {
         this.tables.transaction(() => {
-          more = this.tables.index.indexPending(INDEX_SLICE_CHARS);
+          more = this.tables.index.indexStep();
         });
       } catch {
         // Left out: a search matches those rows itself, and the next flush takes a slice again.

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { isSessiondError, SessiondError } from "../../model/errors.js";
-import { INDEX_SLICE_CHARS, type SqliteSearchIndex } from "./search-index.js";
+import type { SqliteSearchIndex } from "./search-index.js";
 import { isConstraintError, SQL, type Statements } from "./sqlite-sql.js";
 
 export interface JournalFoldOptions {
@@ -12,8 +12,11 @@ export interface JournalFoldOptions {
   /** Called after a fold committed on its own (the WAL has something new to sync). */
   committed: () => void;
   /** The search index, whose rows not in the FTS indexes yet are taken in by every fold. */
-  search: Pick<SqliteSearchIndex, "pending" | "indexPending">;
+  search: Pick<SqliteSearchIndex, "pending" | "pendingChars" | "indexStep" | "forgetWords">;
 }
+
+/** Text waiting to be indexed past which each batch takes a step of the search index too, characters. */
+const INDEX_BACKLOG_CHARS = 1024 * 1024;
 
 /**
  * The `journal` table of a SQLite store: busy batches append there in arrival order, and a fold moves the
@@ -48,13 +51,30 @@ export class JournalFold {
   }
 
   foldIfFull(): void {
-    if (!this.due(this.options.foldThreshold)) return;
+    if (!this.due(this.options.foldThreshold)) {
+      // Big texts: the search index keeps up a step a batch, rather than taking them all once writes go
+      // quiet (by then hundreds of megabytes may wait, and the idle process works through them).
+      if (this.options.search.pendingChars >= INDEX_BACKLOG_CHARS) this.indexStep();
+      return;
+    }
     try {
       this.savepoint(() => this.foldJournal());
     } catch (error) {
+      this.options.search.forgetWords();
       // A duplicate makes the store refuse writes from the next commit on (foldJournal recorded it);
       // anything else leaves the rows in the journal, where readers find them, for the next batch.
       if (isSessiondError(error, "STORE_CORRUPT")) return;
+    }
+  }
+
+  /** A step of the search index inside the batch; one that fails leaves its rows for the next. */
+  private indexStep(): void {
+    try {
+      this.savepoint(() => this.options.search.indexStep());
+    } catch {
+      // Left for the next step (what this process knows of the words written is forgotten with it); a
+      // search reads rows not indexed yet itself.
+      this.options.search.forgetWords();
     }
   }
 
@@ -77,8 +97,8 @@ export class JournalFold {
       this.sql.get(SQL.foldDelete).run(last);
     }
     this.rows = 0;
-    // A slice of the search rows at a time: a fold's work stays bounded however much text came in.
-    this.options.search.indexPending(INDEX_SLICE_CHARS);
+    // Slices of the search rows for a few ms: a fold's work stays bounded however much text came in.
+    this.options.search.indexStep();
   }
 
   /** Whether the journal or the search rows not indexed yet hold at least `rows`. */
@@ -121,6 +141,7 @@ export class JournalFold {
         this.fold();
       } catch {
         // Left in the journal for the next fold; readers find the rows there.
+        this.options.search.forgetWords();
         return;
       }
       // Search rows left by the fold's slice: the next slice once the event loop has run.

@@ -16,13 +16,17 @@ export { PREFIX_WORDS, SEARCH_WINDOW, SESSION_SCAN_ROWS } from "./search-run.js"
  * whole in the step that finishes them (a megabyte: ~20 ms).
  */
 export const INDEX_SLICE_CHARS = 64 * 1024;
+/** How long one step of the indexing (a fold's, a flush's) takes slices for, ms: a slice at least. */
+export const INDEX_STEP_MS = 15;
 
 const INDEX_SQL = {
   insertRow: "INSERT INTO search_rows (sid, seq, role, ts, body) VALUES (?, ?, ?, ?, ?)",
   indexWords:
     "INSERT INTO search_words (rowid, body) SELECT row, body FROM search_rows WHERE row > ? AND row <= ? ORDER BY row",
-  nextRow: "SELECT row, body FROM search_rows WHERE row > ? ORDER BY row LIMIT 1",
-  insertGrams: "INSERT INTO search_grams (rowid, body) VALUES (?, ?)",
+  // A part of the next row's text (from a character, 1-based, at most so many): never the whole of a long one.
+  nextPart:
+    "SELECT row, length(body) AS chars, substr(body, ?, ?) AS part FROM search_rows WHERE row > ? ORDER BY row LIMIT 1",
+  gramsOf: "INSERT INTO search_grams (rowid, body) SELECT row, body FROM search_rows WHERE row = ?",
   insertTerm: "INSERT OR IGNORE INTO search_terms (term) VALUES (?)",
   indexSids:
     "INSERT INTO search_sids (sid, row) SELECT sid, row FROM search_rows WHERE row > ? AND row <= ? ORDER BY sid, row",
@@ -65,8 +69,13 @@ export class SqliteSearchIndex {
   private readonly knownWords = new Set<string>();
   /** Rows this process appended since it last took rows into the FTS indexes (others may add more). */
   private pendingRows: number;
-  /** The row whose words are being added to `search_terms` a slice at a time, and how far (a character). */
-  private wordsAt: { row: number; at: number } | undefined;
+  /** About how much text those rows hold (what this process appended; 0 once none is left). */
+  private pendingText = 0;
+  /**
+   * The row whose words are being added to `search_terms` a slice at a time: how far (in characters, as
+   * SQLite counts them), and whether its text had CJK so far.
+   */
+  private wordsAt: { row: number; at: number; cjk: boolean } | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -80,6 +89,11 @@ export class SqliteSearchIndex {
   /** Rows not in the FTS indexes yet, as far as this process knows. */
   get pending(): number {
     return this.pendingRows;
+  }
+
+  /** About how many characters of text wait to be indexed (this process's appends since the last step). */
+  get pendingChars(): number {
+    return this.pendingText;
   }
 
   get indexing(): boolean {
@@ -119,22 +133,35 @@ export class SqliteSearchIndex {
     const last = this.maxRow() ?? 0;
     let upto = indexed;
     let chars = 0;
-    // One row at a time (the statement is done before the next runs): the texts may be a megabyte each.
+    // A part of one row at a time (the statement is done before the next runs): the texts may be a
+    // megabyte each, and only the part this step takes is read into this process.
     while (upto < last && chars < maxChars) {
-      const next = this.sql.get(INDEX_SQL.nextRow).get(upto) as { row: number; body: string } | undefined;
+      const progress = this.wordsAt;
+      const at = progress?.at ?? 0;
+      const take = Number.isFinite(maxChars) ? Math.ceil(maxChars - chars) : Number.MAX_SAFE_INTEGER;
+      const next = this.sql.get(INDEX_SQL.nextPart).get(at + 1, take, upto) as
+        | { row: number; chars: number; part: string }
+        | undefined;
       if (!next) break;
-      const from = this.wordsAt?.row === next.row ? this.wordsAt.at : 0;
-      const to = wordsEnd(next.body, from, maxChars - chars);
-      this.addWords(from === 0 && to === next.body.length ? next.body : next.body.slice(from, to));
-      chars += to - from;
-      if (to < next.body.length) {
-        this.wordsAt = { row: next.row, at: to };
+      // The row in progress is gone (its session deleted, or rolled back): the next is read from its start.
+      if (progress && progress.row !== next.row) {
+        this.wordsAt = undefined;
+        continue;
+      }
+      const whole = at + codePoints(next.part, next.part.length) >= next.chars;
+      const cut = whole ? next.part.length : wordsEnd(next.part);
+      const words = cut === next.part.length ? next.part : next.part.slice(0, cut);
+      this.addWords(words);
+      const cjk = (this.wordsAt?.cjk ?? false) || CJK.test(words);
+      chars += Math.max(1, cut);
+      if (!whole) {
+        this.wordsAt = { row: next.row, at: at + codePoints(next.part, cut), cjk };
         break;
       }
       this.wordsAt = undefined;
       upto = next.row;
       // Only CJK queries read the trigram index, and a CJK term matches only text that has CJK.
-      if (CJK.test(next.body)) this.sql.get(INDEX_SQL.insertGrams).run(next.row, next.body);
+      if (cjk) this.sql.get(INDEX_SQL.gramsOf).run(next.row);
     }
     if (upto > indexed) {
       this.sql.get(INDEX_SQL.indexWords).run(indexed, upto);
@@ -142,7 +169,17 @@ export class SqliteSearchIndex {
       this.sql.get(INDEX_SQL.setIndexed).run(upto);
     }
     this.pendingRows = Math.max(0, last - upto);
+    this.pendingText = upto < last ? Math.max(0, this.pendingText - chars) : 0;
     return upto < last;
+  }
+
+  /** Slices of the rows not indexed yet for `INDEX_STEP_MS` (one at least); whether rows are left. */
+  indexStep(): boolean {
+    const until = performance.now() + INDEX_STEP_MS;
+    let more: boolean;
+    do more = this.indexPending(INDEX_SLICE_CHARS);
+    while (more && performance.now() < until);
+    return more;
   }
 
   /**
@@ -193,7 +230,10 @@ export class SqliteSearchIndex {
     );
   }
 
-  /** Forgets which words `search_terms` holds: after a rolled-back write, some may not be there after all. */
+  /**
+   * Forgets which words `search_terms` holds, and how far the row in progress got: after a rolled-back
+   * write, some may not be there after all.
+   */
   forgetWords(): void {
     this.knownWords.clear();
     this.wordsAt = undefined;
@@ -212,6 +252,7 @@ export class SqliteSearchIndex {
     if (!indexed) return;
     this.sql.get(INDEX_SQL.insertRow).run(sid, entry.seq, indexed.role, entry.ts, indexed.text);
     this.pendingRows++;
+    this.pendingText += indexed.text.length;
   }
 
   /** The words of a text into `search_terms` (what the last word typed is expanded to). */
@@ -226,16 +267,24 @@ export class SqliteSearchIndex {
 }
 
 /**
- * Where a slice of `text`'s words that starts at `from` and takes at most `max` characters ends: after a
- * character that is not a letter or digit (so no word is cut), or at the end of the text.
+ * Where the words of a part of a text end: after the last character that is not a letter, digit or mark
+ * (so no word is cut), or at its end when it is one word.
  */
-function wordsEnd(text: string, from: number, max: number): number {
-  if (text.length - from <= max) return text.length;
-  const limit = from + Math.max(1, Math.floor(max));
-  for (let i = limit; i > from; i--) {
-    const code = text.charCodeAt(i - 1);
+function wordsEnd(part: string): number {
+  for (let i = part.length; i > 0; i--) {
+    const code = part.charCodeAt(i - 1);
     // Never between the halves of a surrogate pair.
-    if ((code < 0xd800 || code > 0xdbff) && !/[\p{L}\p{N}\p{M}]/u.test(text.charAt(i - 1))) return i;
+    if ((code < 0xd800 || code > 0xdbff) && !/[\p{L}\p{N}\p{M}]/u.test(part.charAt(i - 1))) return i;
   }
-  return limit;
+  return part.length;
+}
+
+/** How many characters, as SQLite counts them (code points), the first `units` UTF-16 units of `text` hold. */
+function codePoints(text: string, units: number): number {
+  let n = units;
+  for (let i = 0; i < units; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xdc00 && code <= 0xdfff) n--;
+  }
+  return n;
 }
