@@ -35,6 +35,9 @@ export class MemorySearchIndex {
   private readonly bySession = new Map<string, number[]>();
   private nextRow = 1;
   private totalLength = 0;
+  /** Entries added but not split into words yet: a search takes them in first, the event loop let in. */
+  private waiting: Entry[] = [];
+  private taking: Promise<void> | undefined;
 
   constructor(private readonly sessionOf: (sessionId: string) => Session | undefined) {}
 
@@ -42,36 +45,60 @@ export class MemorySearchIndex {
     return this.docs.size;
   }
 
+  /** Takes entries in: they are split into words by the next search, not here (an append stays cheap). */
   add(entries: readonly Entry[]): void {
-    for (const entry of entries) {
-      const indexed = indexedText(entry);
-      if (!indexed) continue;
-      const words = foldedWords(indexed.text);
-      const row = this.nextRow++;
-      const doc: Doc = {
-        row,
-        sessionId: entry.sessionId,
-        seq: entry.seq,
-        role: indexed.role,
-        ts: entry.ts,
-        text: indexed.text,
-        words: ` ${words.join(" ")} `,
-        length: words.length,
-      };
-      this.docs.set(row, doc);
-      this.totalLength += words.length;
-      for (const word of words) {
-        let posting = this.postings.get(word);
-        if (!posting) {
-          posting = new Map();
-          this.postings.set(word, posting);
-        }
-        posting.set(row, (posting.get(row) ?? 0) + 1);
+    for (const entry of entries) if (indexedText(entry)) this.waiting.push(entry);
+  }
+
+  /**
+   * Splits the entries waiting into words, in the order they were added, letting the event loop in between
+   * (one entry is one unit: a megabyte text ~45 ms). Searches at the same time wait for the same work.
+   */
+  private takeWaiting(): Promise<void> {
+    this.taking ??= (async () => {
+      const pace = new SearchBudget({ budgetMs: Number.POSITIVE_INFINITY });
+      // Entries added meanwhile are pushed behind and taken in the same loop.
+      for (let i = 0; i < this.waiting.length; i++) {
+        const entry = this.waiting[i]!;
+        // A session deleted since its entries were added is gone from the index too.
+        if (this.sessionOf(entry.sessionId)) this.index(entry);
+        await pace.pace();
       }
-      const rows = this.bySession.get(entry.sessionId) ?? [];
-      rows.push(row);
-      this.bySession.set(entry.sessionId, rows);
+      this.waiting = [];
+    })().finally(() => {
+      this.taking = undefined;
+    });
+    return this.taking;
+  }
+
+  private index(entry: Entry): void {
+    const indexed = indexedText(entry);
+    if (!indexed) return;
+    const words = foldedWords(indexed.text);
+    const row = this.nextRow++;
+    const doc: Doc = {
+      row,
+      sessionId: entry.sessionId,
+      seq: entry.seq,
+      role: indexed.role,
+      ts: entry.ts,
+      text: indexed.text,
+      words: ` ${words.join(" ")} `,
+      length: words.length,
+    };
+    this.docs.set(row, doc);
+    this.totalLength += words.length;
+    for (const word of words) {
+      let posting = this.postings.get(word);
+      if (!posting) {
+        posting = new Map();
+        this.postings.set(word, posting);
+      }
+      posting.set(row, (posting.get(row) ?? 0) + 1);
     }
+    const rows = this.bySession.get(entry.sessionId) ?? [];
+    rows.push(row);
+    this.bySession.set(entry.sessionId, rows);
   }
 
   remove(sessionId: string): void {
@@ -96,6 +123,7 @@ export class MemorySearchIndex {
    */
   async search(q: NormalisedSearch, options?: SearchOptions): Promise<SearchResult> {
     const budget = new SearchBudget(options);
+    await this.takeWaiting();
     const scored: Array<{ doc: Doc; session: Session; score: number }> = [];
     const avg = this.docs.size === 0 ? 1 : this.totalLength / this.docs.size;
     for (const [row, rank] of await this.matches(q, avg, budget)) {
