@@ -213,12 +213,15 @@ async function run(ctx: BenchContext): Promise<SearchStallResult> {
 
 function rows(r: SearchStallResult): Row[] {
   const base = r.idle;
+  // The longer of the two: a task that blocks the loop for a second has shown as a histogram max of 0
+  // (the sample is taken after the IPC question is answered), never as a quick /health.
+  const stall = (s: Stall) => Math.max(s.loopMaxMs, s.healthMaxMs);
   const row = (figure: string, s: Stall): Row => ({
-    figure: `${figure}: event loop's longest delay ms (/health max ${fixed(s.healthMaxMs, 0)} ms over ${int(s.healthCount)})`,
-    value: fixed(s.loopMaxMs, 0),
-    baseline: fixed(base.loopMaxMs, 0),
-    ratio: ratioText(s.loopMaxMs / base.loopMaxMs),
-    checks: [atMost(s.loopMaxMs, MAX_LOOP_MS, `${MAX_LOOP_MS} ms`)],
+    figure: `${figure}: longest stall ms, the larger of the event loop's delay (${fixed(s.loopMaxMs, 0)}) and /health's wait (${fixed(s.healthMaxMs, 0)}, ${int(s.healthCount)} requests)`,
+    value: fixed(stall(s), 0),
+    baseline: fixed(stall(base), 0),
+    ratio: ratioText(stall(s) / stall(base)),
+    checks: [atMost(stall(s), MAX_LOOP_MS, `${MAX_LOOP_MS} ms`)],
   });
   const errors = r.errors > 0 ? `, ${int(r.errors)} errors` : "";
   return [
