@@ -4,10 +4,13 @@
  * path, strict durability, request log to /dev/null), `node gateway-server.js canned <db path> <data dir>` the
  * same gateway with every turn answered at once by one stored result (what the HTTP layer costs by itself),
  * `node gateway-server.js bare` a bare Hono handler.
- * Over IPC it sends `{ type: "ready", url }`, answers `{ type: "rss" }` with its RSS now and at peak, takes `{ type: "stop" }`, closes and sends `{ type: "done", ... }`.
+ * Over IPC it sends `{ type: "ready", url }`, answers `{ type: "rss" }` with its RSS now and at peak,
+ * `{ type: "loop" }` with the longest and p99 delay of its event loop since the last such question
+ * (`monitorEventLoopDelay`, 10 ms resolution), takes `{ type: "stop" }`, closes and sends `{ type: "done", ... }`.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createAdaptorServer } from "@hono/node-server";
 import { Hono } from "hono";
 import { createEngine } from "../src/engine.js";
@@ -19,6 +22,7 @@ import { BENCH_TOKEN, webhookEnvelope, webhookPeer } from "./gateway-store.js";
 export type ServerMessage =
   | { type: "ready"; url: string; rssKb: number }
   | { type: "rss"; rssKb: number; maxRssKb: number }
+  | { type: "loop"; maxMs: number; p99Ms: number }
   | { type: "done"; maxRssKb: number; rssKb: number; cpuMs: number }
   | { type: "error"; message: string };
 
@@ -72,7 +76,13 @@ async function main(): Promise<void> {
     mode === "bare"
       ? await serveBare()
       : await serveGateway(path ?? "sessiond.db", dataDir ?? ".", mode === "canned");
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const onMessage = (message: { type?: string }) => {
+    if (message.type === "loop") {
+      send({ type: "loop", maxMs: loop.max / 1e6, p99Ms: loop.percentile(99) / 1e6 });
+      loop.reset();
+    }
     if (message.type === "rss")
       send({
         type: "rss",

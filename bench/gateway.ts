@@ -140,6 +140,8 @@ export interface Child {
   readyRssKb: number;
   /** The server's RSS now and at its peak so far, KiB. */
   rss(): Promise<{ rssKb: number; maxRssKb: number }>;
+  /** Its event loop's longest and p99 delay since the last call, ms (gateway-server.ts). */
+  loopDelay(): Promise<{ maxMs: number; p99Ms: number }>;
   stop(): Promise<{ maxRssKb: number }>;
 }
 
@@ -165,6 +167,13 @@ export function startServer(args: string[]): Promise<Child> {
               done(answer.type === "rss" ? answer : { rssKb: 0, maxRssKb: 0 }),
             );
             child.send({ type: "rss" });
+          }),
+        loopDelay: () =>
+          new Promise((done) => {
+            child.once("message", (answer: ServerMessage) =>
+              done(answer.type === "loop" ? answer : { maxMs: Number.NaN, p99Ms: Number.NaN }),
+            );
+            child.send({ type: "loop" });
           }),
         stop: () =>
           new Promise((done, fail) => {

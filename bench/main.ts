@@ -21,6 +21,7 @@ import { detectorCost } from "./redaction-shapes.js";
 import type { Bench, BenchContext, Check, Row } from "./report.js";
 import { renderTable } from "./report.js";
 import { searchBench } from "./search.js";
+import { searchStall } from "./search-stall.js";
 import { startup } from "./startup.js";
 import { summarizerThroughput } from "./summarizer.js";
 import { diskOf, log, makeTempDir, removeDir } from "./support.js";
@@ -78,6 +79,7 @@ const BENCHES: readonly Planned[] = [
   plan("memory", gatewayMemory),
   plan("dashboard", dashboardReads),
   plan("search", searchBench),
+  plan("searchStall", searchStall),
   plan("jsonlSearch", jsonlSearchBench),
   plan("postgres", postgresBench),
   plan("postgresSearch", postgresSearchBench),

@@ -198,6 +198,13 @@ async function sessionsSearch(
     at: new Date(h.ts).toISOString(),
     text: plainSnippet(h.snippet),
   }));
-  // While the index is being built some messages are not found yet: the model is told so.
-  return { content: JSON.stringify(result.indexing ? { hits, indexing: true } : { hits }) };
+  // While the index is being built, or when the search ran out of time, some messages are not found: the
+  // model is told so.
+  return {
+    content: JSON.stringify({
+      hits,
+      ...(result.indexing ? { indexing: true } : {}),
+      ...(result.complete ? {} : { complete: false }),
+    }),
+  };
 }

@@ -44,6 +44,11 @@ export interface SearchResult {
   nextCursor?: string;
   /** True while the store's index is still being built: messages not indexed yet are not found. */
   indexing: boolean;
+  /**
+   * False when the search ran out of its time budget: the hits are the best of the messages it read, and
+   * others may match (narrow the search: more words, a filter).
+   */
+  complete: boolean;
 }
 
 /** One parsed search term: a word (prefix-matched when it is the last one typed) or a quoted phrase. */

@@ -1,9 +1,11 @@
 import { SessiondError } from "../model/errors.js";
+import type { SearchOptions } from "./budget.js";
 import type { SearchQuery, SearchResult } from "./query.js";
 
 /** A store that searches what was said in its sessions (SQLite, memory). */
 export interface SearchableStore {
-  search(query: SearchQuery): Promise<SearchResult>;
+  /** Within the search's time budget (`options`, else SEARCH_BUDGET_MS): `complete: false` past it. */
+  search(query: SearchQuery, options?: SearchOptions): Promise<SearchResult>;
 }
 
 export function isSearchable(store: object): store is SearchableStore {

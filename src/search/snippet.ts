@@ -65,12 +65,48 @@ export function matchRanges(text: string, terms: readonly SearchTerm[]): Array<[
   return merged;
 }
 
+/** Texts longer than this are cut to a window around their first match before they are masked. */
+const WHOLE_CHARS = 16 * 1024;
+/** The window kept either side of the first match: wider than any credential the maskers look for. */
+const WINDOW_CHARS = 4 * 1024;
+/** How much of a long text is searched for its first match at a time. */
+const SCAN_CHARS = 64 * 1024;
+
+/**
+ * Where the first match of a long text is, read a chunk at a time (so a match near the start costs one
+ * chunk): its index, or 0 when none is found.
+ */
+function firstMatchOf(text: string, terms: readonly SearchTerm[]): number {
+  for (let at = 0; at < text.length; at += SCAN_CHARS) {
+    const range = matchRanges(text.slice(at, at + SCAN_CHARS + SEARCH_TERM_CHARS), terms)[0];
+    if (range) return at + range[0];
+  }
+  return 0;
+}
+
+/** The longest a term can be (the search text's limit): chunks overlap by this much. */
+const SEARCH_TERM_CHARS = 200;
+
 /**
  * The snippet of a hit: secret-shaped strings masked first (stored text is redacted already; this holds for
  * text stored before that), then about 200 characters around the first match, escaped for HTML, with each
- * match in `<mark>…</mark>` and `…` where the text was cut.
+ * match in `<mark>…</mark>` and `…` where the text was cut. A long text is cut first to a window around its
+ * first match, so that a snippet of a message of a megabyte costs what one of a few kilobytes does.
  */
 export function makeSnippet(content: string, terms: readonly SearchTerm[]): string {
+  if (content.length <= WHOLE_CHARS) return snippetOf(content, terms, false, false);
+  const first = firstMatchOf(content, terms);
+  const from = Math.max(0, first - WINDOW_CHARS);
+  const to = Math.min(content.length, first + WINDOW_CHARS);
+  return snippetOf(content.slice(from, to), terms, from > 0, to < content.length);
+}
+
+function snippetOf(
+  content: string,
+  terms: readonly SearchTerm[],
+  cutBefore: boolean,
+  cutAfter: boolean,
+): string {
   const text = redactSecrets(content);
   const ranges = matchRanges(text, terms);
   const first = ranges[0]?.[0] ?? 0;
@@ -85,7 +121,7 @@ export function makeSnippet(content: string, terms: readonly SearchTerm[]): stri
     const space = text.lastIndexOf(" ", end);
     if (space > first) end = space;
   }
-  let out = start > 0 ? "…" : "";
+  let out = start > 0 || cutBefore ? "…" : "";
   let at = start;
   for (const [s, e] of ranges) {
     if (e <= start || s >= end) continue;
@@ -95,5 +131,5 @@ export function makeSnippet(content: string, terms: readonly SearchTerm[]): stri
     at = to;
   }
   out += escapeHtml(text.slice(at, end));
-  return end < text.length ? `${out}…` : out;
+  return end < text.length || cutAfter ? `${out}…` : out;
 }

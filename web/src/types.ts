@@ -166,4 +166,6 @@ export interface SearchResult {
   hits: SearchHit[];
   nextCursor?: string;
   indexing: boolean;
+  /** False when the search ran out of its time budget: other messages may match. */
+  complete: boolean;
 }

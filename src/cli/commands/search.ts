@@ -27,7 +27,7 @@ export function registerSearch(program: Command, io: CliIo): void {
     .command("search")
     .description("search what users and agents said, best match first (matches in **bold**)")
     .argument("<query...>", 'the words to find (all of them; "a phrase" in quotes)')
-    .option("--json", 'print { "hits": [...], "nextCursor"?: "...", "indexing": false }')
+    .option("--json", 'print { "hits": [...], "nextCursor"?: "...", "indexing": false, "complete": true }')
     .option("--agent <id>", "only this agent's sessions")
     .option("--channel <name>", "only sessions on this channel")
     .option("--prefix <key>", "only keys that start with this")
@@ -55,6 +55,8 @@ export function registerSearch(program: Command, io: CliIo): void {
       }
       if (result.indexing)
         io.stderr("The search index is still being built: some messages are not found yet.\n");
+      if (!result.complete)
+        io.stderr("The search took too long and stopped early: more words or a filter find the rest.\n");
       if (result.hits.length === 0) {
         io.stdout(options.cursor ? "No more matches.\n" : "No matches.\n");
         return;

@@ -3,6 +3,7 @@ import { makeDirSync } from "../../fs/make-dir.js";
 import type { Entry } from "../../model/entry.js";
 import { isSessiondError, SessiondError } from "../../model/errors.js";
 import type { Session } from "../../model/session.js";
+import type { SearchOptions } from "../../search/budget.js";
 import type { NormalisedSearch, SearchResult } from "../../search/query.js";
 import type {
   ForeignChanges,
@@ -281,7 +282,7 @@ export class JsonlDriver implements StoreDriver {
    * last search (every file, without events) are compared first, and those another process changed are
    * read again, so their sessions are indexed again.
    */
-  search(q: NormalisedSearch): SearchResult {
+  search(q: NormalisedSearch, options?: SearchOptions): Promise<SearchResult> {
     const index = this.searchIndex;
     if (!(index instanceof JsonlSearchIndex)) throw index;
     if (index.owner) {
@@ -296,7 +297,9 @@ export class JsonlDriver implements StoreDriver {
         }
       }
     }
-    return this.guard(() => index.search(q));
+    return this.guard(() => index.search(q, options)).catch((error: unknown) => {
+      throw asStoreError(error, this.path);
+    });
   }
 
   searchProgress(): JsonlIndexProgress {

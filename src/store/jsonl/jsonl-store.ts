@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { LRUCache } from "lru-cache";
+import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
@@ -92,7 +93,6 @@ export class JsonlStore extends LogStore implements SearchableStore {
     removeStaleSnapshots(join(options.path, META_DIR));
   }
 
-  /** Messages whose text matches, best first (search-sidecar.ts). */
   /**
    * The inbox of admitted inputs, `.sessiond/inbox.jsonl`, written by this store's writer: an admission
    * shares the appends' batches, and a turn's end rides with its reply.
@@ -101,9 +101,10 @@ export class JsonlStore extends LogStore implements SearchableStore {
     return this.driverInbox();
   }
 
-  search(query: SearchQuery): Promise<SearchResult> {
+  /** Messages whose text matches, best first (search-sidecar.ts). */
+  search(query: SearchQuery, options?: SearchOptions): Promise<SearchResult> {
     return this.read(() =>
-      chain(this.foreign(), () => this.jsonl.search(normaliseSearch(query, Date.now()))),
+      chain(this.foreign(), () => this.jsonl.search(normaliseSearch(query, Date.now()), options)),
     );
   }
 

@@ -18,7 +18,7 @@ export interface JsonlIndexProgress {
 
 /** A step of the rebuild indexes at most this many sessions, or files of about this many bytes. */
 const STEP_SESSIONS = 200;
-const STEP_BYTES = 8 * 1024 * 1024;
+const STEP_BYTES = 1024 * 1024;
 /** A search first indexes the stale sessions itself when no more than this many wait. */
 const INLINE_STALE = 16;
 /** A step or a write that failed is tried again this much later. */

@@ -1,3 +1,4 @@
+import type { SearchOptions } from "../../search/budget.js";
 import type { NormalisedSearch, SearchResult } from "../../search/query.js";
 import type { WriteGroup } from "../driver.js";
 import { isDamagedError } from "../sqlite/sqlite-sql.js";
@@ -53,18 +54,18 @@ export class JsonlSearchIndex {
     this.rebuild.stale(sessionId);
   }
 
-  search(q: NormalisedSearch): SearchResult {
+  async search(q: NormalisedSearch, options?: SearchOptions): Promise<SearchResult> {
     if (this.tables.owner) {
       this.writes.flush();
       this.rebuild.catchUp();
     }
     let result: SearchResult;
     try {
-      result = this.tables.index.search(q);
+      result = await this.tables.index.search(q, options);
     } catch (error) {
       if (!isDamagedError(error)) throw error;
       this.rebuild.recover();
-      return { hits: [], indexing: true };
+      return { hits: [], indexing: true, complete: false };
     }
     // Another process may have deleted a session the index still holds.
     const hits = result.hits.filter((hit) => this.files.get(hit.sessionId) !== undefined);

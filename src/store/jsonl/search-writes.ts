@@ -24,6 +24,8 @@ export class SearchWrites {
   /** Sessions written this run: their files' size and mtime are recorded at close. */
   private readonly sessionsWritten = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  /** The next slice of the rows not in the FTS indexes yet, once the event loop has run. */
+  private sliceTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly tables: SearchTables,
@@ -99,8 +101,9 @@ export class SearchWrites {
           if (entries) this.tables.index.add(sid, entries);
           this.sessionsWritten.add(id);
         }
-        // A flush is already a batch: its rows go into the FTS indexes in the same transaction.
-        this.tables.index.indexPending();
+        // A flush is already a batch: its rows go into the FTS indexes in the same transaction, a slice
+        // of them (a search matches the others itself); the rest in steps of their own.
+        if (this.tables.index.indexStep()) this.indexRest();
       });
     } catch (error) {
       this.tables.rolledBack();
@@ -112,6 +115,28 @@ export class SearchWrites {
   cancel(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.sliceTimer) clearTimeout(this.sliceTimer);
+    this.sliceTimer = undefined;
+  }
+
+  /** Takes the rows left out of the FTS indexes in, a slice a turn of the event loop. */
+  private indexRest(): void {
+    if (this.sliceTimer) return;
+    this.sliceTimer = setTimeout(() => {
+      this.sliceTimer = undefined;
+      if (!this.tables.owner || this.tables.closed) return;
+      let more = false;
+      try {
+        this.tables.transaction(() => {
+          more = this.tables.index.indexStep();
+        });
+      } catch {
+        // Left out: a search matches those rows itself, and the next flush takes a slice again.
+        return;
+      }
+      if (more) this.indexRest();
+    }, 0);
+    this.sliceTimer.unref();
   }
 
   private wait(sessionId: string, entries: readonly Entry[]): void {

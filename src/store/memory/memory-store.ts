@@ -1,3 +1,4 @@
+import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore, type LogStoreOptions } from "../log-store.js";
@@ -23,7 +24,7 @@ export class MemoryStore extends LogStore implements SearchableStore {
   }
 
   /** Messages whose text matches, best first (search/memory-index.ts). */
-  search(query: SearchQuery): Promise<SearchResult> {
-    return this.read(() => this.memory.searchIndex.search(normaliseSearch(query, Date.now())));
+  search(query: SearchQuery, options?: SearchOptions): Promise<SearchResult> {
+    return this.read(() => this.memory.searchIndex.search(normaliseSearch(query, Date.now()), options));
   }
 }

@@ -1,5 +1,6 @@
 import type { Pool } from "pg";
 import { SessiondError } from "../../model/errors.js";
+import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
@@ -90,9 +91,11 @@ export class PostgresStore extends LogStore implements SearchableStore {
   }
 
   /** Messages whose text matches, best first (search.ts). */
-  async search(query: SearchQuery): Promise<SearchResult> {
+  async search(query: SearchQuery, options?: SearchOptions): Promise<SearchResult> {
     const indexing = this.reindex.running;
-    const result = await this.read(() => searchPostgres(this.pool, normaliseSearch(query, Date.now())));
+    const result = await this.read(() =>
+      searchPostgres(this.pool, normaliseSearch(query, Date.now()), options),
+    );
     return indexing ? { ...result, indexing } : result;
   }
 

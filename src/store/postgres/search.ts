@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import { SearchBudget, type SearchOptions } from "../../search/budget.js";
 import { CJK } from "../../search/indexed-text.js";
 import {
   encodeSearchCursor,
@@ -11,7 +12,7 @@ import {
 } from "../../search/query.js";
 import { recencyScore } from "../../search/rank.js";
 import { makeSnippet } from "../../search/snippet.js";
-import { query } from "./pool.js";
+import { inTransaction, isConnectionError, unavailable } from "./pool.js";
 import { tsqueryOf } from "./search-words.js";
 
 /** How many matches one window ranks, as on SQLite (`SEARCH_WINDOW`): the newest ones below its top. */
@@ -123,13 +124,19 @@ function messageOf(data: string): { role: SearchRole; text: string } {
  * the next page ranks the same window again whatever was appended since. A first page's window has no
  * top: its newest match is the newest there is, so one above it is the top its cursor keeps.
  */
-export async function searchPostgres(pool: Pool, q: NormalisedSearch): Promise<SearchResult> {
+export async function searchPostgres(
+  pool: Pool,
+  q: NormalisedSearch,
+  options?: SearchOptions,
+): Promise<SearchResult> {
+  const budget = new SearchBudget(options);
   const found: Scored[] = [];
   let after: SearchPosition | undefined = q.after;
   let top = q.after?.top;
   for (;;) {
     const { sql, params } = windowSql(q, top);
-    const candidates = await query<CandidateRow>(pool, sql, params);
+    const candidates = await windowWithin(pool, sql, params, budget);
+    if (!candidates) break;
     const window = candidates.slice(0, PG_SEARCH_WINDOW);
     const windowTop = top ?? (window[0]?.n ?? 0) + 1;
     const ranked = window
@@ -137,7 +144,7 @@ export async function searchPostgres(pool: Pool, q: NormalisedSearch): Promise<S
       .sort((a, b) => a.score - b.score || a.row.n - b.row.n);
     for (const scored of ranked) if (ranksAfter(scored.score, scored.row.n, after)) found.push(scored);
     const oldest = window.at(-1);
-    if (found.length > q.limit || candidates.length <= PG_SEARCH_WINDOW || !oldest) break;
+    if (budget.spent() || found.length > q.limit || candidates.length <= PG_SEARCH_WINDOW || !oldest) break;
     top = oldest.n;
     after = undefined;
   }
@@ -157,9 +164,37 @@ export async function searchPostgres(pool: Pool, q: NormalisedSearch): Promise<S
       snippet: makeSnippet(text, q.terms),
     };
   });
-  const result: SearchResult = { hits, indexing: false };
+  const result: SearchResult = { hits, indexing: false, complete: !budget.exhausted };
   const last = page.at(-1);
   if (found.length > q.limit && last)
     result.nextCursor = encodeSearchCursor({ now: q.now, score: last.score, row: last.row.n, top: last.top });
   return result;
+}
+
+/** PostgreSQL's code for a statement cancelled by `statement_timeout`. */
+const QUERY_CANCELED = "57014";
+
+/**
+ * A window's query, cancelled by the server once the search's budget is spent (`statement_timeout`, at
+ * least 1 ms): undefined then, and the search returns what the windows before found.
+ */
+async function windowWithin(
+  pool: Pool,
+  sql: string,
+  params: unknown[],
+  budget: SearchBudget,
+): Promise<CandidateRow[] | undefined> {
+  const ms = Math.max(1, Math.ceil(budget.remainingMs()));
+  try {
+    return await inTransaction(pool, async (client) => {
+      await client.query(`SET LOCAL statement_timeout = ${ms}`);
+      return (await client.query<CandidateRow>(sql, params)).rows;
+    });
+  } catch (error) {
+    if ((error as { code?: unknown }).code === QUERY_CANCELED) {
+      budget.exhausted = true;
+      return undefined;
+    }
+    throw isConnectionError(error) ? unavailable(error, "not-written") : error;
+  }
 }

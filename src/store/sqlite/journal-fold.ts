@@ -12,15 +12,18 @@ export interface JournalFoldOptions {
   /** Called after a fold committed on its own (the WAL has something new to sync). */
   committed: () => void;
   /** The search index, whose rows not in the FTS indexes yet are taken in by every fold. */
-  search: Pick<SqliteSearchIndex, "pending" | "indexPending">;
+  search: Pick<SqliteSearchIndex, "pending" | "pendingChars" | "indexStep" | "forgetWords">;
 }
+
+/** Text waiting to be indexed past which each batch takes a step of the search index too, characters. */
+const INDEX_BACKLOG_CHARS = 1024 * 1024;
 
 /**
  * The `journal` table of a SQLite store: busy batches append there in arrival order, and a fold moves the
  * rows into `entries` in key order (one pass instead of a page per session per commit), inside a batch
  * once the journal is full, or on its own once writes have gone quiet. A fold also takes the search rows
- * appended since the last into the FTS indexes (one segment for them all), and happens as well once
- * there are as many of those.
+ * appended since the last into the FTS indexes (a slice of them at a time, one segment a slice), and
+ * happens as well once there are as many of those; an idle fold that leaves rows runs again at once.
  */
 export class JournalFold {
   /** Rows written to the journal since the last fold (approximate: other processes write too). */
@@ -48,13 +51,30 @@ export class JournalFold {
   }
 
   foldIfFull(): void {
-    if (!this.due(this.options.foldThreshold)) return;
+    if (!this.due(this.options.foldThreshold)) {
+      // Big texts: the search index keeps up a step a batch, rather than taking them all once writes go
+      // quiet (by then hundreds of megabytes may wait, and the idle process works through them).
+      if (this.options.search.pendingChars >= INDEX_BACKLOG_CHARS) this.indexStep();
+      return;
+    }
     try {
       this.savepoint(() => this.foldJournal());
     } catch (error) {
+      this.options.search.forgetWords();
       // A duplicate makes the store refuse writes from the next commit on (foldJournal recorded it);
       // anything else leaves the rows in the journal, where readers find them, for the next batch.
       if (isSessiondError(error, "STORE_CORRUPT")) return;
+    }
+  }
+
+  /** A step of the search index inside the batch; one that fails leaves its rows for the next. */
+  private indexStep(): void {
+    try {
+      this.savepoint(() => this.options.search.indexStep());
+    } catch {
+      // Left for the next step (what this process knows of the words written is forgotten with it); a
+      // search reads rows not indexed yet itself.
+      this.options.search.forgetWords();
     }
   }
 
@@ -77,7 +97,8 @@ export class JournalFold {
       this.sql.get(SQL.foldDelete).run(last);
     }
     this.rows = 0;
-    this.options.search.indexPending();
+    // Slices of the search rows for a few ms: a fold's work stays bounded however much text came in.
+    this.options.search.indexStep();
   }
 
   /** Whether the journal or the search rows not indexed yet hold at least `rows`. */
@@ -120,7 +141,11 @@ export class JournalFold {
         this.fold();
       } catch {
         // Left in the journal for the next fold; readers find the rows there.
+        this.options.search.forgetWords();
+        return;
       }
+      // Search rows left by the fold's slice: the next slice once the event loop has run.
+      if (this.due(1)) this.idleFold = setTimeout(check, 0).unref();
     };
     this.idleFold = setTimeout(check, this.options.idleFoldMs).unref();
   }

@@ -83,8 +83,8 @@ BEGIN SELECT RAISE(ABORT, '${DUPLICATE_ENTRY}'); END;
  * Search (search-index.ts), schema v5. `search_rows` holds each indexed message: where it is and its text,
  * stored once. `search_words` (FTS5, unicode61 without diacritics) is an external-content index over it,
  * without per-row lengths (ranking is done in this process); `search_grams` (trigram, contentless) finds
- * CJK. An append writes only its `search_rows` row (in arrival order: one page or two per commit) and new
- * `search_terms`; the FTS indexes and `search_sids` (a session's indexed rows; an index on `search_rows`
+ * CJK. An append writes only its `search_rows` row (in arrival order: one page or two per commit); its words
+ * go into `search_terms`, and it into the FTS indexes and `search_sids` (a session's indexed rows; an index on `search_rows`
  * would dirty a page per session per commit) take the rows above `search_state.indexed_upto` in bulk when
  * the journal folds, and a search scans those rows itself, so it never misses an acknowledged message. `search_terms` holds the indexed words, so that the last word
  * typed (a prefix) is looked up as the words it begins instead of FTS5 merging every matching word's list.

@@ -1,46 +1,32 @@
 import type Database from "better-sqlite3";
 import type { Entry } from "../../model/entry.js";
+import type { SearchOptions } from "../../search/budget.js";
 import { CJK, indexedText } from "../../search/indexed-text.js";
-import {
-  encodeSearchCursor,
-  type NormalisedSearch,
-  ranksAfter,
-  type SearchHit,
-  type SearchPosition,
-  type SearchResult,
-} from "../../search/query.js";
-import {
-  bm25Part,
-  FoldedText,
-  fold,
-  foldedWords,
-  idf,
-  occurrences,
-  recencyScore,
-  type TermMatcher,
-  termMatcher,
-} from "../../search/rank.js";
-import { makeSnippet } from "../../search/snippet.js";
+import type { NormalisedSearch, SearchResult } from "../../search/query.js";
+import { foldedWords } from "../../search/rank.js";
 import { type EntryRow, entryFromRow } from "../sql/rows.js";
-import {
-  type CandidateRow,
-  indexDrivenSql,
-  isCjkQuery,
-  narrowsSessions,
-  pendingRowsSql,
-  quoted,
-  sessionDrivenSql,
-  sessionRowsSql,
-  wordsMatch,
-} from "./search-sql.js";
+import { searchSqlite } from "./search-run.js";
 import { SQL, type Statements } from "./sqlite-sql.js";
+
+export { PREFIX_WORDS, SEARCH_WINDOW, SESSION_SCAN_ROWS } from "./search-run.js";
+
+/**
+ * How much text one step of the indexing takes in: what a fold or a flush adds to its transaction. A
+ * longer message's words go into `search_terms` over several steps, and it goes into the FTS indexes
+ * whole in the step that finishes them (a megabyte: ~20 ms).
+ */
+export const INDEX_SLICE_CHARS = 64 * 1024;
+/** How long one step of the indexing (a fold's, a flush's) takes slices for, ms: a slice at least. */
+export const INDEX_STEP_MS = 15;
 
 const INDEX_SQL = {
   insertRow: "INSERT INTO search_rows (sid, seq, role, ts, body) VALUES (?, ?, ?, ?, ?)",
   indexWords:
     "INSERT INTO search_words (rowid, body) SELECT row, body FROM search_rows WHERE row > ? AND row <= ? ORDER BY row",
-  rowsAbove: "SELECT row, body FROM search_rows WHERE row > ? AND row <= ? ORDER BY row",
-  insertGrams: "INSERT INTO search_grams (rowid, body) VALUES (?, ?)",
+  // A part of the next row's text (from a character, 1-based, at most so many): never the whole of a long one.
+  nextPart:
+    "SELECT row, length(body) AS chars, substr(body, ?, ?) AS part FROM search_rows WHERE row > ? ORDER BY row LIMIT 1",
+  gramsOf: "INSERT INTO search_grams (rowid, body) SELECT row, body FROM search_rows WHERE row = ?",
   insertTerm: "INSERT OR IGNORE INTO search_terms (term) VALUES (?)",
   indexSids:
     "INSERT INTO search_sids (sid, row) SELECT sid, row FROM search_rows WHERE row > ? AND row <= ? ORDER BY sid, row",
@@ -58,29 +44,10 @@ const INDEX_SQL = {
   nextSids: "SELECT sid FROM sessions WHERE sid > ? ORDER BY sid LIMIT ?",
   maxSid: "SELECT max(sid) FROM sessions",
   maxRow: "SELECT row FROM search_rows ORDER BY row DESC LIMIT 1",
-  prefixTerms: "SELECT term FROM search_terms WHERE term >= ? AND term < ? LIMIT 1000",
-  termSpread:
-    "SELECT count(*) AS n, min(rowid) AS low FROM (SELECT rowid FROM search_words WHERE search_words MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?)",
 } as const;
 
-/**
- * How many matches one window ranks: the newest WINDOW matches (after the filters) below the window's top
- * row are ranked against each other by BM25 and recency; the next window starts below the oldest of them.
- */
-export const SEARCH_WINDOW = 200;
-/** Filters that select sessions holding at most this many indexed messages read those instead of the index. */
-export const SESSION_SCAN_ROWS = 5_000;
-/** The last word typed matches as a prefix of at most this many indexed words (the shortest). */
-export const PREFIX_WORDS = 50;
-/** Words this process knows `search_terms` holds, so appends skip their insert; forgotten past this many. */
+/** Words this process knows `search_terms` holds, so indexing skips their insert; forgotten past this many. */
 const KNOWN_WORDS = 100_000;
-
-/** A match of a window, scored. */
-interface Scored {
-  candidate: CandidateRow;
-  score: number;
-  top: number;
-}
 
 /** Where the background build of an upgraded database's index stands. */
 export interface IndexProgress {
@@ -102,6 +69,13 @@ export class SqliteSearchIndex {
   private readonly knownWords = new Set<string>();
   /** Rows this process appended since it last took rows into the FTS indexes (others may add more). */
   private pendingRows: number;
+  /** About how much text those rows hold (what this process appended; 0 once none is left). */
+  private pendingText = 0;
+  /**
+   * The row whose words are being added to `search_terms` a slice at a time: how far (in characters, as
+   * SQLite counts them), and whether its text had CJK so far.
+   */
+  private wordsAt: { row: number; at: number; cjk: boolean } | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -115,6 +89,11 @@ export class SqliteSearchIndex {
   /** Rows not in the FTS indexes yet, as far as this process knows. */
   get pending(): number {
     return this.pendingRows;
+  }
+
+  /** About how many characters of text wait to be indexed (this process's appends since the last step). */
+  get pendingChars(): number {
+    return this.pendingText;
   }
 
   get indexing(): boolean {
@@ -142,23 +121,65 @@ export class SqliteSearchIndex {
   }
 
   /**
-   * Takes the rows above the FTS indexes' last into them, in one statement (one new FTS segment instead of
-   * one per commit). Inside a write transaction: every fold of the journal (journal-fold.ts), which also
-   * runs once as many rows are pending as its threshold.
+   * Takes rows above the FTS indexes' last into them, their words into `search_terms` first, at most
+   * `maxChars` of text a call (a longer row's words over several calls): a step's work is bounded however
+   * much was appended. The rows whose words are all in go into the FTS indexes in one statement (one new
+   * FTS segment instead of one per commit). Inside a write transaction: every fold of the journal
+   * (journal-fold.ts), which also runs once as many rows are pending as its threshold, and again while
+   * rows are left. Returns whether rows are left.
    */
-  indexPending(): void {
+  indexPending(maxChars = Number.POSITIVE_INFINITY): boolean {
     const indexed = this.indexedUpto();
     const last = this.maxRow() ?? 0;
-    if (last > indexed) {
-      this.sql.get(INDEX_SQL.indexWords).run(indexed, last);
-      this.sql.get(INDEX_SQL.indexSids).run(indexed, last);
+    let upto = indexed;
+    let chars = 0;
+    // A part of one row at a time (the statement is done before the next runs): the texts may be a
+    // megabyte each, and only the part this step takes is read into this process.
+    while (upto < last && chars < maxChars) {
+      const progress = this.wordsAt;
+      const at = progress?.at ?? 0;
+      const take = Number.isFinite(maxChars) ? Math.ceil(maxChars - chars) : Number.MAX_SAFE_INTEGER;
+      const next = this.sql.get(INDEX_SQL.nextPart).get(at + 1, take, upto) as
+        | { row: number; chars: number; part: string }
+        | undefined;
+      if (!next) break;
+      // The row in progress is gone (its session deleted, or rolled back): the next is read from its start.
+      if (progress && progress.row !== next.row) {
+        this.wordsAt = undefined;
+        continue;
+      }
+      const whole = at + codePoints(next.part, next.part.length) >= next.chars;
+      const cut = whole ? next.part.length : wordsEnd(next.part);
+      const words = cut === next.part.length ? next.part : next.part.slice(0, cut);
+      this.addWords(words);
+      const cjk = (this.wordsAt?.cjk ?? false) || CJK.test(words);
+      chars += Math.max(1, cut);
+      if (!whole) {
+        this.wordsAt = { row: next.row, at: at + codePoints(next.part, cut), cjk };
+        break;
+      }
+      this.wordsAt = undefined;
+      upto = next.row;
       // Only CJK queries read the trigram index, and a CJK term matches only text that has CJK.
-      const rows = this.sql.get(INDEX_SQL.rowsAbove).all(indexed, last) as { row: number; body: string }[];
-      for (const { row, body } of rows)
-        if (CJK.test(body)) this.sql.get(INDEX_SQL.insertGrams).run(row, body);
-      this.sql.get(INDEX_SQL.setIndexed).run(last);
+      if (cjk) this.sql.get(INDEX_SQL.gramsOf).run(next.row);
     }
-    this.pendingRows = 0;
+    if (upto > indexed) {
+      this.sql.get(INDEX_SQL.indexWords).run(indexed, upto);
+      this.sql.get(INDEX_SQL.indexSids).run(indexed, upto);
+      this.sql.get(INDEX_SQL.setIndexed).run(upto);
+    }
+    this.pendingRows = Math.max(0, last - upto);
+    this.pendingText = upto < last ? Math.max(0, this.pendingText - chars) : 0;
+    return upto < last;
+  }
+
+  /** Slices of the rows not indexed yet for `INDEX_STEP_MS` (one at least); whether rows are left. */
+  indexStep(): boolean {
+    const until = performance.now() + INDEX_STEP_MS;
+    let more: boolean;
+    do more = this.indexPending(INDEX_SLICE_CHARS);
+    while (more && performance.now() < until);
+    return more;
   }
 
   /**
@@ -195,68 +216,27 @@ export class SqliteSearchIndex {
     return { indexing: this.indexing, doneSid: this.backfillAfter ?? lastSid, lastSid };
   }
 
-  /**
-   * Ranks window after window of matches (see SEARCH_WINDOW) until the page is full: the newest window
-   * first, its matches by score (BM25 times recency; lower is better) and row. A cursor holds the window's
-   * top, so the next page ranks the same window again and goes on after the last hit, whatever was appended
-   * since; a deleted session's hits are simply gone.
-   */
-  search(q: NormalisedSearch): SearchResult {
-    const matchers = this.matchers(q);
-    const match = isCjkQuery(q) ? "" : wordsMatch(q.terms, [...(matchers.at(-1)?.expansion ?? [])]);
-    const found: Scored[] = [];
-    let after: SearchPosition | undefined = q.after;
-    let top = q.after?.top ?? (this.maxRow() ?? 0) + 1;
-    for (;;) {
-      const candidates = this.candidates(q, matchers, match, top);
-      const window = candidates.slice(0, SEARCH_WINDOW);
-      const ranked = this.rank(q, matchers, match, window, top);
-      for (const scored of ranked)
-        if (ranksAfter(scored.score, scored.candidate.row, after)) found.push(scored);
-      const oldest = window.at(-1);
-      if (found.length > q.limit || candidates.length <= SEARCH_WINDOW || !oldest) break;
-      top = oldest.row;
-      after = undefined;
-    }
-    const page = found.slice(0, q.limit);
-    const sids = JSON.stringify([...new Set(page.map((s) => s.candidate.sid))]);
-    const sessions = new Map(
-      (this.sql.get(SESSIONS_OF).all(sids) as SessionOfRow[]).map((s) => [s.sid, s] as const),
+  /** Messages whose text matches, best first, within the search's time budget (search-run.ts). */
+  search(q: NormalisedSearch, options?: SearchOptions): Promise<SearchResult> {
+    return searchSqlite(
+      {
+        sql: this.sql,
+        maxRow: () => this.maxRow(),
+        indexedUpto: () => this.indexedUpto(),
+        indexing: this.indexing,
+      },
+      q,
+      options,
     );
-    const hits = page.flatMap(({ candidate: c }): SearchHit[] => {
-      // A deleted session's rows go in the delete's transaction: every row has its session.
-      const session = sessions.get(c.sid);
-      if (!session) return [];
-      return [
-        {
-          key: session.key,
-          sessionId: session.id,
-          generation: session.generation,
-          archived: session.state === "archived",
-          seq: c.seq,
-          role: c.role,
-          ts: c.ts,
-          agent: session.agent,
-          channel: session.channel,
-          snippet: makeSnippet(c.body, q.terms),
-        },
-      ];
-    });
-    const last = page.at(-1);
-    const result: SearchResult = { hits, indexing: this.indexing };
-    if (found.length > q.limit && last)
-      result.nextCursor = encodeSearchCursor({
-        now: q.now,
-        score: last.score,
-        row: last.candidate.row,
-        top: last.top,
-      });
-    return result;
   }
 
-  /** Forgets which words `search_terms` holds: after a rolled-back write, some may not be there after all. */
+  /**
+   * Forgets which words `search_terms` holds, and how far the row in progress got: after a rolled-back
+   * write, some may not be there after all.
+   */
   forgetWords(): void {
     this.knownWords.clear();
+    this.wordsAt = undefined;
   }
 
   private maxRow(): number | undefined {
@@ -267,100 +247,17 @@ export class SqliteSearchIndex {
     return (this.sql.get(INDEX_SQL.indexedUpto).pluck().get() as number | undefined) ?? 0;
   }
 
-  /** Each term's matcher; the last word typed gets the indexed words it begins. */
-  private matchers(q: NormalisedSearch): TermMatcher[] {
-    return q.terms.map((term, i): TermMatcher => {
-      if (term.phrase || i < q.terms.length - 1 || CJK.test(term.text)) return termMatcher(term);
-      const prefix = fold(term.text);
-      const words = this.sql
-        .get(INDEX_SQL.prefixTerms)
-        .pluck()
-        .all(prefix, prefix + MAX_CHAR) as string[];
-      words.sort((a, b) => a.length - b.length || (a < b ? -1 : 1));
-      return termMatcher(term, new Set([prefix, ...words.slice(0, PREFIX_WORDS)]));
-    });
-  }
-
-  /**
-   * The newest SEARCH_WINDOW + 1 matches below `top`: the rows not in the FTS indexes yet (all newer than
-   * those in them), then the filtered sessions' indexed rows when they hold few, else the index's matches
-   * with the filters joined; rows read here (not through FTS) are matched in this process.
-   */
-  private candidates(
-    q: NormalisedSearch,
-    matchers: readonly TermMatcher[],
-    match: string,
-    top: number,
-  ): CandidateRow[] {
-    const want = SEARCH_WINDOW + 1;
-    const indexed = this.indexedUpto();
-    const out: CandidateRow[] = [];
-    if (top > indexed + 1) {
-      const pending = pendingRowsSql(q, indexed, top);
-      out.push(...matching(this.sql.get(pending.sql).iterate(pending.params), matchers, want));
-    }
-    if (out.length === want) return out;
-    const below = Math.min(top, indexed + 1);
-    if (narrowsSessions(q)) {
-      const count = sessionRowsSql(q, SESSION_SCAN_ROWS + 1);
-      if ((this.sql.get(count.sql).pluck().get(count.params) as number) <= SESSION_SCAN_ROWS) {
-        const rows = sessionDrivenSql(q, below, SESSION_SCAN_ROWS);
-        out.push(...matching(this.sql.get(rows.sql).iterate(rows.params), matchers, want - out.length));
-        return out;
-      }
-    }
-    const walk = indexDrivenSql(q, match, below, want - out.length);
-    out.push(...(this.sql.get(walk.sql).all(walk.params) as CandidateRow[]));
-    return out;
-  }
-
-  /**
-   * Scores a window: BM25 over its messages (lengths in characters, the window's mean as the average), each term's
-   * document frequency estimated below `top` from how densely its newest matches lie; CJK terms count 1
-   * per matching message. Everything depends only on rows below `top`, so a page's scores are the same
-   * when its cursor is followed later.
-   */
-  private rank(
-    q: NormalisedSearch,
-    matchers: readonly TermMatcher[],
-    match: string,
-    window: readonly CandidateRow[],
-    top: number,
-  ): Scored[] {
-    const docs = window.map((c) => ({ c, text: new FoldedText(c.body) }));
-    const avg = Math.max(1, docs.reduce((n, d) => n + d.text.folded.length, 0) / Math.max(1, docs.length));
-    const rows = Math.max(1, top - 1);
-    const idfs = matchers.map((m, i) => {
-      if (CJK.test(m.term.text) || matchers.length === 1 || match === "") return 1;
-      const termMatch =
-        i === matchers.length - 1 ? wordsMatch([m.term], [...(m.expansion ?? [])]) : quoted(m.term.text);
-      const spread = this.sql.get(INDEX_SQL.termSpread).get(termMatch, top, SEARCH_WINDOW) as {
-        n: number;
-        low: number | null;
-      };
-      const df =
-        spread.n < SEARCH_WINDOW || spread.low === null
-          ? spread.n
-          : (spread.n * rows) / Math.max(1, top - spread.low);
-      return idf(rows, df);
-    });
-    const scored = docs.map(({ c, text }): Scored => {
-      let rank = 0;
-      matchers.forEach((m, i) => {
-        const tf = occurrences(m, text);
-        rank -= CJK.test(m.term.text) ? 1 : bm25Part(idfs[i] ?? 1, Math.max(1, tf), text.folded.length, avg);
-      });
-      return { candidate: c, score: recencyScore(rank, c.ts, q.now), top };
-    });
-    return scored.sort((a, b) => a.score - b.score || a.candidate.row - b.candidate.row);
-  }
-
   private addOne(sid: number, entry: Entry): void {
     const indexed = indexedText(entry);
     if (!indexed) return;
     this.sql.get(INDEX_SQL.insertRow).run(sid, entry.seq, indexed.role, entry.ts, indexed.text);
     this.pendingRows++;
-    for (const word of foldedWords(indexed.text)) {
+    this.pendingText += indexed.text.length;
+  }
+
+  /** The words of a text into `search_terms` (what the last word typed is expanded to). */
+  private addWords(text: string): void {
+    for (const word of foldedWords(text)) {
       if (this.knownWords.has(word)) continue;
       if (this.knownWords.size >= KNOWN_WORDS) this.knownWords.clear();
       this.sql.get(INDEX_SQL.insertTerm).run(word);
@@ -369,31 +266,25 @@ export class SqliteSearchIndex {
   }
 }
 
-/** The highest code point: `prefix || MAX_CHAR` bounds the words that begin with `prefix` from above. */
-const MAX_CHAR = String.fromCodePoint(0x10ffff);
-
-/** The first `want` rows whose text every matcher matches. */
-function matching(rows: Iterable<unknown>, matchers: readonly TermMatcher[], want: number): CandidateRow[] {
-  const out: CandidateRow[] = [];
-  if (want <= 0) return out;
-  for (const row of rows as Iterable<CandidateRow>) {
-    const text = new FoldedText(row.body);
-    if (matchers.every((m) => occurrences(m, text) > 0)) out.push(row);
-    if (out.length === want) break;
+/**
+ * Where the words of a part of a text end: after the last character that is not a letter, digit or mark
+ * (so no word is cut), or at its end when it is one word.
+ */
+function wordsEnd(part: string): number {
+  for (let i = part.length; i > 0; i--) {
+    const code = part.charCodeAt(i - 1);
+    // Never between the halves of a surrogate pair.
+    if ((code < 0xd800 || code > 0xdbff) && !/[\p{L}\p{N}\p{M}]/u.test(part.charAt(i - 1))) return i;
   }
-  return out;
+  return part.length;
 }
 
-/** The sessions of a page's hits, in one statement (`?` a JSON array of sids). */
-const SESSIONS_OF =
-  "SELECT sid, key, id, generation, state, agent, channel FROM sessions WHERE sid IN (SELECT value FROM json_each(?))";
-
-interface SessionOfRow {
-  sid: number;
-  key: string;
-  id: string;
-  generation: number;
-  state: "active" | "archived";
-  agent: string;
-  channel: string;
+/** How many characters, as SQLite counts them (code points), the first `units` UTF-16 units of `text` hold. */
+function codePoints(text: string, units: number): number {
+  let n = units;
+  for (let i = 0; i < units; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xdc00 && code <= 0xdfff) n--;
+  }
+  return n;
 }

@@ -1,14 +1,13 @@
 import { CJK } from "../../search/indexed-text.js";
 import type { NormalisedSearch, SearchTerm } from "../../search/query.js";
 
-/** A match as the candidate queries return it, newest (highest row) first. */
+/** A match as the candidate queries return it, newest (highest row) first; its text is read when needed. */
 export interface CandidateRow {
   row: number;
   sid: number;
   seq: number;
   role: "user" | "assistant";
   ts: number;
-  body: string;
 }
 
 export interface CandidateSql {
@@ -22,7 +21,7 @@ export const quoted = (text: string): string => `"${text.replaceAll('"', '""')}"
 /** The highest code point: `prefix || MAX_CHAR` bounds the keys that start with `prefix` from above. */
 const MAX_CHAR = String.fromCodePoint(0x10ffff);
 
-const CANDIDATE_COLUMNS = "r.row, r.sid, r.seq, r.role, r.ts, r.body";
+const CANDIDATE_COLUMNS = "r.row, r.sid, r.seq, r.role, r.ts";
 
 /** True when the query asks for CJK text, which the trigram index (and LIKE) answers. */
 export const isCjkQuery = (q: NormalisedSearch): boolean => q.terms.some((t) => CJK.test(t.text));

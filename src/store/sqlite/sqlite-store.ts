@@ -1,3 +1,4 @@
+import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
@@ -80,8 +81,8 @@ export class SqliteStore extends LogStore implements SearchableStore {
   }
 
   /** Messages whose text matches, best first (search-index.ts). */
-  search(query: SearchQuery): Promise<SearchResult> {
-    return this.read(() => this.sqlite.searchIndex.search(normaliseSearch(query, Date.now())));
+  search(query: SearchQuery, options?: SearchOptions): Promise<SearchResult> {
+    return this.read(() => this.sqlite.searchIndex.search(normaliseSearch(query, Date.now()), options));
   }
 
   /**

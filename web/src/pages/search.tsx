@@ -136,6 +136,9 @@ export function SearchPage({ query }: { query: URLSearchParams }) {
       {result?.indexing && (
         <p class="muted">The index is still being built: older messages may be missing.</p>
       )}
+      {result && result.complete === false && (
+        <p class="muted">The search took too long and stopped early: more words or a filter find the rest.</p>
+      )}
       {result && result.hits.length === 0 && <p class="muted empty">Nothing found.</p>}
       {result && result.hits.length > 0 && (
         <ol class="search-hits" aria-label="Results">

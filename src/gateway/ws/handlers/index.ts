@@ -36,7 +36,7 @@ const METHODS: Readonly<Record<string, MethodSpec>> = {
       limit: "1–100, default 20",
       cursor: "nextCursor of the page before",
     },
-    result: "{hits: SearchHit[], nextCursor?, indexing}",
+    result: "{hits: SearchHit[], nextCursor?, indexing, complete}",
   },
   "sessions.kill": {
     handler: sessions.kill,
