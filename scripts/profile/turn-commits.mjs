@@ -33,11 +33,18 @@ driver.commit = (groups, durable) => {
   commits++;
   return commit(groups, durable);
 };
-const envelope = (text) => ({ channel: "telegram", chat: { type: "direct", id: "1" }, sender: { id: "1" }, text });
+const envelope = (text) => ({
+  channel: "telegram",
+  chat: { type: "direct", id: "1" },
+  sender: { id: "1" },
+  text,
+});
 for (let i = 0; i < 5; i++) await engine.turn(envelope(`warm-up ${i}`));
 commits = 0;
 fsyncs = 0;
 for (let i = 0; i < turns; i++) await engine.turn(envelope(`hello ${i}`));
-console.log(`${root} (${backend}): per turn ${(commits / turns).toFixed(2)} store commits, ${(fsyncs / turns).toFixed(2)} fsyncs`);
+console.log(
+  `${root} (${backend}): per turn ${(commits / turns).toFixed(2)} store commits, ${(fsyncs / turns).toFixed(2)} fsyncs`,
+);
 await engine.close();
 rmSync(dir, { recursive: true, force: true });
