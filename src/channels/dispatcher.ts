@@ -69,6 +69,7 @@ export class ChannelDispatcher {
     if (!this.recent.add(id)) return "duplicate";
     if (!(await this.claim(id))) return "duplicate";
     const envelope: ChannelEnvelope = { ...inbound.envelope, platformMessageId: id };
+    let started: { result: Promise<TurnResult> };
     try {
       if (!inbound.addressed && !answerAll) {
         const appended = await this.host.engine.record(envelope);
@@ -80,11 +81,13 @@ export class ChannelDispatcher {
           `${this.maxPending} channel turns are already running or waiting; try again later`,
         );
       }
+      // The platform hears the message was taken only once it is durable: a crash then cannot lose it.
+      started = await this.host.startTurn(envelope);
     } catch (error) {
       await this.unclaim(id);
       throw error;
     }
-    const task = this.answer(inbound, envelope).finally(() => this.pending.delete(task));
+    const task = this.answer(inbound, envelope, started.result).finally(() => this.pending.delete(task));
     this.pending.add(task);
     return "turn";
   }
@@ -125,12 +128,16 @@ export class ChannelDispatcher {
     }
   }
 
-  private async answer(inbound: Inbound, envelope: ChannelEnvelope): Promise<void> {
+  private async answer(
+    inbound: Inbound,
+    envelope: ChannelEnvelope,
+    turn: Promise<TurnResult>,
+  ): Promise<void> {
     const { engine, logger } = this.host;
     const channel = envelope.channel;
     let result: TurnResult;
     try {
-      result = await this.host.runTurn(envelope);
+      result = await turn;
     } catch (error) {
       // A failed turn is already recorded on its session; a busy one never stored the message: keep it.
       const code = isSessiondError(error) ? error.code : "TURN_FAILED";

@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { runTurn } from "../gateway/turn.js";
 import type { RouteDeps } from "../gateway/types.js";
 import type { ChannelName, ChannelsConfig } from "./config.js";
 import type { RetryOptions } from "./deliver.js";
@@ -145,7 +144,7 @@ async function firstTry(channel: string, one: Supervised, ms: number): Promise<s
 export function channelHost(deps: RouteDeps): ChannelHost {
   return {
     engine: deps.engine,
-    runTurn: (envelope) => runTurn(deps, envelope),
+    startTurn: (envelope) => deps.engine.start(envelope, { signal: deps.shutdownSignal }),
     logger: deps.logger,
     bodyLimit: deps.bodyLimit,
   };

@@ -14,7 +14,11 @@ export interface ChannelLogger {
 /** What the channels run with: the engine, a turn on the routed agent's runtime, a logger. */
 export interface ChannelHost {
   engine: Engine;
-  runTurn(envelope: Envelope): Promise<TurnResult>;
+  /**
+   * Starts a turn on the routed agent's runtime; resolves once its input is durable (admitted), so the
+   * platform hears the message was taken only then. `result` is the turn's.
+   */
+  startTurn(envelope: Envelope): Promise<{ result: Promise<TurnResult> }>;
   logger: ChannelLogger;
   /** Largest webhook body in bytes. */
   bodyLimit: number;

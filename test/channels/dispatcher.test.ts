@@ -1,5 +1,11 @@
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { ChannelDispatcher } from "../../src/channels/dispatcher.js";
+import type { SeenMessages } from "../../src/channels/seen/seen.js";
+import type { ChannelHost, Inbound } from "../../src/channels/types.js";
+import type { Engine } from "../../src/engine.js";
+import { SessiondError } from "../../src/model/errors.js";
 import type { Runtime, RuntimeEvent } from "../../src/model/runtime.js";
+import type { TurnResult } from "../../src/turns/turn.js";
 import { startLocalServer } from "../support/http-server.js";
 import { platformRoutes, sendJson, startChannelGateway, transcript } from "./support.js";
 
@@ -110,4 +116,80 @@ it("keeps a message whose session's queue is full, with a SESSION_BUSY note, ins
     await gw.stop();
     await api.close();
   }
+});
+
+describe("the platform hears a message was taken", () => {
+  const silent = { info: () => {}, warn: () => {}, error: () => {} };
+  const seen = (): SeenMessages => {
+    const ids = new Set<string>();
+    return {
+      claim: async (id) => !ids.has(id) && Boolean(ids.add(id)),
+      forget: async (id) => {
+        ids.delete(id);
+      },
+      close: async () => {},
+    } as SeenMessages;
+  };
+  const inbound: Inbound = {
+    envelope: {
+      channel: "telegram",
+      account: "bot",
+      chat: { type: "direct", id: "7" },
+      sender: { id: "7" },
+      text: "hi",
+      platformMessageId: "42",
+    },
+    addressed: true,
+    reply: async () => {},
+  };
+  const answered: TurnResult = { key: "telegram:7", sessionId: "s", deduplicated: true };
+
+  it("only once its turn's input is durable", async () => {
+    let admit!: () => void;
+    const admitted = new Promise<void>((resolve) => {
+      admit = resolve;
+    });
+    const host: ChannelHost = {
+      engine: {} as Engine,
+      startTurn: async () => {
+        await admitted;
+        return { result: Promise.resolve(answered) };
+      },
+      logger: silent,
+      bodyLimit: 1_000_000,
+    };
+    const dispatcher = new ChannelDispatcher(host, 10, async () => seen());
+    let received: string | undefined;
+    const receiving = dispatcher
+      .receiver(false)(inbound)
+      .then((r) => {
+        received = r;
+      });
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(received).toBeUndefined();
+    admit();
+    await receiving;
+    expect(received).toBe("turn");
+    await dispatcher.drain();
+  });
+
+  it("never when its input could not be stored: the redelivery is taken, not a duplicate", async () => {
+    let starts = 0;
+    const host: ChannelHost = {
+      engine: {} as Engine,
+      startTurn: async () => {
+        starts++;
+        if (starts === 1) throw new SessiondError("STORE_UNAVAILABLE", "the store is down");
+        return { result: Promise.resolve(answered) };
+      },
+      logger: silent,
+      bodyLimit: 1_000_000,
+    };
+    const dispatcher = new ChannelDispatcher(host, 10, async () => seen());
+    const receive = dispatcher.receiver(false);
+    await expect(receive(inbound)).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
+    expect(await receive(inbound)).toBe("turn");
+    expect(starts).toBe(2);
+    await dispatcher.drain();
+  });
 });
