@@ -1,4 +1,5 @@
 import { SessiondError } from "../model/errors.js";
+import { capabilitiesOf } from "../store/store.js";
 import type { SearchOptions } from "./budget.js";
 import type { SearchQuery, SearchResult } from "./query.js";
 
@@ -8,8 +9,9 @@ export interface SearchableStore {
   search(query: SearchQuery, options?: SearchOptions): Promise<SearchResult>;
 }
 
+/** Whether the store declares search (`capabilities.search`). */
 export function isSearchable(store: object): store is SearchableStore {
-  return typeof (store as Partial<SearchableStore>).search === "function";
+  return capabilitiesOf(store).search === true;
 }
 
 /** Searches `store`, or fails with `SEARCH_UNAVAILABLE` when its backend has no search index. */

@@ -36,6 +36,7 @@ import type {
   SessionQuery,
   SessionScan,
   Store,
+  StoreCapabilities,
   StoreChange,
 } from "./store.js";
 import { StoreInbox } from "./store-inbox.js";
@@ -66,6 +67,8 @@ const MAX_REPLANS = 8;
  */
 export class LogStore implements Store, ChangeReporting {
   readonly backend: string;
+  /** None here: each backend's store declares its own. */
+  readonly capabilities: StoreCapabilities = {};
   readonly durability: Durability;
   protected readonly writer: GroupCommit<Operation>;
   private readonly heads: RecentMap<string, KeyHead>;

@@ -106,12 +106,34 @@ export interface DeleteResult {
 }
 
 /**
+ * What a store can do beyond `Store`, declared by the store rather than probed from its methods; each
+ * capability names the member that provides it. A store of your own declares what it implements.
+ */
+export interface StoreCapabilities {
+  /** `search(query, options)`: messages by their text (search/searchable.ts). */
+  readonly search?: true;
+  /** `inbox()`: the inbox of admitted inputs, kept by the store (model/inbox.ts). */
+  readonly inbox?: true;
+  /** `leases`: one turn per key across every process on the same data (turns/queue-types.ts). */
+  readonly leases?: true;
+  /** `onForeignAppend(listener)`: other processes' appends, as they commit (turns/foreign-events.ts). */
+  readonly foreignAppends?: true;
+}
+
+/** What a store declares it can do; none for a store that declares nothing. */
+export function capabilitiesOf(store: object): StoreCapabilities {
+  return (store as { capabilities?: StoreCapabilities }).capabilities ?? {};
+}
+
+/**
  * The append-only log of every session, and the sessions' metadata. Every backend passes
  * `test/store/contract.ts`. All methods reject with a `SessiondError`.
  */
 export interface Store {
   readonly backend: string;
   readonly durability: Durability;
+  /** What the store can do beyond this interface (search, its inbox, leases, others' appends). */
+  readonly capabilities?: StoreCapabilities;
   /**
    * Appends to the key's current session, creating it with `options.init` when the key has none.
    * Resolves once the entries are durable (under `strict`).

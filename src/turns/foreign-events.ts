@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import type { Store } from "../store/store.js";
+import { capabilitiesOf, type Store } from "../store/store.js";
 import type { SessionEvents } from "./events.js";
 
 /** Entries another process committed to `key` (seqs of its current session); ids only. */
@@ -15,7 +15,7 @@ export interface ForeignAppendSource {
 }
 
 function isSource(store: Store): store is Store & ForeignAppendSource {
-  return typeof (store as Partial<ForeignAppendSource>).onForeignAppend === "function";
+  return capabilitiesOf(store).foreignAppends === true;
 }
 
 /** Keys whose last relayed seq is remembered; an older one is read from the notice's first seq. */

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Inbox } from "../model/inbox.js";
 import { MemoryInbox } from "../store/memory/inbox.js";
 import type { StoreConfig } from "../store/open.js";
-import type { Store } from "../store/store.js";
+import { capabilitiesOf, type Store } from "../store/store.js";
 
 /**
  * The inbox beside the store (`turns.inbox`): the caller's own; none when false; else the store's kind —
@@ -32,5 +32,5 @@ export async function openInbox(
 }
 
 function hasInbox(store: Store): store is Store & { inbox(): Inbox } {
-  return typeof (store as { inbox?: unknown }).inbox === "function";
+  return capabilitiesOf(store).inbox === true;
 }

@@ -5,7 +5,7 @@ import type { AdmitInput } from "../model/inbox.js";
 import type { QueueMode, QueueSettings } from "../model/queue.js";
 import type { InboxWrite } from "../store/driver.js";
 import type { Fence } from "../store/fence.js";
-import type { Store } from "../store/store.js";
+import { capabilitiesOf, type Store } from "../store/store.js";
 import type { SessionActor } from "./session-actor.js";
 import type { TurnResult, TurnRunner } from "./turn.js";
 
@@ -42,7 +42,7 @@ export interface LeasingStore {
 }
 
 export function hasLeases(store: Store): store is Store & LeasingStore {
-  return typeof (store as Partial<LeasingStore>).leases?.acquire === "function";
+  return capabilitiesOf(store).leases === true;
 }
 
 export type TurnOutcome = { result: TurnResult } | { error: unknown };

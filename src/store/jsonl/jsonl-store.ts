@@ -5,7 +5,7 @@ import { normaliseSearch, type SearchQuery, type SearchResult } from "../../sear
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
 import { chain } from "../maybe-promise.js";
-import type { Durability } from "../store.js";
+import type { Durability, StoreCapabilities } from "../store.js";
 import type { StoreInbox } from "../store-inbox.js";
 import { type FileSystem, realFs } from "./durable-fs.js";
 import { JsonlDriver } from "./jsonl-driver.js";
@@ -49,6 +49,7 @@ export interface JsonlStoreOptions {
  * core over the JSONL driver (jsonl-driver.ts), which group-commits appends through a write-ahead journal.
  */
 export class JsonlStore extends LogStore implements SearchableStore {
+  override readonly capabilities: StoreCapabilities = { search: true, inbox: true };
   readonly path: string;
   private readonly jsonl: JsonlDriver;
   /** The newest problems found, bounded by bytes (oldest dropped first). */

@@ -2,6 +2,7 @@ import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore, type LogStoreOptions } from "../log-store.js";
+import type { StoreCapabilities } from "../store.js";
 import type { StoreInbox } from "../store-inbox.js";
 import { MemoryDriver } from "./memory-driver.js";
 
@@ -10,6 +11,7 @@ import { MemoryDriver } from "./memory-driver.js";
  * Lost when the process exits. Writes go through the same group-commit writer as the stores on disk.
  */
 export class MemoryStore extends LogStore implements SearchableStore {
+  override readonly capabilities: StoreCapabilities = { search: true, inbox: true };
   private readonly memory: MemoryDriver;
 
   constructor(options: Omit<LogStoreOptions, "durability"> = {}) {

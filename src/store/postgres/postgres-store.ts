@@ -4,7 +4,7 @@ import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
-import type { Durability } from "../store.js";
+import type { Durability, StoreCapabilities } from "../store.js";
 import { type ForeignAppend, listenForeignAppends } from "./append-notify.js";
 import type { BatchFallback, BatchFallbackStats, BatchFallbacks } from "./batch-fallbacks.js";
 import { PgInbox } from "./inbox.js";
@@ -38,6 +38,12 @@ export interface PostgresStoreOptions {
  * the inbox of admitted inputs, and other processes' appends as they commit.
  */
 export class PostgresStore extends LogStore implements SearchableStore {
+  override readonly capabilities: StoreCapabilities = {
+    search: true,
+    inbox: true,
+    leases: true,
+    foreignAppends: true,
+  };
   /** One turn per key across every process on this database (the engine's lanes take them). */
   readonly leases: PgLeases;
   private readonly fallbacks: BatchFallbacks;

@@ -2,7 +2,7 @@ import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
-import type { Durability } from "../store.js";
+import type { Durability, StoreCapabilities } from "../store.js";
 import type { StoreInbox } from "../store-inbox.js";
 import { SearchBackfill } from "./search-backfill.js";
 import type { IndexProgress } from "./search-index.js";
@@ -53,6 +53,7 @@ export interface SqliteStoreOptions {
  * straight to the file; every write goes through one group-commit writer.
  */
 export class SqliteStore extends LogStore implements SearchableStore {
+  override readonly capabilities: StoreCapabilities = { search: true, inbox: true };
   readonly path: string;
   /** The driver, for tests that look at the file's connection and its fsyncs. */
   readonly sqlite: SqliteDriver;
