@@ -52,10 +52,10 @@ describe("what a store can do is what it declares", () => {
 
   it("a store that has the methods but declares nothing is not searched, nor leased", async () => {
     const silent = new OwnStore({});
-    await expect(searchStore(silent, { q: "x" })).rejects.toMatchObject({ code: "SEARCH_UNAVAILABLE" });
+    await expect(searchStore(silent, { text: "x" })).rejects.toMatchObject({ code: "SEARCH_UNAVAILABLE" });
     expect(hasLeases(silent)).toBe(false);
     const declared = new OwnStore({ search: true, leases: true });
-    await expect(searchStore(declared, { q: "x" })).resolves.toBe(found);
+    await expect(searchStore(declared, { text: "x" })).resolves.toBe(found);
     expect(hasLeases(declared)).toBe(true);
     await silent.close();
     await declared.close();
