@@ -2,12 +2,13 @@ import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
 import { parseEntryInput } from "../model/entry-schema.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../model/session.js";
-import { ContextCache } from "./context-cache.js";
-import type { ForeignChanges, KeyHead, MaybePromise, StoreDriver, WriteGroup } from "./driver.js";
+import type { MaybePromise, StoreDriver } from "./driver.js";
 import { checkRange } from "./entry-range.js";
 import { currentFence } from "./fence.js";
-import { type BatchResult, GroupCommit, INLINE_SYNC_MAX_BATCH, messageOf } from "./group-commit.js";
-import { type BatchReads, BatchState, type Operation, type Planned } from "./log-batch.js";
+import { GroupCommit } from "./group-commit.js";
+import { KeyMemory } from "./key-memory.js";
+import type { Operation } from "./log-batch.js";
+import { asStoreError, type CommitContext, commitOperations } from "./log-commit.js";
 import {
   appendOperation,
   archiveOperation,
@@ -19,8 +20,7 @@ import {
   resetOperation,
 } from "./log-operations.js";
 import { chain } from "./maybe-promise.js";
-import { RecentMap } from "./recent-map.js";
-import { cloneSession, sessionValue } from "./session-log.js";
+import { sessionValue } from "./session-log.js";
 import { encodeCursor, normaliseQuery, normaliseScan } from "./session-query.js";
 import type {
   AppendOptions,
@@ -57,9 +57,6 @@ export interface LogStoreOptions {
   contextCacheBytes?: number;
 }
 
-/** How often an operation refused as stale (another writer got there first) is planned again. */
-const MAX_REPLANS = 8;
-
 /**
  * The store, written once over a `StoreDriver`: every write planned here (session-log.ts has the rules)
  * and group-committed by one writer, the caches, fail-stop and what other writers changed. A backend is a
@@ -71,20 +68,11 @@ export class LogStore implements Store, ChangeReporting {
   readonly capabilities: StoreCapabilities = {};
   readonly durability: Durability;
   protected readonly writer: GroupCommit<Operation>;
-  private readonly heads: RecentMap<string, KeyHead>;
-  private readonly contexts: ContextCache;
+  private readonly keys: KeyMemory;
   private readonly hooks: CommitHooks;
-  private readonly reads: BatchReads;
   private closed = false;
   private changeListeners: ReadonlyArray<(change: StoreChange) => void> = [];
   private entryClock: (() => number) | undefined;
-  /**
-   * What other writers were found to have changed, numbered: when each key (or every key) was last
-   * dropped for it. A commit does not cache the head of a key dropped while it was in flight.
-   */
-  private foreignSeen = 0;
-  private allDroppedAt = 0;
-  private readonly droppedAt = new Map<string, number>();
 
   constructor(
     protected readonly driver: StoreDriver,
@@ -92,11 +80,11 @@ export class LogStore implements Store, ChangeReporting {
   ) {
     this.backend = driver.backend;
     this.durability = options.durability ?? options.defaultDurability ?? "strict";
-    this.heads = new RecentMap(Math.max(1, options.sessionCacheSize ?? 10_000));
-    this.contexts = new ContextCache(options.contextCacheBytes);
+    const memory = new KeyMemory(driver, options.sessionCacheSize ?? 10_000, options.contextCacheBytes);
+    this.keys = memory;
     this.hooks = {
-      appended: (key, session, fresh) => this.contexts.appended(key, session.id, session, fresh),
-      dropContext: (key) => this.contexts.drop(key),
+      appended: (key, session, fresh) => memory.contexts.appended(key, session.id, session, fresh),
+      dropContext: (key) => memory.contexts.drop(key),
       changed: (change) => {
         for (const listener of this.changeListeners) {
           try {
@@ -107,14 +95,18 @@ export class LogStore implements Store, ChangeReporting {
         }
       },
     };
-    this.reads = {
-      head: (key) => this.head(key),
-      generations: (key) => driver.generations(key),
-      sessionById: (id) => driver.sessionById(id),
-      findIdempotent: (session, keys) => driver.findIdempotent(session, keys),
+    const commit: CommitContext = {
+      driver,
+      memory,
+      reads: {
+        head: (key) => memory.head(key),
+        generations: (key) => driver.generations(key),
+        sessionById: (id) => driver.sessionById(id),
+        findIdempotent: (session, keys) => driver.findIdempotent(session, keys),
+      },
     };
     const barrier = driver.durableBarrier?.bind(driver);
-    this.writer = new GroupCommit<Operation>((ops, durable) => this.commitBatch(ops, durable), {
+    this.writer = new GroupCommit<Operation>((ops, durable) => commitOperations(commit, ops, durable), {
       intervalMs: options.commitIntervalMs ?? 0,
       maxBatch: options.maxBatch ?? 2000,
       ...(barrier ? { durableBarrier: barrier } : {}),
@@ -159,7 +151,7 @@ export class LogStore implements Store, ChangeReporting {
   getSession(key: string): Promise<Session | undefined> {
     return this.read(() =>
       chain(this.foreign(), () =>
-        chain(this.head(key), (head) => head.current && sessionValue(head.current)),
+        chain(this.keys.head(key), (head) => head.current && sessionValue(head.current)),
       ),
     );
   }
@@ -197,17 +189,17 @@ export class LogStore implements Store, ChangeReporting {
   loadContext(key: string): Promise<StoredContext | undefined> {
     return this.read(() =>
       chain(this.foreign(), () =>
-        chain(this.head(key), (head) => {
+        chain(this.keys.head(key), (head) => {
           const session = head.current;
           if (!session) return undefined;
-          const hit = this.contexts.get(key, session.id, session);
+          const hit = this.keys.contexts.get(key, session.id, session);
           if (hit) return { session: sessionValue(session), ...hit };
           return chain(this.driver.loadKept(session), (kept) => {
             const context: StoredContext = { session: sessionValue(session), entries: kept.entries };
             if (kept.summary) context.summary = kept.summary;
             // Only what is still the key's current session as loaded: a commit may have moved it on meanwhile.
-            if (this.heads.get(key) === head)
-              this.contexts.put(key, session.id, session, context, kept.frozen === true);
+            if (this.keys.isCurrent(key, head))
+              this.keys.contexts.put(key, session.id, session, context, kept.frozen === true);
             return context;
           });
         }),
@@ -300,174 +292,9 @@ export class LogStore implements Store, ChangeReporting {
     return this.writer.submit(op as Operation, true, SMALL_WRITE_BYTES);
   }
 
-  // ——— the writer ———
-
-  private commitBatch(ops: ReadonlyArray<Operation>, durable: boolean): MaybePromise<BatchResult[]> {
-    const results: BatchResult[] = new Array(ops.length);
-    return chain(this.foreign(), () =>
-      this.attempt(
-        ops,
-        ops.map((_, i) => i),
-        results,
-        durable,
-        0,
-      ),
-    );
-  }
-
-  /** Prepares and plans the operations at `indexes`, commits their groups, and plans the stale ones again. */
-  private attempt(
-    ops: ReadonlyArray<Operation>,
-    indexes: number[],
-    results: BatchResult[],
-    durable: boolean,
-    round: number,
-  ): MaybePromise<BatchResult[]> {
-    const batch = new BatchState();
-    const seen = this.foreignSeen;
-    // Only the Promises are collected: a synchronous driver's prepares allocate nothing here.
-    let waiting: Array<Promise<void>> | undefined;
-    for (const i of indexes) {
-      let prepared: MaybePromise<void>;
-      try {
-        prepared = ops[i]!.prepare(this.reads, batch);
-      } catch (error) {
-        prepared = Promise.reject(error);
-      }
-      if (prepared instanceof Promise) {
-        waiting ??= [];
-        waiting.push(prepared);
-      }
-    }
-    return chain(waiting && Promise.all(waiting), () => {
-      const groups: WriteGroup[] = [];
-      const owners: Array<{ index: number; planned: Planned<unknown> }> = [];
-      const now = Date.now();
-      for (const index of indexes) {
-        try {
-          const op = ops[index]!;
-          const planned = op.plan(batch, now);
-          if (planned.changes.length === 0 && !planned.inbox)
-            results[index] = { ok: true, value: planned.result };
-          else {
-            const { changes, expects, inbox } = planned;
-            const group: WriteGroup = { changes, expects };
-            if (op.fence) group.fence = op.fence;
-            if (inbox) group.inbox = inbox;
-            groups.push(group);
-            owners.push({ index, planned });
-          }
-        } catch (error) {
-          results[index] = { ok: false, error: asStoreError(error) };
-        }
-      }
-      if (groups.length === 0) return results;
-      let outcomes: ReturnType<StoreDriver["commit"]>;
-      try {
-        outcomes = this.driver.commit(groups, durable);
-      } catch (error) {
-        this.forgetAll();
-        throw error;
-      }
-      const settle = (settled: Awaited<typeof outcomes>) => {
-        // A small durable batch is made durable here, on the loop (see INLINE_SYNC_MAX_BATCH); a failed
-        // fsync throws STORE_FAILED, which stops the writer.
-        if (durable && ops.length < INLINE_SYNC_MAX_BATCH && this.driver.syncNow) {
-          try {
-            this.driver.syncNow();
-          } catch (error) {
-            this.forgetAll();
-            throw error;
-          }
-        }
-        const stale: number[] = [];
-        const failedKeys = new Set<string>();
-        const doneKeys = new Set<string>();
-        settled.forEach((outcome, g) => {
-          const { index, planned } = owners[g]!;
-          if (outcome.ok) {
-            results[index] = { ok: true, value: planned.result };
-            for (const key of planned.keys) doneKeys.add(key);
-            planned.committed?.();
-            return;
-          }
-          for (const key of planned.keys) failedKeys.add(key);
-          if ("stale" in outcome) stale.push(index);
-          else results[index] = { ok: false, error: outcome.error };
-        });
-        // Another writer's change heard meanwhile (by a read, or a batch committing beside this one) may
-        // be newer than this commit: its keys are read again rather than cached as this batch left them.
-        for (const key of doneKeys) {
-          const head = batch.headOf(key);
-          if (this.droppedSince(key, seen)) this.forget(key);
-          else if (head && !failedKeys.has(key)) this.heads.set(key, head);
-        }
-        for (const key of failedKeys) this.forget(key);
-        if (stale.length === 0) return results;
-        if (round >= MAX_REPLANS) {
-          for (const index of stale) results[index] = { ok: false, error: contended() };
-          return results;
-        }
-        return this.attempt(ops, stale, results, durable, round + 1);
-      };
-      if (outcomes instanceof Promise) {
-        return outcomes.then(settle, (error: unknown) => {
-          this.forgetAll();
-          throw error;
-        });
-      }
-      return settle(outcomes);
-    });
-  }
-
-  // ——— what the core remembers ———
-
-  private head(key: string): MaybePromise<KeyHead> {
-    const cached = this.heads.get(key);
-    if (cached) return cached;
-    const seen = this.foreignSeen;
-    return chain(this.driver.loadKey(key), (loaded) => {
-      // The core's own copy: a driver may still change the object it read.
-      const head: KeyHead = loaded.current ? { ...loaded, current: cloneSession(loaded.current) } : loaded;
-      // Another writer's change to the key heard while this load was in flight may be newer than it.
-      if (this.droppedSince(key, seen)) return head;
-      this.heads.set(key, head);
-      return head;
-    });
-  }
-
   /** Drops what the core remembers of keys other writers changed (before a read that relies on it). */
   protected foreign(): MaybePromise<void> {
-    return chain(this.driver.foreignChanges(), (changes: ForeignChanges) => {
-      if (changes.kind === "none") return;
-      const at = ++this.foreignSeen;
-      // Bounded: past 10,000 keys, every key counts as dropped now.
-      if (changes.kind === "all" || this.droppedAt.size + changes.keys.length > 10_000) {
-        this.allDroppedAt = at;
-        this.droppedAt.clear();
-      }
-      if (changes.kind === "all") this.forgetAll();
-      else
-        for (const key of changes.keys) {
-          this.forget(key);
-          if (this.allDroppedAt !== at) this.droppedAt.set(key, at);
-        }
-    });
-  }
-
-  /** Whether what the core remembers of `key` was dropped for another writer's change after `seen`. */
-  private droppedSince(key: string, seen: number): boolean {
-    return this.allDroppedAt > seen || (this.droppedAt.get(key) ?? 0) > seen;
-  }
-
-  private forget(key: string): void {
-    this.heads.delete(key);
-    this.contexts.drop(key);
-  }
-
-  private forgetAll(): void {
-    this.heads.clear();
-    this.contexts.clear();
+    return this.keys.foreign();
   }
 
   protected read<T>(run: () => MaybePromise<T>): Promise<T> {
@@ -487,14 +314,4 @@ export class LogStore implements Store, ChangeReporting {
   }
 }
 
-function contended(): SessiondError {
-  return new SessiondError(
-    "STORE_BUSY",
-    `another writer kept changing the session while this write was planned (${MAX_REPLANS} tries); retry later`,
-  );
-}
-
-export function asStoreError(error: unknown): SessiondError {
-  if (error instanceof SessiondError) return error;
-  return new SessiondError("STORE_UNAVAILABLE", `the store failed: ${messageOf(error)}`, { cause: error });
-}
+export { asStoreError } from "./log-commit.js";
