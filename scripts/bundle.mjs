@@ -76,8 +76,8 @@ const REQUIRE_BANNER =
 
 // Three graphs, so each shares chunks only with what runs in the same process: the CLI, the library (the
 // root export and its subpaths, which must share one instance of every module, and leave the other packages
-// external so a caller's own hono or zod is the one sessiond uses), and the compaction worker and the store contract's
-// child, each one file started by its
+// external so a caller's own hono or zod is the one sessiond uses), and the compaction worker, the SQLite store's
+// writer thread and the store contract's child, each one file started by its
 // path beside the chunk that starts it (compaction/thread.ts): so every output is flat in dist/bundle, and
 // entry names must not clash.
 const graphs = [
@@ -102,6 +102,7 @@ const graphs = [
     entryPoints: [
       join(src, "compaction", "thread-program.js"),
       join(src, "store", "testing", "contract-child.js"),
+      join(src, "store", "sqlite", "writer-thread.js"),
     ],
     splitting: false,
     packages: "external",

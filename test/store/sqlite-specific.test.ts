@@ -35,30 +35,29 @@ describe("SQLite store", () => {
     const check = new Database(path);
     expect(check.pragma("journal_mode", { simple: true })).toBe("wal");
     check.close();
-    const internals = (store: SqliteStore) =>
-      store.sqlite as unknown as { db: Database.Database; walSync: { completed: number } };
+    const fsyncs = async (store: SqliteStore) => (await store.sqlite.writerStats()).fsyncs;
     const strict = open();
-    expect(internals(strict).db.pragma("synchronous", { simple: true })).toBe(1);
+    expect(strict.sqlite.threaded).toBe(true);
+    expect(strict.sqlite.db.pragma("synchronous", { simple: true })).toBe(1);
     await strict.append("k", [msg("one")], { init });
-    expect(internals(strict).walSync.completed).toBe(1);
+    expect(await fsyncs(strict)).toBe(1);
     await Promise.all([
       strict.append("a", [msg("two")], { init }),
       strict.append("b", [msg("three")], { init }),
     ]);
-    expect(internals(strict).walSync.completed).toBe(2);
+    expect(await fsyncs(strict)).toBe(2);
 
     const relaxed = open({ durability: "relaxed" });
     await relaxed.append("k", [msg("four")], { init });
-    expect(internals(relaxed).walSync.completed).toBe(0);
+    expect(await fsyncs(relaxed)).toBe(0);
     await relaxed.append("k", [msg("five")], { init: init, durability: "strict" });
-    expect(internals(relaxed).walSync.completed).toBe(1);
+    expect(await fsyncs(relaxed)).toBe(1);
   });
 
   it("checkpoints the WAL on a thread of its own while appends go on, and stops it on close", async () => {
     const store = open();
-    const checkpoints = () =>
-      (store.sqlite as unknown as { checkpointer: { completed: number } }).checkpointer.completed;
-    for (let i = 0; checkpoints() === 0; i++) {
+    const checkpoints = async () => (await store.sqlite.writerStats()).checkpoints;
+    for (let i = 0; (await checkpoints()) === 0; i++) {
       await Promise.all(
         Array.from({ length: 20 }, (_, j) => store.append(`k${j}`, [msg(`m${i}`)], { init })),
       );
@@ -82,10 +81,9 @@ describe("SQLite store", () => {
   });
 
   it("starts the WAL over under continuous load too, while the checkpoint thread copies beside the writer", async () => {
-    const store = open({ durability: "relaxed" });
     // The checkpoint thread starts again as soon as it is done, as it does when its checkpoints take longer
     // than its interval (a loaded disk), and eight writers that never pause commit on every tick beside it.
-    (store.sqlite as unknown as { checkpointer: { minIntervalMs: number } }).checkpointer.minIntervalMs = 0;
+    const store = open({ durability: "relaxed", checkpointIntervalMs: 0 });
     const body = "x".repeat(2_000);
     await Promise.all(
       Array.from({ length: 8 }, async (_, w) => {

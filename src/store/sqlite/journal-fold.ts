@@ -11,6 +11,8 @@ export interface JournalFoldOptions {
   idleFoldMs: number;
   /** Called after a fold committed on its own (the WAL has something new to sync). */
   committed: () => void;
+  /** Runs a fold's transaction of its own (the writer counts its commits). */
+  counted: <T>(run: () => T) => T;
   /** The search index, whose rows not in the FTS indexes yet are taken in by every fold. */
   search: Pick<SqliteSearchIndex, "pending" | "pendingChars" | "indexStep" | "forgetWords">;
 }
@@ -80,7 +82,7 @@ export class JournalFold {
 
   /** A fold of its own (idle, or at close): one IMMEDIATE transaction. */
   fold(): void {
-    this.foldTransaction.immediate();
+    this.options.counted(() => this.foldTransaction.immediate());
     this.options.committed();
   }
 

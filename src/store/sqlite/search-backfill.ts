@@ -1,22 +1,23 @@
-import type { IndexProgress, SqliteSearchIndex } from "./search-index.js";
+import type { IndexProgress } from "./search-index.js";
 
 /** Sessions indexed per step of the background build: one short transaction between the writer's commits. */
 const SESSIONS_PER_STEP = 200;
 
 /**
- * Builds the search index of a database upgraded from before search, in the background: a step per turn
- * of the event loop (so appends keep going), each committing how far it got (a restart resumes there).
- * A step that fails (another process holds the write lock) is tried again a second later.
+ * Builds the search index of a database upgraded from before search, in the background: a step at a time
+ * on the writer (so appends keep going), each committing how far it got (a restart resumes there). A step
+ * that fails (another process holds the write lock) is tried again a second later.
  */
 export class SearchBackfill {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(
-    private readonly index: SqliteSearchIndex,
+    indexing: boolean,
+    private readonly step: (sessions: number) => IndexProgress | Promise<IndexProgress>,
     private readonly onProgress: ((progress: IndexProgress) => void) | undefined,
   ) {
-    if (index.indexing) this.schedule(0);
+    if (indexing) this.schedule(0);
   }
 
   stop(): void {
@@ -26,18 +27,19 @@ export class SearchBackfill {
 
   private schedule(ms: number): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => this.step(), ms);
+    this.timer = setTimeout(() => void this.run(), ms);
     this.timer.unref();
   }
 
-  private step(): void {
+  private async run(): Promise<void> {
     let progress: IndexProgress;
     try {
-      progress = this.index.backfillStep(SESSIONS_PER_STEP);
+      progress = await this.step(SESSIONS_PER_STEP);
     } catch {
       this.schedule(1000);
       return;
     }
+    if (this.stopped) return;
     this.onProgress?.(progress);
     if (progress.indexing) this.schedule(0);
   }

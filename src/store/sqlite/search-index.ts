@@ -81,8 +81,7 @@ export class SqliteSearchIndex {
     private readonly db: Database.Database,
     private readonly sql: Statements,
   ) {
-    const after = this.sql.get(INDEX_SQL.backfillAfter).pluck().get() as number | null | undefined;
-    this.backfillAfter = after ?? undefined;
+    this.backfillAfter = this.readBackfillAfter();
     this.pendingRows = Math.max(0, (this.maxRow() ?? 0) - this.indexedUpto());
   }
 
@@ -96,8 +95,9 @@ export class SqliteSearchIndex {
     return this.pendingText;
   }
 
+  /** Whether the background build is under way, as the file says (its writer may be another thread). */
   get indexing(): boolean {
-    return this.backfillAfter !== undefined;
+    return this.readBackfillAfter() !== undefined;
   }
 
   /** Indexes appended entries (inside the append's transaction). */
@@ -213,7 +213,8 @@ export class SqliteSearchIndex {
 
   progress(): IndexProgress {
     const lastSid = (this.sql.get(INDEX_SQL.maxSid).pluck().get() as number | null) ?? 0;
-    return { indexing: this.indexing, doneSid: this.backfillAfter ?? lastSid, lastSid };
+    const after = this.readBackfillAfter();
+    return { indexing: after !== undefined, doneSid: after ?? lastSid, lastSid };
   }
 
   /** Messages whose text matches, best first, within the search's time budget (search-run.ts). */
@@ -237,6 +238,10 @@ export class SqliteSearchIndex {
   forgetWords(): void {
     this.knownWords.clear();
     this.wordsAt = undefined;
+  }
+
+  private readBackfillAfter(): number | undefined {
+    return (this.sql.get(INDEX_SQL.backfillAfter).pluck().get() as number | null | undefined) ?? undefined;
   }
 
   private maxRow(): number | undefined {

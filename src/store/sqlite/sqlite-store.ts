@@ -34,6 +34,8 @@ export interface SqliteStoreOptions {
   journalMinBatch?: number;
   /** Fold the journal after this long without writes (default 200 ms). */
   idleFoldMs?: number;
+  /** The least time between two checkpoints of the checkpoint thread (default 200 ms). */
+  checkpointIntervalMs?: number;
   /** How many bytes of active sessions' kept entries to hold in memory for context loads (default 16 MiB). */
   contextCacheBytes?: number;
   /**
@@ -44,6 +46,11 @@ export interface SqliteStoreOptions {
   pageCacheKb?: number;
   /** The most bytes of appends waiting for the writer before appends fail with STORE_BUSY (default 64 MiB). */
   maxQueuedBytes?: number;
+  /**
+   * Writes on a thread of their own (default), or on the calling thread (`false`): every statement that
+   * writes, the search indexing, the WAL's fsyncs and the checkpoints.
+   */
+  writerThread?: boolean;
   /** Reports each step of the background build of an upgraded database's search index. */
   onIndexProgress?: (progress: IndexProgress) => void;
 }
@@ -69,7 +76,9 @@ export class SqliteStore extends LogStore implements SearchableStore {
       foldThreshold: options.foldThreshold ?? 1000,
       journalMinBatch: options.journalMinBatch ?? 8,
       idleFoldMs: options.idleFoldMs ?? 200,
+      checkpointIntervalMs: options.checkpointIntervalMs ?? 200,
       onFailure: (error) => stop(error),
+      ...(options.writerThread === undefined ? {} : { writerThread: options.writerThread }),
     });
     super(driver, {
       ...options,
@@ -78,7 +87,11 @@ export class SqliteStore extends LogStore implements SearchableStore {
     stop = (error) => this.writer.failStop(error);
     this.path = options.path;
     this.sqlite = driver;
-    this.backfill = new SearchBackfill(driver.searchIndex, options.onIndexProgress);
+    this.backfill = new SearchBackfill(
+      driver.searchIndex.indexing,
+      (sessions) => driver.backfillStep(sessions),
+      options.onIndexProgress,
+    );
   }
 
   /** Messages whose text matches, best first (search-index.ts). */

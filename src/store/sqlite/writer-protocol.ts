@@ -1,0 +1,86 @@
+import { type ErrorCode, SessiondError } from "../../model/errors.js";
+import type { GroupOutcome, WriteGroup } from "../driver.js";
+import type { Durability } from "../store.js";
+import type { IndexProgress } from "./search-index.js";
+
+/** What the writer thread is started with (`workerData`). */
+export interface WriterInit {
+  path: string;
+  durability: Durability;
+  busyTimeoutMs: number;
+  pageCacheKb: number;
+  foldThreshold: number;
+  journalMinBatch: number;
+  idleFoldMs: number;
+  checkpointIntervalMs: number;
+  /** The `WriterSignals` buffer shared with the reading thread. */
+  signals: SharedArrayBuffer;
+}
+
+/** A request to the writer thread, and the answer's value for each. */
+export type WriterRequest =
+  | { op: "commit"; groups: readonly WriteGroup[]; durable: boolean }
+  | { op: "sync" }
+  | { op: "prune"; before: number }
+  | { op: "backfill"; sessions: number }
+  | { op: "indexAll" }
+  | { op: "stats" }
+  | { op: "close"; failed: boolean };
+
+export interface WriterStats {
+  /** WAL fsyncs done by the writer. */
+  fsyncs: number;
+  /** Checkpoints done by its checkpoint thread. */
+  checkpoints: number;
+}
+
+export interface WriterAnswers {
+  commit: SentOutcome[];
+  sync: undefined;
+  prune: number;
+  backfill: IndexProgress;
+  indexAll: undefined;
+  stats: WriterStats;
+  close: undefined;
+}
+
+/** An error as it crosses between threads: a structured clone keeps no class and no `code`. */
+export interface SentError {
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export type SentOutcome = { ok: true } | { ok: false; stale: true } | { ok: false; error: SentError };
+
+export type WriterMessage =
+  | { id: number; value: unknown }
+  | { id: number; error: SentError }
+  /** A failure outside any request (a checkpoint's fsync): the store stops. */
+  | { failure: SentError };
+
+export function sendError(error: unknown): SentError {
+  if (error instanceof SessiondError) {
+    return {
+      code: error.code,
+      message: error.message,
+      ...(error.details ? { details: { ...error.details } } : {}),
+    };
+  }
+  return {
+    code: "STORE_UNAVAILABLE",
+    message: `the store's writer failed: ${error instanceof Error ? error.message : String(error)}`,
+  };
+}
+
+export function receiveError(sent: SentError): SessiondError {
+  return new SessiondError(sent.code, sent.message, sent.details ? { details: sent.details } : undefined);
+}
+
+export function sendOutcome(outcome: GroupOutcome): SentOutcome {
+  return outcome.ok || "stale" in outcome ? outcome : { ok: false, error: sendError(outcome.error) };
+}
+
+export function receiveOutcome(sent: SentOutcome): GroupOutcome {
+  return sent.ok || "stale" in sent ? sent : { ok: false, error: receiveError(sent.error) };
+}
