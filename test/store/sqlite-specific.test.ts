@@ -115,6 +115,51 @@ describe("SQLite store", () => {
     expect(largest).toBeLessThan(11 * 1024 * 1024);
   }, 240_000);
 
+  it("keeps the event loop running while a durable commit waits on a slow disk: the writer thread fsyncs", async () => {
+    // Every fsync of the WAL takes 0.7 s. On the writer thread the loop runs a timer due at 20 ms and a read
+    // while the append waits; written on the calling thread (the way before), both wait for the fsync.
+    const file = join(dir, "slow.db");
+    const child = new URL("./sqlite-loop-child.ts", import.meta.url).pathname;
+    const run = (mode: "thread" | "inline") =>
+      new Promise<{ order: string[]; threaded: boolean }>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ["--import", "tsx", child, `${file}.${mode}`, join(dir, `slow-${mode}`), mode],
+          { env: fsyncFaultEnv(`${file}.${mode}-wal`, join(dir, `slow-${mode}`), 700) },
+          (error, stdout, stderr) =>
+            error ? reject(new Error(`${error.message}: ${stderr}`)) : resolve(JSON.parse(stdout)),
+        ),
+      );
+    const [threaded, inline] = await Promise.all([run("thread"), run("inline")]);
+    expect(threaded.threaded).toBe(true);
+    expect(threaded.order.map((step) => step.split(" ")[0])).toEqual(["timer", "read", "append"]);
+    expect(inline.threaded).toBe(false);
+    expect(inline.order[0]).toBe("append");
+  }, 60_000);
+
+  it("stops, failing what it was writing as of unknown outcome, when its writer thread dies; a reopen goes on", async () => {
+    const store = open();
+    await store.append("k", [msg("one")], { init });
+    const thread = (store.sqlite as unknown as { thread: { worker: { terminate(): Promise<number> } } })
+      .thread;
+    const pending = store.append("k", [msg("two")]);
+    await thread.worker.terminate();
+    const error = await pending.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    // Either the commit made it before the thread went (then it is acknowledged), or its outcome is unknown.
+    if (error !== undefined) expect(error).toMatchObject({ code: "STORE_FAILED" });
+    await expect(store.append("k", [msg("three")])).rejects.toMatchObject({ code: "STORE_FAILED" });
+    await store.close();
+    const reopened = open();
+    const { session } = await reopened.append("k", [msg("four")]);
+    const contents = (await reopened.readEntries(session.id)).map((e) => (e as { content?: unknown }).content);
+    expect(contents[0]).toBe("one");
+    expect(contents.at(-1)).toBe("four");
+    expect(contents.filter((c) => c === "three")).toEqual([]);
+  });
+
   it("serves repeated context loads from memory, and never a stale one", async () => {
     const a = open();
     const b = open();
