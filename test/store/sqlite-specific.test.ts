@@ -154,7 +154,9 @@ describe("SQLite store", () => {
     await store.close();
     const reopened = open();
     const { session } = await reopened.append("k", [msg("four")]);
-    const contents = (await reopened.readEntries(session.id)).map((e) => (e as { content?: unknown }).content);
+    const contents = (await reopened.readEntries(session.id)).map(
+      (e) => (e as { content?: unknown }).content,
+    );
     expect(contents[0]).toBe("one");
     expect(contents.at(-1)).toBe("four");
     expect(contents.filter((c) => c === "three")).toEqual([]);
