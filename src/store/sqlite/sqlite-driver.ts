@@ -64,6 +64,7 @@ export class SqliteDriver implements StoreDriver {
   /** The writer, when it runs on this thread. */
   readonly inlineWriter: SqliteWriter | undefined;
   readonly durableBarrier?: () => Promise<void>;
+
   /** Search reads; its writes are the writer's. */
   readonly searchIndex: SqliteSearchIndex;
   /** The inbox of admitted inputs, a table of this file committed with the groups (`WriteGroup.inbox`). */

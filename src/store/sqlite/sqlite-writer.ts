@@ -83,6 +83,7 @@ export class SqliteWriter {
   private readonly totalChangesQuery: Database.Statement;
   /** Whether the groups of the transaction running changed rows that it commits. */
   private wroteRows = false;
+  private syncFailed: Error | undefined;
 
   constructor(
     readonly db: Database.Database,
@@ -151,8 +152,8 @@ export class SqliteWriter {
     });
   }
 
-  /** Commits one batch; `syncNow`: a durable batch is on disk when this returns. */
-  commit(groups: readonly WriteGroup[], durable: boolean, syncNow = false): GroupOutcome[] {
+  /** Commits one batch; a durable one is durable once `syncNow` returns or `durableBarrier` resolves. */
+  commit(groups: readonly WriteGroup[], durable: boolean): GroupOutcome[] {
     if (this.journal.corrupt) throw this.journal.corrupt;
     if (!this.walSync)
       this.setSynchronous(durable || this.options.durability === "strict" ? "FULL" : "NORMAL");
@@ -165,7 +166,6 @@ export class SqliteWriter {
         outcomes = this.counted(() => this.careful.immediate(groups), true);
       }
       this.walSync?.committed();
-      if (durable && syncNow) this.syncNow();
       return outcomes;
     } catch (error) {
       this.forget();
@@ -181,19 +181,28 @@ export class SqliteWriter {
 
   /** The inline fsync of a durable batch. */
   syncNow(): void {
+    if (this.syncFailed) throw this.syncFailed;
     try {
       this.walSync?.syncNow();
     } catch (error) {
-      throw walSyncFailed(this.options.path, error);
+      throw this.failedSync(error);
     }
   }
 
   /** Everything committed so far is on disk once this resolves, off the calling thread. */
   durableBarrier(): Promise<void> {
+    if (this.syncFailed) return Promise.reject(this.syncFailed);
     if (!this.walSync) return Promise.resolve();
-    return this.walSync
-      .sync()
-      .catch((error: unknown) => Promise.reject(walSyncFailed(this.options.path, error)));
+    return this.walSync.sync().catch((error: unknown) => Promise.reject(this.failedSync(error)));
+  }
+
+  /**
+   * After a failed fsync the kernel may have dropped the pages: a later fsync that succeeds proves nothing,
+   * so no later commit is ever called durable.
+   */
+  private failedSync(error: unknown): Error {
+    this.syncFailed ??= walSyncFailed(this.options.path, error);
+    return this.syncFailed;
   }
 
   /**

@@ -1,8 +1,10 @@
 import { parentPort, workerData } from "node:worker_threads";
+import { INLINE_SYNC_MAX_BATCH } from "../group-commit.js";
 import { DataVersion, WriterSignals } from "./data-version.js";
 import { openDatabase } from "./sqlite-sql.js";
 import { SqliteWriter } from "./sqlite-writer.js";
 import {
+  type SentOutcome,
   sendError,
   sendOutcome,
   type WriterInit,
@@ -42,10 +44,9 @@ try {
   opening = error;
 }
 
-async function answer(w: SqliteWriter, request: WriterRequest): Promise<unknown> {
+/** The answer to any request but a commit, in the order they came. */
+async function answer(w: SqliteWriter, request: Exclude<WriterRequest, { op: "commit" }>): Promise<unknown> {
   switch (request.op) {
-    case "commit":
-      return w.commit(request.groups, request.durable, true).map(sendOutcome);
     case "sync":
       return w.sync();
     case "prune":
@@ -63,16 +64,56 @@ async function answer(w: SqliteWriter, request: WriterRequest): Promise<unknown>
   }
 }
 
-// One request at a time, in order: a commit never starts while an earlier one (or its fsync) is running.
-let queue: Promise<void> = Promise.resolve();
-port.on("message", (message: { id: number; request: WriterRequest }) => {
-  queue = queue.then(async () => {
+/**
+ * A commit runs at once, in the order the batches came, and is answered once the WAL's fsync covers it
+ * (a big batch's on the thread pool: requests that come meanwhile are answered meanwhile).
+ */
+function commit(w: SqliteWriter, id: number, request: Extract<WriterRequest, { op: "commit" }>): void {
+  let outcomes: SentOutcome[];
+  try {
+    outcomes = w.commit(request.groups, request.durable).map(sendOutcome);
+  } catch (error) {
+    post({ id, error: sendError(error) });
+    return;
+  }
+  if (!request.durable) {
+    post({ id, value: outcomes });
+    return;
+  }
+  // A small batch (one writer appending in turn) has nothing to wait beside: fsynced here, without the
+  // thread pool's round trip.
+  if (request.groups.length < INLINE_SYNC_MAX_BATCH) {
     try {
-      if (!writer) throw opening;
-      post({ id: message.id, value: await answer(writer, message.request) });
+      w.syncNow();
+      post({ id, value: outcomes });
     } catch (error) {
-      post({ id: message.id, error: sendError(error) });
+      post({ id, error: sendError(error) });
     }
-    if (message.request.op === "close") port.close();
-  });
+    return;
+  }
+  w.durableBarrier().then(
+    () => post({ id, value: outcomes }),
+    (error: unknown) => post({ id, error: sendError(error) }),
+  );
+}
+
+port.on("message", ({ id, request }: { id: number; request: WriterRequest }) => {
+  if (!writer) {
+    post({ id, error: sendError(opening) });
+    if (request.op === "close") port.close();
+    return;
+  }
+  if (request.op === "commit") {
+    commit(writer, id, request);
+    return;
+  }
+  const w = writer;
+  answer(w, request)
+    .then(
+      (value) => post({ id, value }),
+      (error: unknown) => post({ id, error: sendError(error) }),
+    )
+    .finally(() => {
+      if (request.op === "close") port.close();
+    });
 });
