@@ -43,7 +43,9 @@ export class WriterClient {
     return new Promise<WriterAnswers[K]>((resolve, reject) => {
       this.waiting.set(id, { resolve: resolve as (value: never) => void, reject });
       if (this.waiting.size === 1) worker.ref();
-      worker.postMessage({ id, request });
+      // As JSON text: V8's structured clone of a batch's nested objects cost the event loop ~50 µs a
+      // commit, JSON.stringify a tenth of that (a string crosses as one copy).
+      worker.postMessage(`${id} ${JSON.stringify(request)}`);
     });
   }
 

@@ -97,7 +97,10 @@ function commit(w: SqliteWriter, id: number, request: Extract<WriterRequest, { o
   );
 }
 
-port.on("message", ({ id, request }: { id: number; request: WriterRequest }) => {
+port.on("message", (message: string) => {
+  const space = message.indexOf(" ");
+  const id = Number(message.slice(0, space));
+  const request = JSON.parse(message.slice(space + 1)) as WriterRequest;
   if (!writer) {
     post({ id, error: sendError(opening) });
     if (request.op === "close") port.close();
