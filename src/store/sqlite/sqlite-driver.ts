@@ -125,7 +125,7 @@ export class SqliteDriver implements StoreDriver {
       this.inlineWriter = writer;
       this.searchIndex = writer.searchIndex;
       this.inbox = writer.inbox;
-      if (writer.walSync) this.durableBarrier = () => writer.durableBarrier();
+      if (writer.wal) this.durableBarrier = () => writer.durableBarrier();
     }
   }
 
@@ -247,7 +247,7 @@ export class SqliteDriver implements StoreDriver {
   async writerStats(): Promise<WriterStats> {
     if (this.thread) return this.thread.request({ op: "stats" });
     const writer = this.writer();
-    return { fsyncs: writer.walSync?.completed ?? 0, checkpoints: writer.checkpointer?.completed ?? 0 };
+    return { fsyncs: writer.wal?.fsyncs ?? 0, checkpoints: writer.wal?.checkpoints ?? 0 };
   }
 
   async close(failed: boolean): Promise<void> {

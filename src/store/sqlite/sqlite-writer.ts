@@ -1,4 +1,3 @@
-import { statSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
 import type { Expectation, GroupOutcome, WriteChange, WriteGroup } from "../driver.js";
@@ -11,13 +10,12 @@ import {
   sessionUpdateParams,
 } from "../sql/rows.js";
 import type { Durability } from "../store.js";
-import { Checkpointer } from "./checkpointer.js";
 import { DataVersion, type WriterSignals } from "./data-version.js";
 import { InboxTable } from "./inbox-table.js";
 import { JournalFold } from "./journal-fold.js";
 import { type IndexProgress, SqliteSearchIndex } from "./search-index.js";
-import { asStoreError, isFsyncError, isIoError, SQL, Statements, walSyncFailed } from "./sqlite-sql.js";
-import { WalSync } from "./wal-sync.js";
+import { asStoreError, isFsyncError, SQL, Statements, walSyncFailed } from "./sqlite-sql.js";
+import { WalUpkeep } from "./wal-upkeep.js";
 
 export interface SqliteWriterOptions {
   path: string;
@@ -32,26 +30,6 @@ export interface SqliteWriterOptions {
   signals: WriterSignals;
 }
 
-/**
- * The main connection checkpoints once the WAL holds this many pages (about 8 MB), and the WAL then starts
- * over from its beginning (see Checkpointer). Kept small on purpose: a commit that overwrites WAL pages is
- * made durable by an fdatasync alone, one that grows the file also commits its new size to the
- * filesystem's journal. At 10,000 pages sequential durable appends ran at 0.48-0.54x of raw SQLite, at
- * 2,000 at 0.70-0.75x; at 1,000 (SQLite's default) concurrent appends lost some 8% to the checkpoints
- * that then run inside commits.
- */
-const BACKSTOP_CHECKPOINT_PAGES = 2_000;
-
-/**
- * The WAL file's bound. SQLite truncates the WAL to it when the WAL starts over (`journal_size_limit`), so
- * a file larger than this holds more than this since the last start: the writer then waits for a
- * checkpoint of the thread that holds its own off and copies the rest itself.
- */
-const WAL_LIMIT_BYTES = 10 * 1024 * 1024;
-
-/** How long the writer waits for the checkpoint thread before it leaves the WAL to grow for a while. */
-const CHECKPOINT_WAIT_MS = 5_000;
-
 const OK: GroupOutcome = { ok: true };
 
 /**
@@ -62,9 +40,8 @@ const OK: GroupOutcome = { ok: true };
  * (writer-thread.ts), or on the calling thread over the readers' connection (an in-memory database).
  */
 export class SqliteWriter {
-  /** In WAL mode on a file: makes durable commits durable. */
-  readonly walSync: WalSync | undefined;
-  readonly checkpointer: Checkpointer | undefined;
+  /** In WAL mode on a file: its fsyncs and checkpoints. */
+  readonly wal: WalUpkeep | undefined;
   /** Search, written in the same transactions as the entries. */
   readonly searchIndex: SqliteSearchIndex;
   readonly inbox: InboxTable;
@@ -83,7 +60,6 @@ export class SqliteWriter {
   private readonly totalChangesQuery: Database.Statement;
   /** Whether the groups of the transaction running changed rows that it commits. */
   private wroteRows = false;
-  private syncFailed: Error | undefined;
 
   constructor(
     readonly db: Database.Database,
@@ -91,31 +67,19 @@ export class SqliteWriter {
     private readonly dataVersion = new DataVersion(db),
   ) {
     const { path } = options;
-    if (path !== ":memory:" && db.pragma("journal_mode", { simple: true }) === "wal") {
-      this.walSync = new WalSync(`${path}-wal`);
-      db.pragma("synchronous = NORMAL");
-      // Halfway to the backstop the writer finishes the thread's checkpoint, so the WAL starts over
-      // before it gets there even when the thread's checkpoints run back to back.
-      this.checkpointer = new Checkpointer(
-        path,
-        options.onFailure,
-        options.checkpointIntervalMs,
-        BACKSTOP_CHECKPOINT_PAGES / 2,
-      );
-      db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
-      db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
-    }
+    if (path !== ":memory:" && db.pragma("journal_mode", { simple: true }) === "wal")
+      this.wal = new WalUpkeep(db, path, options.onFailure, options.checkpointIntervalMs);
     this.sql = new Statements(db);
     this.totalChangesQuery = db.prepare("SELECT total_changes()").pluck();
     this.inbox = new InboxTable(db);
     this.searchIndex = new SqliteSearchIndex(db, this.sql);
-    this.synchronous = options.durability === "strict" && !this.walSync ? "FULL" : "NORMAL";
+    this.synchronous = options.durability === "strict" && !this.wal ? "FULL" : "NORMAL";
     this.inTransaction = db.transaction((run: () => unknown) => run());
     this.journal = new JournalFold(db, this.sql, this.inTransaction, {
       path,
       foldThreshold: options.foldThreshold,
       idleFoldMs: options.idleFoldMs,
-      committed: () => this.walSync?.committed(),
+      committed: () => this.wal?.committed(),
       counted: (run) => this.counted(run),
       search: this.searchIndex,
     });
@@ -155,8 +119,7 @@ export class SqliteWriter {
   /** Commits one batch; a durable one is durable once `syncNow` returns or `durableBarrier` resolves. */
   commit(groups: readonly WriteGroup[], durable: boolean): GroupOutcome[] {
     if (this.journal.corrupt) throw this.journal.corrupt;
-    if (!this.walSync)
-      this.setSynchronous(durable || this.options.durability === "strict" ? "FULL" : "NORMAL");
+    if (!this.wal) this.setSynchronous(durable || this.options.durability === "strict" ? "FULL" : "NORMAL");
     try {
       let outcomes: GroupOutcome[];
       try {
@@ -165,7 +128,7 @@ export class SqliteWriter {
         this.forget();
         outcomes = this.counted(() => this.careful.immediate(groups), true);
       }
-      this.walSync?.committed();
+      this.wal?.committed();
       return outcomes;
     } catch (error) {
       this.forget();
@@ -174,53 +137,23 @@ export class SqliteWriter {
       throw isFsyncError(error) ? walSyncFailed(this.options.path, error) : asStoreError(error);
     } finally {
       this.journal.scheduleIdleFold();
-      this.finishCheckpoint();
-      this.checkpointer?.request();
+      this.wal?.afterCommit();
     }
   }
 
   /** The inline fsync of a durable batch. */
   syncNow(): void {
-    if (this.syncFailed) throw this.syncFailed;
-    try {
-      this.walSync?.syncNow();
-    } catch (error) {
-      throw this.failedSync(error);
-    }
+    this.wal?.syncNow();
   }
 
   /** Everything committed so far is on disk once this resolves, off the calling thread. */
   durableBarrier(): Promise<void> {
-    if (this.syncFailed) return Promise.reject(this.syncFailed);
-    if (!this.walSync) return Promise.resolve();
-    return this.walSync.sync().catch((error: unknown) => Promise.reject(this.failedSync(error)));
+    return this.wal ? this.wal.durableBarrier() : Promise.resolve();
   }
 
-  /**
-   * After a failed fsync the kernel may have dropped the pages: a later fsync that succeeds proves nothing,
-   * so no later commit is ever called durable.
-   */
-  private failedSync(error: unknown): Error {
-    this.syncFailed ??= walSyncFailed(this.options.path, error);
-    return this.syncFailed;
-  }
-
-  /**
-   * Everything committed so far reaches the disk: the WAL's fsync, then a checkpoint. The fsync is not
-   * left to the checkpoint, which syncs nothing when it has nothing to copy or the checkpoint thread's
-   * holds it off (busy, which SQLite reports as a result, not an error).
-   */
+  /** Everything committed so far reaches the disk, and the database file. */
   async sync(): Promise<void> {
-    if (this.walSync) {
-      this.walSync.committed();
-      await this.durableBarrier();
-    }
-    try {
-      this.db.pragma("wal_checkpoint(PASSIVE)");
-    } catch (error) {
-      const cause = (error as { cause?: unknown }).cause ?? error;
-      throw isIoError(cause) ? walSyncFailed(this.options.path, cause) : asStoreError(error);
-    }
+    await this.wal?.sync();
   }
 
   /** Forgets finished inbox items last updated before `before`; how many went. */
@@ -249,8 +182,7 @@ export class SqliteWriter {
         // The journal stays, where readers find it, for the next open to fold.
       }
     }
-    await this.walSync?.close();
-    await this.checkpointer?.close();
+    await this.wal?.close();
   }
 
   /**
@@ -280,27 +212,6 @@ export class SqliteWriter {
   private forget(): void {
     this.sids.clear();
     this.searchIndex.forgetWords();
-  }
-
-  /** At a commit boundary: copies what the checkpoint thread left, so the next commit starts the WAL over. */
-  private finishCheckpoint(): void {
-    if (!this.checkpointer) return;
-    if (!this.checkpointer.remainderDue && !this.walOverLimit()) return;
-    try {
-      this.db.pragma("wal_checkpoint(PASSIVE)");
-    } catch (error) {
-      const cause = (error as { cause?: unknown }).cause ?? error;
-      // Busy only means a later checkpoint does it; a failed fsync stops the store.
-      if (isIoError(cause)) this.options.onFailure(walSyncFailed(this.options.path, cause));
-    }
-    this.checkpointer.finished();
-  }
-
-  /** The WAL passed its bound while the thread's checkpoint held the writer's own off: waits for that one. */
-  private walOverLimit(): boolean {
-    if (!this.checkpointer?.busy) return false;
-    const size = statSync(`${this.options.path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
-    return size > WAL_LIMIT_BYTES && this.checkpointer.waitIdle(CHECKPOINT_WAIT_MS);
   }
 
   /** Inside the transaction, after BEGIN IMMEDIATE got the write lock: what another process did shows now. */

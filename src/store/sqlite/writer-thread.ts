@@ -56,7 +56,7 @@ async function answer(w: SqliteWriter, request: Exclude<WriterRequest, { op: "co
     case "indexAll":
       return w.indexAll();
     case "stats":
-      return { fsyncs: w.walSync?.completed ?? 0, checkpoints: w.checkpointer?.completed ?? 0 };
+      return { fsyncs: w.wal?.fsyncs ?? 0, checkpoints: w.wal?.checkpoints ?? 0 };
     case "close":
       await w.close(request.failed);
       w.db.close();
