@@ -143,6 +143,7 @@ export class JsonlDriver implements StoreDriver {
         this.files,
         this.reads,
         this.fs,
+        this.options.idle,
         search.onProgress,
       );
       this.reads.onReread = (tracked) => index.stale(tracked.session.id);

@@ -89,6 +89,11 @@ export class SearchRebuild {
     this.scheduleStep(0);
   }
 
+  /** The session waits to be indexed from its file (what is appended to it meanwhile is read with it). */
+  waits(sessionId: string): boolean {
+    return this.queued.has(sessionId);
+  }
+
   /** Before a search: the stale sessions, when few wait, are indexed now rather than in the background. */
   catchUp(): void {
     if (this.queue.length > 0 && this.queue.length <= INLINE_STALE) this.step();
@@ -170,7 +175,6 @@ export class SearchRebuild {
 
   /** Indexes the next stale sessions from their files, in one transaction, their messages in time order. */
   private step(): void {
-    this.writes.flush();
     const batch: string[] = [];
     let bytes = 0;
     while (this.queue.length > 0 && batch.length < STEP_SESSIONS && bytes < STEP_BYTES) {
@@ -179,6 +183,8 @@ export class SearchRebuild {
       bytes += this.files.get(id)?.size ?? 0;
     }
     if (batch.length === 0) return;
+    // Their files hold what of them waits to be written (forIndex writes the journal's bytes first).
+    this.writes.forget(batch);
     try {
       const read = batch.map((id): FileRead => {
         const tracked = this.files.get(id);
