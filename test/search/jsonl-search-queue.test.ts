@@ -133,4 +133,39 @@ describe("the JSONL store's search index, written after the commit", () => {
     expect(store.searchProgress().total).toBeGreaterThan(0);
     await store.close();
   }, 120_000);
+
+  it("a rebuild step takes a slice of a long message into the FTS indexes, the rest in steps after, and search finds it throughout", async () => {
+    const first = new JsonlStore({ path: dir, onProblem: () => undefined });
+    const long = `${"plover ".repeat(300_000)} sandpiper`;
+    await first.append("telegram:1", [user(long), user("short godwit")], { init });
+    await first.close();
+    rmSync(join(dir, ".sessiond", "search.db"));
+    rmSync(join(dir, ".sessiond", "search.json"), { force: true });
+    const atReport: Array<{ indexed: number; rows: number }> = [];
+    let reader: Database.Database | undefined;
+    const store = new JsonlStore({
+      path: dir,
+      onProblem: () => undefined,
+      onIndexProgress: () => {
+        reader ??= new Database(join(dir, ".sessiond", "search.db"), { readonly: true });
+        atReport.push({
+          indexed: reader.prepare("SELECT indexed_upto FROM search_state").pluck().get() as number,
+          rows: reader.prepare("SELECT count(*) FROM search_rows").pluck().get() as number,
+        });
+      },
+    });
+    const during = await settled(store, "sandpiper");
+    expect(during.hits.map((h) => h.seq)).toEqual([1]);
+    // Both rows were written by the rebuild's step; the long one was not in the FTS indexes yet after it.
+    expect(atReport[0]).toEqual({ indexed: 0, rows: 2 });
+    for (;;) {
+      const indexed = reader?.prepare("SELECT indexed_upto FROM search_state").pluck().get() as number;
+      if (indexed === 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect((await store.search({ text: "sandpiper" })).hits.map((h) => h.seq)).toEqual([1]);
+    expect((await store.search({ text: "godwit" })).hits.map((h) => h.seq)).toEqual([2]);
+    reader?.close();
+    await store.close();
+  }, 60_000);
 });

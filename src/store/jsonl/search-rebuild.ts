@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { Entry } from "../../model/entry.js";
+import { INDEX_SLICE_CHARS } from "../sqlite/search-index.js";
 import { isDamagedError } from "../sqlite/sqlite-sql.js";
 import type { Tracked } from "./directory-scan.js";
 import type { FileSystem } from "./durable-fs.js";
@@ -185,6 +186,7 @@ export class SearchRebuild {
     if (batch.length === 0) return;
     // Their files hold what of them waits to be written (forIndex writes the journal's bytes first).
     this.writes.forget(batch);
+    let more = false;
     try {
       const read = batch.map((id): FileRead => {
         const tracked = this.files.get(id);
@@ -210,7 +212,8 @@ export class SearchRebuild {
         }
         messages.sort((a, b) => a.entry.ts - b.entry.ts);
         for (const { sid, entry } of messages) this.tables.index.add(sid, [entry]);
-        this.tables.index.indexPending();
+        // A slice of the FTS indexes now; the rest in steps of their own (a search matches those rows itself).
+        more = this.tables.index.indexPending(INDEX_SLICE_CHARS);
       });
     } catch (error) {
       this.tables.rolledBack();
@@ -218,6 +221,7 @@ export class SearchRebuild {
       this.retry(error);
       return;
     }
+    if (more) this.writes.indexRest();
     for (const id of batch) this.queued.delete(id);
     this.done += batch.length;
     this.onProgress?.(this.progress());

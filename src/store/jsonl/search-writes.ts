@@ -15,7 +15,7 @@ export const QUEUE_BYTES = 16 * 1024 * 1024;
 const BUSY_BYTES = QUEUE_BYTES / 2;
 /** A step of the indexing writes about this much text, or this many messages, in one transaction… */
 const STEP_CHARS = INDEX_SLICE_CHARS;
-const STEP_ENTRIES = 1000;
+const STEP_ENTRIES = 256;
 /** …and starts once that much waits, or this long after the first change started waiting… */
 const STEP_DELAY_MS = 250;
 /** …and, while appends wait to be committed, looks again this much later. */
@@ -139,6 +139,11 @@ export class SearchWrites {
       this.drop(id);
       this.overflowed.delete(id);
     }
+  }
+
+  /** Rows wait to go into the FTS indexes (the rebuild wrote them): steps take them in, a slice each. */
+  indexRest(): void {
+    if (this.tables.owner && !this.tables.closed) this.scheduleNow();
   }
 
   /** Stops scheduling steps (what waits is written by the next step, search or flush). */
