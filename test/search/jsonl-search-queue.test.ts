@@ -168,4 +168,21 @@ describe("the JSONL store's search index, written after the commit", () => {
     reader?.close();
     await store.close();
   }, 60_000);
+
+  it("a search with no budget writes one step of what waits (not all of it) and says it is not complete; with its budget, it finds everything", async () => {
+    const store = new JsonlStore({ path: dir, durability: "relaxed", onProblem: () => undefined });
+    // One batch of one session, more messages than a step takes.
+    await store.append(
+      "telegram:1",
+      Array.from({ length: 600 }, (_, i) => user(`message ${i} avocet${i}`)),
+      { init },
+    );
+    const first = await store.search({ text: "avocet0" }, { budgetMs: 0 });
+    expect(first).toMatchObject({ complete: false, indexing: true });
+    expect(first.hits.map((h) => h.seq)).toEqual([1]);
+    const all = await store.search({ text: "avocet599" });
+    expect(all).toMatchObject({ complete: true, indexing: false });
+    expect(all.hits.map((h) => h.seq)).toEqual([600]);
+    await store.close();
+  });
 });

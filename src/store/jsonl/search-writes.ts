@@ -156,8 +156,8 @@ export class SearchWrites {
 
   /**
    * One step: the deleted sessions forgotten, the rows of touched sessions and their messages written
-   * until about `STEP_CHARS` of text, and one slice of the FTS indexes; whether work is left. A write that
-   * fails sends its sessions to the rebuild instead.
+   * until about `STEP_CHARS` of text or `STEP_ENTRIES` messages (one message at least), and one slice of
+   * the FTS indexes; whether work is left. A write that fails sends its sessions to the rebuild instead.
    */
   private step(): boolean {
     if (!this.tables.owner || this.tables.closed) return false;
@@ -170,16 +170,27 @@ export class SearchWrites {
     const entriesOf = new Map<string, Entry[]>();
     let chars = 0;
     let entries = 0;
+    // The first messages of a session whose queue is longer than what is left of the step: the rest wait.
+    let partly: { id: string; count: number } | undefined;
     for (const id of this.touched) {
       if (taken.size > 0 && (chars >= STEP_CHARS || entries >= STEP_ENTRIES)) break;
       taken.add(id);
       const list = this.waiting.get(id);
       if (!list) continue;
-      entriesOf.set(id, list);
-      for (const entry of list) chars += indexedText(entry)?.text.length ?? 0;
-      entries += list.length;
+      let count = 0;
+      while (count < list.length && (count === 0 || (chars < STEP_CHARS && entries < STEP_ENTRIES))) {
+        chars += indexedText(list[count]!)?.text.length ?? 0;
+        entries++;
+        count++;
+      }
+      entriesOf.set(id, count === list.length ? list : list.slice(0, count));
+      if (count < list.length) {
+        partly = { id, count };
+        break;
+      }
     }
-    for (const id of taken) this.drop(id);
+    for (const id of taken) if (id !== partly?.id) this.drop(id);
+    if (partly) this.dropFirst(partly.id, partly.count);
     let more = false;
     try {
       this.tables.transaction(() => {
@@ -242,6 +253,14 @@ export class SearchWrites {
     if (!list) return;
     this.waiting.delete(id);
     for (const entry of list) {
+      this.waitingEntries--;
+      this.waitingBytes -= entry.type === "message" ? entryBytes(entry.content) : 0;
+    }
+  }
+
+  /** The session's first `count` queued messages, taken by a step; the session stays queued for the rest. */
+  private dropFirst(id: string, count: number): void {
+    for (const entry of this.waiting.get(id)?.splice(0, count) ?? []) {
       this.waitingEntries--;
       this.waitingBytes -= entry.type === "message" ? entryBytes(entry.content) : 0;
     }
