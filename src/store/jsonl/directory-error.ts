@@ -10,3 +10,12 @@ export function asStoreError(error: unknown, path: string): SessiondError {
     { cause: error },
   );
 }
+
+/** Runs `run`, a failure of which is reported as `asStoreError` says. */
+export function guarded<T>(path: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw asStoreError(error, path);
+  }
+}

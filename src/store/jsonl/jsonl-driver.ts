@@ -13,14 +13,13 @@ import type {
   StoreDriver,
   WriteGroup,
 } from "../driver.js";
-import { keptOf } from "../entry-range.js";
 import { messageOf } from "../group-commit.js";
-import { cloneSession } from "../session-log.js";
-import { type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
+import type { NormalisedQuery } from "../session-query.js";
 import type { Durability, EntryRange, SessionScan } from "../store.js";
 import { ChangeWatch } from "./change-watch.js";
-import { asStoreError } from "./directory-error.js";
+import { asStoreError, guarded } from "./directory-error.js";
 import { scanDirectory } from "./directory-scan.js";
+import { DriverSearch, type JsonlSearchOption } from "./driver-search.js";
 import type { FileSystem } from "./durable-fs.js";
 import { EntryCache } from "./entry-cache.js";
 import { FileReads } from "./file-reads.js";
@@ -31,9 +30,9 @@ import { saveDirectoryIndex } from "./index-snapshot.js";
 import { replayJournals } from "./journal-replay.js";
 import { META_DIR } from "./meta-dir.js";
 import type { JsonlIndexProgress } from "./search-rebuild.js";
-import { JsonlSearchIndex } from "./search-sidecar.js";
 import type { LineProblem } from "./session-file.js";
 import { SessionFiles } from "./session-files.js";
+import { SessionReads } from "./session-reads.js";
 import { Sidecars } from "./sidecar.js";
 import { TitleRewrite } from "./title-rewrite.js";
 
@@ -47,7 +46,7 @@ export interface JsonlDriverOptions {
   /** Whether nothing waits to be committed. */
   idle: () => boolean;
   /** Keep the search index (`.sessiond/search.db`); reports each step of its rebuild. */
-  search: false | { onProgress?: (progress: JsonlIndexProgress) => void };
+  search: JsonlSearchOption;
 }
 
 const NONE: ForeignChanges = { kind: "none" };
@@ -74,10 +73,8 @@ export class JsonlDriver implements StoreDriver {
   private readonly changes: ChangeWatch;
   private readonly reads: FileReads;
   private readonly groups: GroupApply;
-  /** The search index, or why there is none. */
-  private readonly searchIndex: JsonlSearchIndex | SessiondError;
-  /** Keys whose files a search found changed by another process: the core drops them at its next ask. */
-  private readonly changedKeys = new Set<string>();
+  private readonly sessionReads: SessionReads;
+  private readonly searching: DriverSearch;
   private inboxFile: InboxFile | undefined;
   private closed = false;
 
@@ -129,106 +126,62 @@ export class JsonlDriver implements StoreDriver {
       this.titles,
       this.fs,
     );
-    this.searchIndex = this.openSearch();
-  }
-
-  private openSearch(): JsonlSearchIndex | SessiondError {
-    const search = this.options.search;
-    if (search === false)
-      return new SessiondError("SEARCH_UNAVAILABLE", "the jsonl store was opened without its search index");
-    try {
-      const index = new JsonlSearchIndex(
-        this.path,
-        this.metaDir,
-        this.files,
-        this.reads,
-        this.fs,
-        search.onProgress,
-      );
-      this.reads.onReread = (tracked) => index.stale(tracked.session.id);
-      return index;
-    } catch (error) {
-      return new SessiondError(
-        "SEARCH_UNAVAILABLE",
-        `the search index of ${this.path} could not be opened: ${messageOf(error)}`,
-        { cause: error },
-      );
-    }
+    this.sessionReads = new SessionReads(this.path, this.files, this.reads);
+    this.searching = new DriverSearch(
+      this.path,
+      this.metaDir,
+      this.files,
+      this.reads,
+      this.changes,
+      this.fs,
+      options.idle,
+      options.search,
+    );
   }
 
   cacheStats(): { sessions: number; bytes: number } {
     return this.cache.stats();
   }
 
-  // ——— reads ———
+  // ——— reads (session-reads.ts) ———
 
   loadKey(key: string): KeyHead {
-    let tracked = this.files.current(key);
-    if (tracked && this.reads.refresh(tracked)) tracked = this.files.current(key);
-    const lastGeneration = this.files.lastGeneration(key);
-    return tracked ? { current: cloneSession(tracked.session), lastGeneration } : { lastGeneration };
+    return this.sessionReads.loadKey(key);
   }
 
   generations(key: string): Session[] {
-    return this.files
-      .ofKey(key)
-      .map((t) => cloneSession(t.session))
-      .sort((a, b) => b.generation - a.generation);
+    return this.sessionReads.generations(key);
   }
 
   sessionById(id: string): Session | undefined {
-    const tracked = this.files.get(id);
-    return tracked && cloneSession(tracked.session);
+    return this.sessionReads.sessionById(id);
   }
 
   findIdempotent(session: Session, keys: readonly string[]): Map<string, Entry> {
-    const found = new Map<string, Entry>();
-    const tracked = this.files.get(session.id);
-    if (!tracked) return found;
-    const loaded = this.guard(() => this.reads.load(tracked));
-    for (const key of keys) {
-      const entry = loaded.byIdempotencyKey.get(key);
-      if (entry) found.set(key, entry);
-    }
-    return found;
+    return this.sessionReads.findIdempotent(session, keys);
   }
 
   readEntries(session: Session, range: EntryRange & { order: "asc" | "desc" }): Entry[] {
-    const tracked = this.files.get(session.id);
-    if (!tracked) return [];
-    const { entries } = this.guard(() => this.reads.load(tracked));
-    const inRange = entries.filter(
-      (e) => e.seq > (range.afterSeq ?? 0) && (range.beforeSeq === undefined || e.seq < range.beforeSeq),
-    );
-    if (range.order === "desc") inRange.reverse();
-    return range.limit === undefined ? inRange : inRange.slice(0, range.limit);
+    return this.sessionReads.readEntries(session, range);
   }
 
   loadKept(session: Session): KeptContext {
-    const tracked = this.files.get(session.id);
-    if (!tracked) return { entries: [] };
-    // The entry cache holds frozen entries only (entry-cache.ts).
-    return { ...keptOf(session, this.guard(() => this.reads.load(tracked)).entries), frozen: true };
+    return this.sessionReads.loadKept(session);
   }
 
   list(query: NormalisedQuery): Session[] {
-    return pageOf(query, this.sessions());
+    return this.sessionReads.list(query);
   }
 
   scan(scan: SessionScan & { limit: number }): Session[] {
-    return sweepOf(scan, this.sessions());
-  }
-
-  private *sessions(): Generator<Session> {
-    for (const t of this.files.all()) yield t.session;
+    return this.sessionReads.scan(scan);
   }
 
   /** The keys whose files another process appended to since the last call (read again here). */
   foreignChanges(): ForeignChanges {
     if (this.closed) return NONE;
     const changed = this.changes.take();
-    const keys = [...this.changedKeys];
-    this.changedKeys.clear();
+    const keys = this.searching.takeChangedKeys();
     // Unseen changes: each key's file is compared when the core next loads the key (`loadKey`).
     if (changed === "all") return ALL;
     if (changed.size === 0) return keys.length > 0 ? { kind: "keys", keys } : NONE;
@@ -265,8 +218,7 @@ export class JsonlDriver implements StoreDriver {
       const inbox = groups.flatMap((group, i) => (outcomes[i]?.ok && group.inbox) || []);
       if (inbox.length > 0) this.inbox.apply(inbox);
       this.titles.rewriteDue();
-      if (this.searchIndex instanceof JsonlSearchIndex)
-        this.searchIndex.committed(groups.filter((_, i) => outcomes[i]?.ok));
+      this.searching.committed(groups, outcomes);
       // A batch the core does not make durable (relaxed appends) is done here.
       if (!durable) this.writes.settleNow(this.options.durability === "strict");
       return outcomes;
@@ -277,35 +229,13 @@ export class JsonlDriver implements StoreDriver {
     }
   }
 
-  /**
-   * Messages whose text matches, best first (search-sidecar.ts). The files change events named since the
-   * last search (every file, without events) are compared first, and those another process changed are
-   * read again, so their sessions are indexed again.
-   */
+  /** Messages whose text matches, best first (driver-search.ts). */
   search(q: NormalisedSearch, options?: SearchOptions): Promise<SearchResult> {
-    const index = this.searchIndex;
-    if (!(index instanceof JsonlSearchIndex)) throw index;
-    if (index.owner) {
-      const named = this.changes.takeNamed();
-      const files = named === "all" ? [...this.files.all()] : [...named].map((f) => this.files.byFileName(f));
-      for (const tracked of files) {
-        if (!tracked) continue;
-        try {
-          if (this.reads.refresh(tracked)) this.changedKeys.add(tracked.session.key);
-        } catch {
-          // A file that cannot be read now is compared again at the next search.
-        }
-      }
-    }
-    return this.guard(() => index.search(q, options)).catch((error: unknown) => {
-      throw asStoreError(error, this.path);
-    });
+    return this.searching.search(q, options);
   }
 
   searchProgress(): JsonlIndexProgress {
-    const index = this.searchIndex;
-    if (!(index instanceof JsonlSearchIndex)) throw index;
-    return index.progress();
+    return this.searching.progress();
   }
 
   /** The journal's fsync, and the inbox file's beside it when an admission waits for one. */
@@ -348,7 +278,7 @@ export class JsonlDriver implements StoreDriver {
     } catch (error) {
       throw asStoreError(error, this.path);
     } finally {
-      this.closeSearch(checkpointed);
+      this.searching.close(checkpointed);
       this.release(!checkpointed);
     }
     if (!checkpointed) return;
@@ -362,16 +292,6 @@ export class JsonlDriver implements StoreDriver {
       );
     } catch {
       // The index only saves the next open some reading: without it, that open reads the files.
-    }
-  }
-
-  /** The index is vouched for at close only when the files hold everything (`clean`). */
-  private closeSearch(clean: boolean): void {
-    if (!(this.searchIndex instanceof JsonlSearchIndex)) return;
-    try {
-      this.searchIndex.close(clean);
-    } catch {
-      // Without its close record, the next open builds the index again from the files.
     }
   }
 
@@ -422,10 +342,6 @@ export class JsonlDriver implements StoreDriver {
   }
 
   private guard<T>(run: () => T): T {
-    try {
-      return run();
-    } catch (error) {
-      throw asStoreError(error, this.path);
-    }
+    return guarded(this.path, run);
   }
 }

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { Entry } from "../../model/entry.js";
+import { INDEX_SLICE_CHARS } from "../sqlite/search-index.js";
 import { isDamagedError } from "../sqlite/sqlite-sql.js";
 import type { Tracked } from "./directory-scan.js";
 import type { FileSystem } from "./durable-fs.js";
@@ -89,6 +90,11 @@ export class SearchRebuild {
     this.scheduleStep(0);
   }
 
+  /** The session waits to be indexed from its file (what is appended to it meanwhile is read with it). */
+  waits(sessionId: string): boolean {
+    return this.queued.has(sessionId);
+  }
+
   /** Before a search: the stale sessions, when few wait, are indexed now rather than in the background. */
   catchUp(): void {
     if (this.queue.length > 0 && this.queue.length <= INLINE_STALE) this.step();
@@ -170,7 +176,6 @@ export class SearchRebuild {
 
   /** Indexes the next stale sessions from their files, in one transaction, their messages in time order. */
   private step(): void {
-    this.writes.flush();
     const batch: string[] = [];
     let bytes = 0;
     while (this.queue.length > 0 && batch.length < STEP_SESSIONS && bytes < STEP_BYTES) {
@@ -179,6 +184,9 @@ export class SearchRebuild {
       bytes += this.files.get(id)?.size ?? 0;
     }
     if (batch.length === 0) return;
+    // Their files hold what of them waits to be written (forIndex writes the journal's bytes first).
+    this.writes.forget(batch);
+    let more = false;
     try {
       const read = batch.map((id): FileRead => {
         const tracked = this.files.get(id);
@@ -204,7 +212,8 @@ export class SearchRebuild {
         }
         messages.sort((a, b) => a.entry.ts - b.entry.ts);
         for (const { sid, entry } of messages) this.tables.index.add(sid, [entry]);
-        this.tables.index.indexPending();
+        // A slice of the FTS indexes now; the rest in steps of their own (a search matches those rows itself).
+        more = this.tables.index.indexPending(INDEX_SLICE_CHARS);
       });
     } catch (error) {
       this.tables.rolledBack();
@@ -212,6 +221,7 @@ export class SearchRebuild {
       this.retry(error);
       return;
     }
+    if (more) this.writes.indexRest();
     for (const id of batch) this.queued.delete(id);
     this.done += batch.length;
     this.onProgress?.(this.progress());

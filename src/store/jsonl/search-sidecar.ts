@@ -1,4 +1,5 @@
-import type { SearchOptions } from "../../search/budget.js";
+import { SessiondError } from "../../model/errors.js";
+import { SEARCH_BUDGET_MS, type SearchOptions } from "../../search/budget.js";
 import type { NormalisedSearch, SearchResult } from "../../search/query.js";
 import type { WriteGroup } from "../driver.js";
 import { isDamagedError } from "../sqlite/sqlite-sql.js";
@@ -13,7 +14,9 @@ import type { SessionFiles } from "./session-files.js";
  * The JSONL store's search index: a SQLite file beside the session files (`.sessiond/search.db`), on
  * which the SQLite store's index (search-index.ts) runs unchanged, so both rank and filter alike. What
  * committed batches change is written in bulk (search-writes.ts); what the index holds is checked against
- * the files at open and rebuilt from them where it is stale or damaged (search-rebuild.ts).
+ * the files at open and rebuilt from them where it is stale or damaged (search-rebuild.ts). A commit only
+ * queues its changes: they are written after the batch is acknowledged, in bounded steps, and a search
+ * first catches up with them within half its time budget (else its result says `complete: false`).
  */
 export class JsonlSearchIndex {
   private readonly tables: SearchTables;
@@ -26,12 +29,15 @@ export class JsonlSearchIndex {
     private readonly files: SessionFiles,
     reads: FileReads,
     fs: FileSystem,
+    idle: () => boolean,
     onProgress: ((progress: JsonlIndexProgress) => void) | undefined,
   ) {
     this.tables = new SearchTables(metaDir, fs);
-    this.writes = new SearchWrites(this.tables, files, (sessions, error) =>
-      this.rebuild.writeFailed(sessions, error),
-    );
+    this.writes = new SearchWrites(this.tables, files, idle, {
+      writeFailed: (sessions, error) => this.rebuild.writeFailed(sessions, error),
+      stale: (id) => this.rebuild.stale(id),
+      waits: (id) => this.rebuild.waits(id),
+    });
     this.rebuild = new SearchRebuild(dir, this.tables, this.writes, files, reads, fs, onProgress);
     this.rebuild.open();
   }
@@ -44,7 +50,7 @@ export class JsonlSearchIndex {
     return this.rebuild.progress();
   }
 
-  /** The changes of a batch whose frame is in the journal (groups that committed). */
+  /** The changes of a batch whose frame is in the journal (groups that committed): queued, not written. */
   committed(groups: readonly WriteGroup[]): void {
     this.writes.committed(groups);
   }
@@ -55,13 +61,19 @@ export class JsonlSearchIndex {
   }
 
   async search(q: NormalisedSearch, options?: SearchOptions): Promise<SearchResult> {
+    let budgetMs = options?.budgetMs ?? SEARCH_BUDGET_MS;
+    let caughtUp = true;
     if (this.tables.owner) {
-      this.writes.flush();
+      const start = performance.now();
+      caughtUp = await this.writes.catchUp(start + budgetMs / 2);
+      if (this.tables.closed)
+        throw new SessiondError("STORE_CLOSED", "the store was closed during the search");
       this.rebuild.catchUp();
+      budgetMs = Math.max(0, budgetMs - (performance.now() - start));
     }
     let result: SearchResult;
     try {
-      result = await this.tables.index.search(q, options);
+      result = await this.tables.index.search(q, { ...options, budgetMs });
     } catch (error) {
       if (!isDamagedError(error)) throw error;
       this.rebuild.recover();
@@ -69,7 +81,12 @@ export class JsonlSearchIndex {
     }
     // Another process may have deleted a session the index still holds.
     const hits = result.hits.filter((hit) => this.files.get(hit.sessionId) !== undefined);
-    return { ...result, hits, indexing: this.rebuild.indexing() };
+    return {
+      ...result,
+      hits,
+      indexing: this.rebuild.indexing() || !caughtUp,
+      complete: result.complete && caughtUp,
+    };
   }
 
   /**
