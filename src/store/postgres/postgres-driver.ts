@@ -17,6 +17,9 @@ import { CHANGED_CHANNEL } from "./append-notify.js";
 import { commitAlone, commitCareful, commitFast, unavailableWrite } from "./batch-commit.js";
 import { type BatchFallback, BatchFallbacks } from "./batch-fallbacks.js";
 import { ForeignKeys } from "./foreign-keys.js";
+import type { InboxOwner } from "./inbox-owners.js";
+import { PgDriverInbox } from "./inbox-rows.js";
+import { hasAdmission } from "./inbox-writes.js";
 import type { PgNotifications } from "./notifications.js";
 import { connect, inTransaction, isConnectionError, query, release, unavailable } from "./pool.js";
 import { ACTIVITY_BUCKET } from "./schema.js";
@@ -32,11 +35,14 @@ const BEGIN_RELAXED = "BEGIN; SET LOCAL synchronous_commit = off";
  * foreign-keys.ts). A batch commits as one transaction on one pooled connection (batch-commit.ts), given
  * back when it ends: every group checked against what it expects and its lease fence, the passing ones
  * written together, and their appends acknowledged only after COMMIT returns (`synchronous_commit` on).
+ * The inbox of admitted inputs is a table of the same database (`inbox`): its rows are written by the
+ * batches too (inbox-writes.ts), as this process, the owner whose heartbeat `owner` keeps.
  */
 export class PostgresDriver implements StoreDriver {
   readonly backend = "postgres";
   /** The next batch is planned and sent on a second connection while the previous one's COMMIT is in flight. */
   readonly concurrentCommits = 2;
+  readonly inbox: PgDriverInbox;
   private readonly foreign: ForeignKeys;
   readonly fallbacks: BatchFallbacks;
   private stopListening: (() => void) | undefined;
@@ -45,10 +51,13 @@ export class PostgresDriver implements StoreDriver {
   constructor(
     private readonly pool: Pool,
     private readonly notifications: PgNotifications,
-    /** This store's id in the NOTIFYs it sends, so it skips its own. */
+    /** This store's id in the NOTIFYs it sends, so it skips its own; the owner of the inbox rows it writes. */
     private readonly writer: string,
+    /** This process's heartbeat as an owner of inbox items: registered before its first admission. */
+    private readonly owner: InboxOwner,
     onFallback?: (fallback: BatchFallback) => void,
   ) {
+    this.inbox = new PgDriverInbox(pool);
     this.foreign = new ForeignKeys(writer);
     this.fallbacks = new BatchFallbacks(onFallback);
   }
@@ -149,6 +158,9 @@ export class PostgresDriver implements StoreDriver {
    * sent, else `"not-written"`); the next batch takes a fresh connection, so the store reconnects by itself.
    */
   async commit(groups: readonly WriteGroup[], durable: boolean): Promise<GroupOutcome[]> {
+    // An item is another process's to take over while its owner has no heartbeat row.
+    if (hasAdmission(groups))
+      await this.owner.live().catch((error: unknown) => Promise.reject(unavailableWrite(error)));
     const client = await connect(this.pool);
     const begin = durable ? BEGIN_STRICT : BEGIN_RELAXED;
     let committing = false;

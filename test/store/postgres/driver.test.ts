@@ -3,6 +3,7 @@ import { isSessiondError } from "../../../src/model/errors.js";
 import type { Session } from "../../../src/model/session.js";
 import type { WriteGroup } from "../../../src/store/driver.js";
 import { commitAlone } from "../../../src/store/postgres/batch-commit.js";
+import { InboxOwner } from "../../../src/store/postgres/inbox-owners.js";
 import { PgNotifications } from "../../../src/store/postgres/notifications.js";
 import { openPool } from "../../../src/store/postgres/pool.js";
 import { PostgresDriver } from "../../../src/store/postgres/postgres-driver.js";
@@ -82,7 +83,12 @@ describe("the PostgreSQL driver under the log core", () => {
     );
     await store.close();
     const pool = await openPool(url, 2);
-    const driver = new PostgresDriver(pool, new PgNotifications(pool), "test");
+    const driver = new PostgresDriver(
+      pool,
+      new PgNotifications(pool),
+      "test",
+      new InboxOwner(pool, "test", 60_000),
+    );
 
     const g1 = appendTo(k1!, "1");
     const g2 = appendTo(k2!, "stale", 5); // another writer moved k2 on since

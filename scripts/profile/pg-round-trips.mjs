@@ -1,0 +1,61 @@
+// Round trips to PostgreSQL per sequential turn of a built checkout: every `query` any pg client of the
+// process sends (the store's pool, its LISTEN connection), counted by what the statement starts with.
+// `turn`: an agent turn (echo runtime, its input admitted to the inbox: what /api/chat runs); `turnWith`:
+// the bench's echo turn (a runner of the caller's, no inbox), each with its lease.
+// Run: node scripts/profile/pg-round-trips.mjs [checkout=.] [turn|turnWith] [turns=50]
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const root = resolve(process.argv[2] ?? ".");
+const mode = process.argv[3] ?? "turn";
+const turns = Number(process.argv[4] ?? 50);
+const pg = createRequire(join(root, "package.json"))("pg");
+const { createEngine } = await import(`${root}/dist/src/engine.js`);
+const { startPostgres } = await import(`${root}/dist/bench/postgres-cluster.js`);
+
+const counts = new Map();
+let counting = false;
+const query = pg.Client.prototype.query;
+pg.Client.prototype.query = function (config, ...rest) {
+  if (counting) {
+    const text = typeof config === "string" ? config : (config?.text ?? "");
+    const head = text.replace(/\s+/g, " ").trim().slice(0, 48);
+    counts.set(head, (counts.get(head) ?? 0) + 1);
+  }
+  return query.call(this, config, ...rest);
+};
+
+const cluster = await startPostgres();
+const dir = mkdtempSync(join(tmpdir(), "sessiond-pg-round-trips-"));
+try {
+  const engine = await createEngine({
+    dataDir: dir,
+    store: { backend: "postgres", url: await cluster.createDatabase() },
+    titles: { enabled: false },
+  });
+  const envelope = (text) => ({
+    channel: "telegram",
+    chat: { type: "direct", id: "1" },
+    sender: { id: "1" },
+    text,
+  });
+  const one = (text) =>
+    mode === "turn"
+      ? engine.turn(envelope(text))
+      : engine.turnWith(envelope(text), async (c) => `echo: ${c.input.content}`);
+  for (let i = 0; i < 5; i++) await one(`warm-up ${i}`);
+  counting = true;
+  for (let i = 0; i < turns; i++) await one(`hello ${i}`);
+  counting = false;
+  await engine.store.flush();
+  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  console.log(`${root} (${mode}): ${(total / turns).toFixed(2)} round trips per turn`);
+  for (const [head, n] of [...counts].sort((a, b) => b[1] - a[1]))
+    console.log(`  ${(n / turns).toFixed(2)}  ${head}`);
+  await engine.close();
+} finally {
+  await cluster.remove();
+  rmSync(dir, { recursive: true, force: true });
+}
