@@ -170,6 +170,13 @@ export interface StoreDriver {
    */
   commit(groups: readonly WriteGroup[], durable: boolean): MaybePromise<GroupOutcome[]>;
   /**
+   * Before operations refused as stale are planned again: holds their keys for this writer (row locks on a
+   * connection kept for the next commit of them), so that other writers cannot move them on between this
+   * plan's reads and its commit. The release is called once that commit is over (or none came). Optional:
+   * a driver others write to beside it (PostgreSQL); without it the core waits a little before replanning.
+   */
+  hold?(keys: readonly string[]): Promise<() => void>;
+  /**
    * How many batches `commit` may be running at once, on keys no two of them share (default 1): a driver
    * whose commits are durable themselves and each take their own connection (PostgreSQL).
    */

@@ -66,7 +66,8 @@ function holds(e: Expectation, found: Found): boolean {
   return current === undefined && (found.lastGeneration.get(e.key) ?? 0) === e.lastGeneration;
 }
 
-function keysOf(group: WriteGroup): Set<string> {
+/** The keys a group writes or expects. */
+export function keysOf(group: WriteGroup): Set<string> {
   const keys = new Set(group.expects.map((e) => e.key));
   for (const change of group.changes) {
     if (change.kind !== "moveSessions") keys.add(change.session.key);

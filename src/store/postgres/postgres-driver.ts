@@ -20,6 +20,7 @@ import { ForeignKeys } from "./foreign-keys.js";
 import type { InboxOwner } from "./inbox-owners.js";
 import { PgDriverInbox } from "./inbox-rows.js";
 import { hasAdmission } from "./inbox-writes.js";
+import { KeyHolds } from "./key-holds.js";
 import type { PgNotifications } from "./notifications.js";
 import { connect, inTransaction, isConnectionError, query, release, unavailable } from "./pool.js";
 import { ACTIVITY_BUCKET } from "./schema.js";
@@ -44,6 +45,7 @@ export class PostgresDriver implements StoreDriver {
   readonly concurrentCommits = 2;
   readonly inbox: PgDriverInbox;
   private readonly foreign: ForeignKeys;
+  private readonly holds: KeyHolds;
   readonly fallbacks: BatchFallbacks;
   private stopListening: (() => void) | undefined;
   private closed = false;
@@ -58,6 +60,7 @@ export class PostgresDriver implements StoreDriver {
     onFallback?: (fallback: BatchFallback) => void,
   ) {
     this.inbox = new PgDriverInbox(pool);
+    this.holds = new KeyHolds(pool);
     this.foreign = new ForeignKeys(writer);
     this.fallbacks = new BatchFallbacks(onFallback);
   }
@@ -153,6 +156,11 @@ export class PostgresDriver implements StoreDriver {
 
   // ——— writes ———
 
+  /** Locks the keys' current sessions until their next commit, on the connection it will take (key-holds.ts). */
+  hold(keys: readonly string[]): Promise<() => void> {
+    return this.holds.hold(keys);
+  }
+
   /**
    * The server going away fails the batch with STORE_UNAVAILABLE (`outcome: "unknown"` once COMMIT was
    * sent, else `"not-written"`); the next batch takes a fresh connection, so the store reconnects by itself.
@@ -161,12 +169,14 @@ export class PostgresDriver implements StoreDriver {
     // An item is another process's to take over while its owner has no heartbeat row.
     if (hasAdmission(groups))
       await this.owner.live().catch((error: unknown) => Promise.reject(unavailableWrite(error)));
-    const client = await connect(this.pool);
+    // Keys held for this commit: its transaction is open already, their sessions locked.
+    const held = this.holds.take(groups);
+    const client = held ?? (await connect(this.pool));
     const begin = durable ? BEGIN_STRICT : BEGIN_RELAXED;
     let committing = false;
     let broken: unknown;
     try {
-      if (durable) {
+      if (durable && !held) {
         committing = true;
         try {
           const alone = await commitAlone(client, groups, this.writer);
@@ -179,7 +189,8 @@ export class PostgresDriver implements StoreDriver {
         }
         committing = false;
       }
-      await client.query(begin);
+      if (!held) await client.query(begin);
+      else if (!durable) await client.query("SET LOCAL synchronous_commit = off");
       let outcomes: GroupOutcome[];
       try {
         outcomes = await commitFast(client, groups, this.writer);
