@@ -1,8 +1,10 @@
 // Round trips to PostgreSQL per sequential turn of a built checkout: every `query` any pg client of the
 // process sends (the store's pool, its LISTEN connection), counted by what the statement starts with.
 // `turn`: an agent turn (echo runtime, its input admitted to the inbox: what /api/chat runs); `turnWith`:
-// the bench's echo turn (a runner of the caller's, no inbox), each with its lease.
-// Run: node scripts/profile/pg-round-trips.mjs [checkout=.] [turn|turnWith] [turns=50]
+// the bench's echo turn (a runner of the caller's, no inbox), each with its lease; `alternate`: agent turns
+// on one key taken in turn by two engines on one database (as the bench's two gateways do), so each finds
+// the key last written by the other.
+// Run: node scripts/profile/pg-round-trips.mjs [checkout=.] [turn|turnWith|alternate] [turns=50]
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -30,21 +32,23 @@ pg.Client.prototype.query = function (config, ...rest) {
 const cluster = await startPostgres();
 const dir = mkdtempSync(join(tmpdir(), "sessiond-pg-round-trips-"));
 try {
-  const engine = await createEngine({
-    dataDir: dir,
-    store: { backend: "postgres", url: await cluster.createDatabase() },
-    titles: { enabled: false },
-  });
+  const url = await cluster.createDatabase();
+  const open = () =>
+    createEngine({ dataDir: dir, store: { backend: "postgres", url }, titles: { enabled: false } });
+  const engine = await open();
+  const second = mode === "alternate" ? await open() : undefined;
+  let n = 0;
   const envelope = (text) => ({
     channel: "telegram",
     chat: { type: "direct", id: "1" },
     sender: { id: "1" },
     text,
   });
-  const one = (text) =>
-    mode === "turn"
-      ? engine.turn(envelope(text))
-      : engine.turnWith(envelope(text), async (c) => `echo: ${c.input.content}`);
+  const one = (text) => {
+    if (mode === "turn") return engine.turn(envelope(text));
+    if (mode === "alternate") return (n++ % 2 === 0 ? engine : second).turn(envelope(text));
+    return engine.turnWith(envelope(text), async (c) => `echo: ${c.input.content}`);
+  };
   for (let i = 0; i < 5; i++) await one(`warm-up ${i}`);
   counting = true;
   for (let i = 0; i < turns; i++) await one(`hello ${i}`);
@@ -55,6 +59,7 @@ try {
   for (const [head, n] of [...counts].sort((a, b) => b[1] - a[1]))
     console.log(`  ${(n / turns).toFixed(2)}  ${head}`);
   await engine.close();
+  await second?.close();
 } finally {
   await cluster.remove();
   rmSync(dir, { recursive: true, force: true });

@@ -36,7 +36,7 @@ export class KeyHolds {
         [[...keys].sort()],
       );
     } catch (error) {
-      this.end(client, error);
+      await this.end(client, error);
       return () => {};
     }
     const hold: Hold = { client, keys, taken: false };
@@ -44,25 +44,38 @@ export class KeyHolds {
     return () => {
       if (hold.taken) return;
       this.drop(hold);
-      this.end(client);
+      void this.end(client);
     };
   }
 
-  /** The connection of the hold every group's keys are in, taken for their commit; undefined when none is. */
-  take(groups: readonly WriteGroup[]): PoolClient | undefined {
+  /**
+   * The connection of the hold every group's keys are in, taken for their commit; undefined when none
+   * is. A hold that has only some of them is ended first: the commit, on another connection, would wait
+   * for its locks, and it ends only after that commit.
+   */
+  async take(groups: readonly WriteGroup[]): Promise<PoolClient | undefined> {
     if (this.byKey.size === 0) return undefined;
-    let hold: Hold | undefined;
+    const touched = new Set<Hold>();
+    let all = true;
     for (const group of groups) {
       for (const key of keysOf(group)) {
         const held = this.byKey.get(key);
-        if (!held || (hold && held !== hold)) return undefined;
-        hold = held;
+        if (held) touched.add(held);
+        else all = false;
       }
     }
-    if (!hold) return undefined;
-    hold.taken = true;
-    this.drop(hold);
-    return hold.client;
+    const [hold] = touched;
+    if (all && hold && touched.size === 1) {
+      hold.taken = true;
+      this.drop(hold);
+      return hold.client;
+    }
+    for (const other of touched) {
+      other.taken = true;
+      this.drop(other);
+      await this.end(other.client);
+    }
+    return undefined;
   }
 
   private drop(hold: Hold): void {
@@ -70,12 +83,12 @@ export class KeyHolds {
   }
 
   /** Rolls the hold's transaction back and gives its connection back (dropped when broken). */
-  private end(client: PoolClient, error?: unknown): void {
+  private async end(client: PoolClient, error?: unknown): Promise<void> {
     if (error !== undefined && isConnectionError(error)) {
       release(client, error);
       return;
     }
-    client.query("ROLLBACK").then(
+    await client.query("ROLLBACK").then(
       () => release(client),
       (e: unknown) => release(client, e),
     );

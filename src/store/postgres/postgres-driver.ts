@@ -170,7 +170,7 @@ export class PostgresDriver implements StoreDriver {
     if (hasAdmission(groups))
       await this.owner.live().catch((error: unknown) => Promise.reject(unavailableWrite(error)));
     // Keys held for this commit: its transaction is open already, their sessions locked.
-    const held = this.holds.take(groups);
+    const held = await this.holds.take(groups);
     const client = held ?? (await connect(this.pool));
     const begin = durable ? BEGIN_STRICT : BEGIN_RELAXED;
     let committing = false;

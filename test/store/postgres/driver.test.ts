@@ -122,6 +122,43 @@ describe("the PostgreSQL driver under the log core", () => {
     await driver.close();
   });
 
+  it("commits held keys on the hold's connection, and ends a hold that has only some of a batch's keys first", async () => {
+    const url = await cluster.createDatabase();
+    const store = await PostgresStore.open({ url });
+    const [k1, k2] = await Promise.all(
+      ["k1", "k2"].map(async (key) => (await store.append(key, [msg("0")], { init })).session),
+    );
+    await store.close();
+    const pool = await openPool(url, 4);
+    const driver = new PostgresDriver(
+      pool,
+      new PgNotifications(pool),
+      "test",
+      new InboxOwner(pool, "test", 60_000),
+    );
+    // Held: another connection's write to k1 waits until the held commit is over.
+    const release = await driver.hold(["k1"]);
+    const g1 = appendTo(k1!, "1");
+    const other = pool.query("UPDATE sessions SET title = 'other' WHERE key = 'k1' RETURNING entry_count");
+    expect(await driver.commit([g1], true)).toEqual([{ ok: true }]);
+    release();
+    expect((await other).rows).toEqual([{ entry_count: 2 }]);
+    // A batch that also writes k2: the hold on k1 alone is rolled back before it commits elsewhere
+    // (else the commit would wait for the hold's lock, and the hold for the commit).
+    const partial = await driver.hold(["k1"]);
+    expect(await driver.commit([appendTo(g1.next, "2"), appendTo(k2!, "1")], true)).toEqual([
+      { ok: true },
+      { ok: true },
+    ]);
+    partial();
+    const counts = await pool.query("SELECT key, entry_count FROM sessions ORDER BY key");
+    expect(counts.rows).toEqual([
+      { key: "k1", entry_count: 3 },
+      { key: "k2", entry_count: 2 },
+    ]);
+    await driver.close();
+  });
+
   it("writes a batch of appends to stored sessions as one statement, or nothing when one no longer holds", async () => {
     const url = await cluster.createDatabase();
     const store = await PostgresStore.open({ url });
