@@ -51,11 +51,18 @@ try {
   };
   for (let i = 0; i < 5; i++) await one(`warm-up ${i}`);
   counting = true;
+  const cpu = process.cpuUsage();
   for (let i = 0; i < turns; i++) await one(`hello ${i}`);
+  const used = process.cpuUsage(cpu);
   counting = false;
   await engine.store.flush();
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
-  console.log(`${root} (${mode}): ${(total / turns).toFixed(2)} round trips per turn`);
+  const cpuMs = (used.user + used.system) / 1000 / turns;
+  console.log(
+    `${root} (${mode}): ${(total / turns).toFixed(2)} round trips, ${cpuMs.toFixed(2)} ms CPU per turn`,
+  );
+  const fallbacks = [engine, second].reduce((sum, e) => sum + (e?.store.batchFallbacks?.().count ?? 0), 0);
+  console.log(`  batches that fell back: ${fallbacks}`);
   for (const [head, n] of [...counts].sort((a, b) => b[1] - a[1]))
     console.log(`  ${(n / turns).toFixed(2)}  ${head}`);
   await engine.close();

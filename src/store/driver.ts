@@ -132,6 +132,11 @@ export type GroupOutcome = { ok: true } | { ok: false; stale: true } | { ok: fal
 export interface StoreDriver {
   /** The backend's name as `Store.backend` reports it: `memory`, `sqlite`, `jsonl`, `postgres`. */
   readonly backend: string;
+  /**
+   * Every read is a round trip to a server (PostgreSQL): the core answers from memory what it can vouch
+   * for (an idempotency lookup in a session whose every entry it holds) instead of asking.
+   */
+  readonly remoteReads?: boolean;
   /** The inbox this driver keeps and commits with the groups' changes (`WriteGroup.inbox`), when it does. */
   readonly inbox?: DriverInbox;
   // ——— reads ———

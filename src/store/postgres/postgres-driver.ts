@@ -43,6 +43,7 @@ export class PostgresDriver implements StoreDriver {
   readonly backend = "postgres";
   /** The next batch is planned and sent on a second connection while the previous one's COMMIT is in flight. */
   readonly concurrentCommits = 2;
+  readonly remoteReads = true;
   readonly inbox: PgDriverInbox;
   private readonly foreign: ForeignKeys;
   private readonly holds: KeyHolds;
