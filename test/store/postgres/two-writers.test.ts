@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
+import { readyChild } from "../../support/ready-child.js";
 
 let cluster: PostgresCluster;
 beforeAll(async () => {
@@ -10,30 +10,7 @@ beforeAll(async () => {
 afterAll(() => cluster?.remove());
 
 /** Starts the race child, resolves `ready` once it has opened the store, `exit` with its stdout. */
-function child(args: string[]) {
-  const proc = spawn(
-    process.execPath,
-    ["--import", "tsx", new URL("./append-race-child.ts", import.meta.url).pathname, ...args],
-    { stdio: ["pipe", "pipe", "pipe"] },
-  );
-  let out = "";
-  let err = "";
-  proc.stderr.on("data", (c: Buffer) => {
-    err += c.toString();
-  });
-  const ready = new Promise<void>((resolve) =>
-    proc.stdout.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("ready")) resolve();
-    }),
-  );
-  const exit = new Promise<string>((resolve, reject) =>
-    proc.on("exit", (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`child failed (${code}): ${err}`)),
-    ),
-  );
-  return { proc, ready, exit };
-}
+const child = (args: string[]) => readyChild(new URL("./append-race-child.ts", import.meta.url), args);
 
 describe("PostgreSQL: processes appending to the same keys", () => {
   it("store every append of three processes hammering four keys, none refused as STORE_BUSY", async () => {
