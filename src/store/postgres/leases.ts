@@ -57,8 +57,8 @@ export class PgLeases {
     }
   }
 
-  /** Waits until this process holds `key`'s lease; its fence. */
-  async acquire(key: string): Promise<Fence> {
+  /** Waits until this process holds `key`'s lease; its fence. `onWait`: called once if another holds it. */
+  async acquire(key: string, onWait?: () => void): Promise<Fence> {
     await this.listen();
     for (;;) {
       let woken = false;
@@ -75,6 +75,8 @@ export class PgLeases {
       try {
         const waitMs = await this.tryTake(key);
         if (typeof waitMs === "object") return waitMs;
+        onWait?.();
+        onWait = undefined;
         if (!woken) {
           let timer: NodeJS.Timeout | undefined;
           await Promise.race([
