@@ -64,6 +64,31 @@ export class ContextCache {
     return { entries: cached.entries.slice(), ...(cached.summary ? { summary: cached.summary } : {}) };
   }
 
+  /**
+   * The entries of `session` with these idempotency keys (copies), when the cache holds every entry the
+   * session has (its context from seq 1 up to its `entryCount`, no compaction left out); undefined when it
+   * cannot tell, and the store is asked.
+   */
+  idempotent(key: string, session: Session, keys: readonly string[]): Map<string, Entry> | undefined {
+    const cached = this.byKey.peek(key);
+    if (
+      !cached ||
+      cached.sid !== session.id ||
+      cached.lastSeq !== session.entryCount ||
+      cached.fromSeq !== 1 ||
+      session.contextFromSeq !== 1 ||
+      cached.entries.length !== session.entryCount
+    )
+      return undefined;
+    const wanted = new Set(keys);
+    const found = new Map<string, Entry>();
+    for (const entry of cached.entries) {
+      const k = entry.idempotencyKey;
+      if (k !== undefined && wanted.has(k)) found.set(k, structuredClone(entry) as Entry);
+    }
+    return found;
+  }
+
   /** Remembers a context just loaded from the store; `frozen`: its entries are frozen already and kept as they are. */
   put(key: string, sid: number | string, session: Session, context: CachedContext, frozen = false): void {
     const cached: Cached = {

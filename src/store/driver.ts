@@ -132,6 +132,11 @@ export type GroupOutcome = { ok: true } | { ok: false; stale: true } | { ok: fal
 export interface StoreDriver {
   /** The backend's name as `Store.backend` reports it: `memory`, `sqlite`, `jsonl`, `postgres`. */
   readonly backend: string;
+  /**
+   * Every read is a round trip to a server (PostgreSQL): the core answers from memory what it can vouch
+   * for (an idempotency lookup in a session whose every entry it holds) instead of asking.
+   */
+  readonly remoteReads?: boolean;
   /** The inbox this driver keeps and commits with the groups' changes (`WriteGroup.inbox`), when it does. */
   readonly inbox?: DriverInbox;
   // ——— reads ———
@@ -169,6 +174,13 @@ export interface StoreDriver {
    * `STORE_FAILED` then stops the store (fail-stop, group-commit.ts).
    */
   commit(groups: readonly WriteGroup[], durable: boolean): MaybePromise<GroupOutcome[]>;
+  /**
+   * Before operations refused as stale are planned again: holds their keys for this writer (row locks on a
+   * connection kept for the next commit of them), so that other writers cannot move them on between this
+   * plan's reads and its commit. The release is called once that commit is over (or none came). Optional:
+   * a driver others write to beside it (PostgreSQL); without it the core waits a little before replanning.
+   */
+  hold?(keys: readonly string[]): Promise<() => void>;
   /**
    * How many batches `commit` may be running at once, on keys no two of them share (default 1): a driver
    * whose commits are durable themselves and each take their own connection (PostgreSQL).

@@ -7,6 +7,19 @@ import { chain } from "./maybe-promise.js";
 
 /** How often an operation refused as stale (another writer got there first) is planned again. */
 const MAX_REPLANS = 8;
+/** The longest wait before a replan (see `backoff`). */
+const MAX_BACKOFF_MS = 100;
+
+/**
+ * The wait before replan `round + 1` on a driver that cannot hold keys: none for the first (another writer
+ * got there once), then a random share of 2, 4, 8… ms, so that writers that keep colliding on the same keys
+ * spread out instead of replanning in lockstep until one gives up with STORE_BUSY.
+ */
+function backoff(round: number): Promise<void> | undefined {
+  if (round === 0) return undefined;
+  const ms = Math.random() * Math.min(MAX_BACKOFF_MS, 2 ** round);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 /** What a batch's commit works with: the driver, the reads its operations prepare with, the core's memory. */
 export interface CommitContext {
@@ -132,7 +145,7 @@ function attempt(
         for (const index of stale) results[index] = { ok: false, error: contended() };
         return results;
       }
-      return attempt(ctx, ops, stale, results, durable, round + 1);
+      return replan(ctx, ops, stale, results, durable, round);
     };
     if (outcomes instanceof Promise) {
       return outcomes.then(settle, (error: unknown) => {
@@ -142,6 +155,45 @@ function attempt(
     }
     return settle(outcomes);
   });
+}
+
+/**
+ * Plans the stale operations again. A driver that can (`hold`: processes on one database) holds their keys
+ * from before they are read again until they commit, so another writer that keeps committing to them
+ * cannot make them stale every time; on another, a jittered wait comes first (`backoff`).
+ */
+function replan(
+  ctx: CommitContext,
+  ops: ReadonlyArray<Operation>,
+  stale: number[],
+  results: BatchResult[],
+  durable: boolean,
+  round: number,
+): MaybePromise<BatchResult[]> {
+  const next = () => attempt(ctx, ops, stale, results, durable, round + 1);
+  const keys = ctx.driver.hold ? keysOf(ops, stale) : undefined;
+  if (!keys || !ctx.driver.hold) return chain(backoff(round), next);
+  return ctx.driver.hold(keys).then((release) => {
+    let planned: MaybePromise<BatchResult[]>;
+    try {
+      planned = next();
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return Promise.resolve(planned).finally(release);
+  });
+}
+
+/** The keys the operations write, when every one of them says (`Operation.keys`). */
+function keysOf(ops: ReadonlyArray<Operation>, indexes: readonly number[]): string[] | undefined {
+  const keys = new Set<string>();
+  for (const i of indexes) {
+    const some = ops[i]!.keys;
+    if (!some) return undefined;
+    for (const key of some) keys.add(key);
+  }
+  return [...keys];
 }
 
 function contended(): SessiondError {

@@ -102,7 +102,11 @@ export class LogStore implements Store, ChangeReporting {
         head: (key) => memory.head(key),
         generations: (key) => driver.generations(key),
         sessionById: (id) => driver.sessionById(id),
-        findIdempotent: (session, keys) => driver.findIdempotent(session, keys),
+        // A remote store's lookup is a round trip: what the context cache holds whole answers it first.
+        findIdempotent: driver.remoteReads
+          ? (session, keys) =>
+              memory.contexts.idempotent(session.key, session, keys) ?? driver.findIdempotent(session, keys)
+          : (session, keys) => driver.findIdempotent(session, keys),
       },
     };
     const barrier = driver.durableBarrier?.bind(driver);

@@ -7,6 +7,8 @@ export interface KeyLaneOptions {
   maxQueue: number;
   /** The database's leases per key (PostgreSQL): the lane's work holds the key's lease while it runs. */
   leases?: KeyLeases | undefined;
+  /** Called when the lane's work has to wait for the key's lease (another process holds it). */
+  onLeaseWait?: () => void;
   /** Called each time the lane empties. */
   onIdle?: () => void;
 }
@@ -60,7 +62,7 @@ export class KeyLane {
   }
 
   private async leased<T>(leases: KeyLeases, work: () => Promise<T>): Promise<T> {
-    const fence = await leases.acquire(this.key);
+    const fence = await leases.acquire(this.key, this.options.onLeaseWait);
     try {
       return await runFenced(fence, work);
     } finally {

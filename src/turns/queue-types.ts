@@ -32,8 +32,8 @@ export interface SteerSource {
 
 /** Leases per key shared by every process on one database (the PostgreSQL store's). */
 export interface KeyLeases {
-  /** Waits until this process holds the key's lease. */
-  acquire(key: string): Promise<Fence>;
+  /** Waits until this process holds the key's lease; `onWait` is called once if it has to wait for another's. */
+  acquire(key: string, onWait?: () => void): Promise<Fence>;
   release(fence: Fence): Promise<void>;
 }
 
@@ -73,9 +73,15 @@ export interface ItemAdmission {
   ended?: boolean;
   /**
    * Not written yet: the admission commits with the input's user entry when its turn starts at once
-   * (`AppendOptions.inbox`), or on its own if the turn takes other inputs too. `settle` ends the wait.
+   * (`AppendOptions.inbox`), or on its own if the turn takes other inputs too, or waits for its key's
+   * lease (`writing`: that write). `settle` ends the wait.
    */
-  deferred?: { input: AdmitInput; write: InboxWrite; settle(stored: boolean): void };
+  deferred?: {
+    input: AdmitInput;
+    write: InboxWrite;
+    settle(stored: boolean): void;
+    writing?: Promise<void>;
+  };
 }
 
 /** The turn an actor runs: `context` inputs are stored first, then `input` runs. */
@@ -113,6 +119,8 @@ export interface ActorDeps {
   dropped(route: Route, texts: string[]): Promise<void>;
   /** The database's leases per key (PostgreSQL): the lane's work holds the key's lease while it runs. */
   leases: KeyLeases | undefined;
+  /** The running batch waits for its key's lease (another process holds it): its inputs are admitted now. */
+  leaseWait?(batch: ActorBatch): void;
   /** Lane work that may wait behind the running one; beyond it, SESSION_BUSY. */
   maxLane: number;
   /** Called when the actor has nothing running, waiting or arriving: the registry forgets it. */

@@ -49,6 +49,9 @@ export class SessionActor {
     this.lane = new KeyLane(key, {
       maxQueue: deps.maxLane,
       leases: deps.leases,
+      onLeaseWait: () => {
+        if (this.running) this.deps.leaseWait?.(this.running.batch);
+      },
       onIdle: () => this.forgetIfIdle(),
     });
   }

@@ -193,6 +193,7 @@ export class SessionActors {
         settings: deps.settings,
         dropped: deps.dropped,
         leases: deps.leases,
+        leaseWait: (batch) => this.admitWaiting(batch),
         maxLane: deps.maxLane,
         turn: (batch) => this.turn(batch),
         idle: (idle) => {
@@ -217,8 +218,9 @@ export class SessionActors {
       for (const { id, admission } of batch.items) {
         if (!admission) continue;
         if (admission.deferred) {
-          if (alone) continue;
-          await this.admitNow(admission.deferred);
+          const { writing } = admission.deferred;
+          if (alone && !writing) continue;
+          await (writing ?? this.admitNow(admission.deferred));
         }
         if (admission.stored === undefined && !admission.failed) await admission.written;
         rethrow(admission);
@@ -252,6 +254,20 @@ export class SessionActors {
       const message = error instanceof Error ? error.message : String(error);
       events.emit({ type: "turn.finished", key, agent, ok: false, error: message });
       throw error;
+    }
+  }
+
+  /**
+   * Writes the deferred admissions of a batch whose key's lease another process holds: its inputs are
+   * durable (and visible to every gateway) while it waits, not only once it runs.
+   */
+  private admitWaiting(batch: ActorBatch): void {
+    for (const { admission } of batch.items) {
+      const deferred = admission?.deferred;
+      if (!deferred || deferred.writing) continue;
+      deferred.writing = this.admitNow(deferred);
+      // Awaited (and its failure thrown) by the turn, once it has the lease.
+      deferred.writing.catch(() => {});
     }
   }
 

@@ -1,36 +1,13 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { readyChild } from "../support/ready-child.js";
 
 /** Starts the race child, resolves `ready` once it has opened the store, `exit` with its stdout. */
-function child(args: string[]) {
-  const proc = spawn(
-    process.execPath,
-    ["--import", "tsx", new URL("./sqlite-race-child.ts", import.meta.url).pathname, ...args],
-    { stdio: ["pipe", "pipe", "pipe"] },
-  );
-  let out = "";
-  let err = "";
-  proc.stderr.on("data", (c: Buffer) => {
-    err += c.toString();
-  });
-  const ready = new Promise<void>((resolve) =>
-    proc.stdout.on("data", (c: Buffer) => {
-      out += c.toString();
-      if (out.includes("ready")) resolve();
-    }),
-  );
-  const exit = new Promise<string>((resolve, reject) =>
-    proc.on("exit", (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`child failed (${code}): ${err}`)),
-    ),
-  );
-  return { proc, ready, exit };
-}
+const child = (args: string[]) => readyChild(new URL("./sqlite-race-child.ts", import.meta.url), args);
 
 describe("SQLite store: two processes on one file", () => {
   let dir: string;

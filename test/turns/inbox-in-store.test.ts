@@ -1,14 +1,16 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import type { StoreDriver, WriteGroup } from "../../src/store/driver.js";
 import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import { LogStore } from "../../src/store/log-store.js";
 import { MemoryDriver } from "../../src/store/memory/memory-driver.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { type PostgresCluster, startPostgres } from "../support/postgres.js";
 import { dm } from "./recovery-scenario.js";
 
 const dirs: string[] = [];
@@ -17,6 +19,12 @@ afterEach(async () => {
   await engine?.close();
   engine = undefined;
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The PostgreSQL server, started by the first test that needs it. */
+let cluster: Promise<PostgresCluster> | undefined;
+afterAll(async () => {
+  await (await cluster)?.remove();
 });
 
 /** Every group the driver is given to commit, in order. */
@@ -47,11 +55,18 @@ const stores = {
     const store = new MemoryStore();
     return { store, driver: (store as unknown as { driver: StoreDriver }).driver };
   },
+  postgres: async () => {
+    cluster ??= startPostgres();
+    const store = await PostgresStore.open({ url: await (await cluster).createDatabase() });
+    return { store, driver: (store as unknown as { driver: StoreDriver }).driver };
+  },
 };
+
+type WithInbox = SqliteStore | MemoryStore | JsonlStore | PostgresStore;
 
 describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, make) => {
   it("commits an agent turn's admission and end through the store's writer, the end with the reply", async () => {
-    const { store, driver } = make();
+    const { store, driver } = await make();
     const batches = recordGroups(driver);
     engine = await createEngine({ store, titles: { enabled: false }, queue: { debounceMs: 0 } });
     const result = await engine.turn(dm("7", "hello there"));
@@ -84,13 +99,13 @@ describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, 
     expect(groups.filter((g) => g.inbox)).toHaveLength(2);
     const ends = groups.flatMap((g) => (g.inbox ?? []).filter((w) => w.kind === "end"));
     expect(ends).toHaveLength(1);
-    const inbox = (store as SqliteStore | MemoryStore | JsonlStore).inbox();
+    const inbox = (store as WithInbox).inbox();
     expect(await inbox.get(id)).toMatchObject({ state: "done", outcome: { replyId: result.reply?.id } });
     expect(await inbox.unfinished()).toEqual([]);
   });
 
   it("commits each of a client's back-to-back turns twice: input with admission, reply with end", async () => {
-    const { store, driver } = make();
+    const { store, driver } = await make();
     engine = await createEngine({ store, titles: { enabled: false }, queue: { debounceMs: 0 } });
     await engine.turn(dm("10", "first"));
     const batches = recordGroups(driver);
@@ -108,7 +123,7 @@ describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, 
   });
 
   it("admits an acknowledged-early input (engine.start) on its own, before its turn stores anything", async () => {
-    const { store, driver } = make();
+    const { store, driver } = await make();
     const batches = recordGroups(driver);
     engine = await createEngine({ store, titles: { enabled: false }, queue: { debounceMs: 0 } });
     const started = await engine.start(dm("8", "answer later"));
@@ -124,13 +139,13 @@ describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, 
       g.changes.some((c) => c.kind === "appendEntries" && c.entries.some((e) => e.id === result.input?.id)),
     );
     expect(inputAt).toBeGreaterThan(admitting);
-    expect(await (store as SqliteStore | MemoryStore | JsonlStore).inbox().get(started.id)).toMatchObject({
+    expect(await (store as WithInbox).inbox().get(started.id)).toMatchObject({
       state: "done",
     });
   });
 
   it("admits every input of a turn that takes several before it runs, and ends each with the reply", async () => {
-    const { store } = make();
+    const { store } = await make();
     engine = await createEngine({
       store,
       titles: { enabled: false },
@@ -141,7 +156,7 @@ describe.each(Object.entries(stores))("the inbox kept in the %s store", (_name, 
     const third = engine.turn(dm("9", "three"));
     const [result] = await Promise.all([first, second, third]);
     await store.flush();
-    const inbox = (store as SqliteStore | MemoryStore | JsonlStore).inbox();
+    const inbox = (store as WithInbox).inbox();
     expect(await inbox.unfinished()).toEqual([]);
     const session = await store.getSession(result.key);
     const entries = session ? await store.readEntries(session.id) : [];

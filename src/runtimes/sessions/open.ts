@@ -97,7 +97,7 @@ async function postgresOf(store: Store) {
 /** The PostgreSQL store's runtime-session tables, on its pool. */
 async function sharedRuntimeSessions(store: Store): Promise<RuntimeSessionStore | undefined> {
   const pg = await postgresOf(store);
-  return pg && new (await import("./postgres.js")).PgRuntimeSessionStore(pg.pool);
+  return pg && new (await import("./postgres.js")).PgRuntimeSessionStore(pg.pool, pg.leases);
 }
 
 /** The agents layer and work sessions as rows of the PostgreSQL store's database, shared. */

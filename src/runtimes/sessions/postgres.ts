@@ -7,6 +7,12 @@ import type { AttentionMark, RunCostRecord, RuntimeSessionRecord, RuntimeSession
 
 type PendingCost = { record: RunCostRecord; baseline: CostBaseline | undefined };
 
+/** What the store's leases know of needs-attention marks (store/postgres/leases.ts). */
+export interface AttentionByLease {
+  withoutAttention(key: string): boolean;
+  attentionSet(key: string): void;
+}
+
 const SESSION_COLUMNS = "agent, key, runtime, id, data, saved_at";
 /** Byte order, as the SQLite file sorts: the same agent order whatever the database's locale. */
 const BY_AGENT = 'ORDER BY agent COLLATE "C"';
@@ -32,8 +38,14 @@ export class PgRuntimeSessionStore implements RuntimeSessionStore {
   private written: Promise<void> = Promise.resolve();
   private closed = false;
 
-  /** On the PostgreSQL store's pool: the store ends it. */
-  constructor(private readonly pool: Pool) {}
+  /**
+   * On the PostgreSQL store's pool: the store ends it. `leases`: the store's, which tell whether a key
+   * whose turn this process runs has a needs-attention mark (read with its lease, in the same statement).
+   */
+  constructor(
+    private readonly pool: Pool,
+    private readonly leases?: AttentionByLease,
+  ) {}
 
   private async rows<R extends object>(sql: string, params: unknown[]): Promise<R[]> {
     if (this.closed) throw new SessiondError("STORE_CLOSED", "the runtime sessions store is closed");
@@ -175,9 +187,12 @@ export class PgRuntimeSessionStore implements RuntimeSessionStore {
 
   async setAttention(agent: string, key: string, error: string | undefined, at = Date.now()) {
     if (error === undefined) {
+      // Every successful turn clears its mark, and almost none has one: its lease said so, no round trip.
+      if (this.leases?.withoutAttention(key)) return;
       await this.rows("DELETE FROM runtime_attention WHERE agent = $1 AND key = $2", [agent, key]);
       return;
     }
+    this.leases?.attentionSet(key);
     await this.rows(
       `INSERT INTO runtime_attention (agent, key, error, at) VALUES ($1, $2, $3, $4)
        ON CONFLICT (agent, key) DO UPDATE SET error = excluded.error, at = excluded.at`,

@@ -4,14 +4,16 @@ import type { Expectation, GroupOutcome, WriteGroup } from "../driver.js";
 import type { Fence } from "../fence.js";
 import { messageOf } from "../group-commit.js";
 import { batchNotices } from "./append-notify.js";
+import { foldInbox, refusedAdmissions } from "./inbox-writes.js";
 import { leaseLost } from "./leases.js";
 import { isConnectionError } from "./pool.js";
-import { applyChanges, sendNotices, writeAlone } from "./sql.js";
+import { applyChanges, type InboxOfBatch, sendNotices, writeAlone } from "./sql.js";
 
 /**
  * A batch's groups in the open transaction. Other processes write the same tables, so each group is
  * checked against what it expects (the key's current session and its last seq, read and locked here) and
  * against its lease fence (the lease row held FOR SHARE until COMMIT, so a take-over waits for it).
+ * `writer` is this process's id: in the NOTIFYs it sends, and as the owner of the inbox rows it writes.
  */
 
 const OK: GroupOutcome = { ok: true };
@@ -64,7 +66,8 @@ function holds(e: Expectation, found: Found): boolean {
   return current === undefined && (found.lastGeneration.get(e.key) ?? 0) === e.lastGeneration;
 }
 
-function keysOf(group: WriteGroup): Set<string> {
+/** The keys a group writes or expects. */
+export function keysOf(group: WriteGroup): Set<string> {
   const keys = new Set(group.expects.map((e) => e.key));
   for (const change of group.changes) {
     if (change.kind !== "moveSessions") keys.add(change.session.key);
@@ -87,10 +90,22 @@ function findFor(client: PoolClient, expects: readonly Expectation[], fences: re
 
 type AppendChange = Extract<WriteGroup["changes"][number], { kind: "appendEntries" }>;
 
+/** The groups' inbox writes, folded, as `writer`'s rows; undefined when they have none. */
+function inboxOf(groups: readonly WriteGroup[], writer: string): InboxOfBatch | undefined {
+  const batch = foldInbox(groups);
+  return batch && { batch, owner: writer };
+}
+
+/** OK for each group, but stale for one of admissions alone whose item was not stored (inbox-writes.ts). */
+function outcomesOf(groups: readonly WriteGroup[], landed: ReadonlySet<string>): GroupOutcome[] {
+  const refused = refusedAdmissions(groups, landed);
+  return groups.map((_, i) => (refused.has(i) ? STALE : OK));
+}
+
 /**
  * The batch as one statement that is its own transaction (`writeAlone`), when it only appends to current
- * sessions already stored, each first expectation being such a session's entry count: the
- * steady state of a busy gateway, one round trip per batch. Undefined when the batch is not of that kind.
+ * sessions already stored (and writes inbox rows), each first expectation being such a session's entry
+ * count: the steady state of a busy gateway, one round trip per batch. Undefined when the batch is not of that kind.
  * Rejects when anything does not hold (nothing written): the caller goes through `commitFast`.
  */
 export async function commitAlone(
@@ -115,9 +130,13 @@ export async function commitAlone(
     for (const key of keysOf(group)) seen.add(key);
     if (group.fence) fences.set(fenceId(group.fence), group.fence);
   }
-  if (changes.length === 0 || changes.some((c) => !expected.has(c.session.id))) return undefined;
-  await writeAlone(client, changes, expected, [...fences.values()], batchNotices(writer, groups));
-  return groups.map(() => OK);
+  const inbox = inboxOf(groups, writer);
+  if ((changes.length === 0 && !inbox) || changes.some((c) => !expected.has(c.session.id))) return undefined;
+  const notices = batchNotices(writer, groups);
+  return outcomesOf(
+    groups,
+    await writeAlone(client, changes, expected, [...fences.values()], notices, inbox),
+  );
 }
 
 /**
@@ -154,12 +173,15 @@ export async function commitFast(
     if (!outcome.ok) for (const key of keys[i]!) failedKeys.add(key);
     return outcome;
   });
-  const committed = groups.filter((_, i) => outcomes[i]!.ok);
-  await applyChanges(
+  const committing = groups.flatMap((_, i) => (outcomes[i]!.ok ? [i] : []));
+  const committed = committing.map((i) => groups[i]!);
+  const landed = await applyChanges(
     client,
     committed.flatMap((g) => g.changes),
     batchNotices(writer, committed),
+    inboxOf(committed, writer),
   );
+  for (const i of refusedAdmissions(committed, landed)) outcomes[committing[i]!] = STALE;
   return outcomes;
 }
 
@@ -182,8 +204,8 @@ export async function commitCareful(
       else if (group.fence && !found.fences.has(fenceId(group.fence)))
         outcomes.push({ ok: false, error: leaseLost(group.fence) });
       else {
-        await applyChanges(client, group.changes, []);
-        outcomes.push(OK);
+        const landed = await applyChanges(client, group.changes, [], inboxOf([group], writer));
+        outcomes.push(outcomesOf([group], landed)[0]!);
       }
       await client.query("RELEASE SAVEPOINT sessiond_group");
     } catch (error) {

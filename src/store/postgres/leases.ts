@@ -37,6 +37,11 @@ export class PgLeases {
   readonly holder = `${hostname()}:${process.pid}:${newId(Date.now()).slice(-10)}`;
   readonly ttlMs: number;
   private readonly held = new Map<string, number>();
+  /**
+   * Keys whose lease this process holds and that had no needs-attention mark (`runtime_attention`) when
+   * it was taken, none set by this process since: a successful turn has no mark to clear.
+   */
+  private readonly unmarked = new Set<string>();
   private readonly waiters = new Map<string, Set<Waiter>>();
   private renewal: NodeJS.Timeout | undefined;
   private listening: Promise<unknown> | undefined;
@@ -52,8 +57,8 @@ export class PgLeases {
     }
   }
 
-  /** Waits until this process holds `key`'s lease; its fence. */
-  async acquire(key: string): Promise<Fence> {
+  /** Waits until this process holds `key`'s lease; its fence. `onWait`: called once if another holds it. */
+  async acquire(key: string, onWait?: () => void): Promise<Fence> {
     await this.listen();
     for (;;) {
       let woken = false;
@@ -70,6 +75,8 @@ export class PgLeases {
       try {
         const waitMs = await this.tryTake(key);
         if (typeof waitMs === "object") return waitMs;
+        onWait?.();
+        onWait = undefined;
         if (!woken) {
           let timer: NodeJS.Timeout | undefined;
           await Promise.race([
@@ -87,9 +94,25 @@ export class PgLeases {
     }
   }
 
+  /**
+   * Whether `key` has no needs-attention mark, as far as its lease tells: this process holds it, and no
+   * mark was there when it was taken (marks are set by turns, each under its key's lease) nor set since.
+   */
+  withoutAttention(key: string): boolean {
+    return this.unmarked.has(key) && this.held.has(key);
+  }
+
+  /** A needs-attention mark is being set on `key` (`withoutAttention` is false until its next take). */
+  attentionSet(key: string): void {
+    this.unmarked.delete(key);
+  }
+
   /** Frees the lease (if it is still this one) and tells the other processes. */
   async release(fence: Fence): Promise<void> {
-    if (this.held.get(fence.key) === fence.epoch) this.held.delete(fence.key);
+    if (this.held.get(fence.key) === fence.epoch) {
+      this.held.delete(fence.key);
+      this.unmarked.delete(fence.key);
+    }
     if (this.held.size === 0) this.stopRenewal();
     await query(
       this.pool,
@@ -107,7 +130,7 @@ export class PgLeases {
 
   /** The lease's fence, or how long to wait before trying again (ms). */
   private async tryTake(key: string): Promise<Fence | number> {
-    const rows = await query<{ epoch: number | null; wait_ms: number | null }>(
+    const rows = await query<{ epoch: number | null; wait_ms: number | null; marked: boolean }>(
       this.pool,
       `WITH taken AS (
          INSERT INTO leases AS l (key, holder, epoch, expires_at)
@@ -118,13 +141,16 @@ export class PgLeases {
          RETURNING epoch)
        SELECT (SELECT epoch FROM taken) AS epoch,
          (SELECT ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000)::int FROM leases WHERE key = $1)
-           AS wait_ms`,
+           AS wait_ms,
+         EXISTS (SELECT 1 FROM runtime_attention WHERE key = $1) AS marked`,
       [key, this.holder, this.ttlMs],
     );
     const row = rows[0];
     if (row?.epoch != null) {
       const fence = { key, epoch: row.epoch };
       this.held.set(key, row.epoch);
+      if (row.marked) this.unmarked.delete(key);
+      else this.unmarked.add(key);
       this.startRenewal();
       return fence;
     }

@@ -17,6 +17,10 @@ import { CHANGED_CHANNEL } from "./append-notify.js";
 import { commitAlone, commitCareful, commitFast, unavailableWrite } from "./batch-commit.js";
 import { type BatchFallback, BatchFallbacks } from "./batch-fallbacks.js";
 import { ForeignKeys } from "./foreign-keys.js";
+import type { InboxOwner } from "./inbox-owners.js";
+import { PgDriverInbox } from "./inbox-rows.js";
+import { hasAdmission } from "./inbox-writes.js";
+import { KeyHolds } from "./key-holds.js";
 import type { PgNotifications } from "./notifications.js";
 import { connect, inTransaction, isConnectionError, query, release, unavailable } from "./pool.js";
 import { ACTIVITY_BUCKET } from "./schema.js";
@@ -32,12 +36,17 @@ const BEGIN_RELAXED = "BEGIN; SET LOCAL synchronous_commit = off";
  * foreign-keys.ts). A batch commits as one transaction on one pooled connection (batch-commit.ts), given
  * back when it ends: every group checked against what it expects and its lease fence, the passing ones
  * written together, and their appends acknowledged only after COMMIT returns (`synchronous_commit` on).
+ * The inbox of admitted inputs is a table of the same database (`inbox`): its rows are written by the
+ * batches too (inbox-writes.ts), as this process, the owner whose heartbeat `owner` keeps.
  */
 export class PostgresDriver implements StoreDriver {
   readonly backend = "postgres";
   /** The next batch is planned and sent on a second connection while the previous one's COMMIT is in flight. */
   readonly concurrentCommits = 2;
+  readonly remoteReads = true;
+  readonly inbox: PgDriverInbox;
   private readonly foreign: ForeignKeys;
+  private readonly holds: KeyHolds;
   readonly fallbacks: BatchFallbacks;
   private stopListening: (() => void) | undefined;
   private closed = false;
@@ -45,10 +54,14 @@ export class PostgresDriver implements StoreDriver {
   constructor(
     private readonly pool: Pool,
     private readonly notifications: PgNotifications,
-    /** This store's id in the NOTIFYs it sends, so it skips its own. */
+    /** This store's id in the NOTIFYs it sends, so it skips its own; the owner of the inbox rows it writes. */
     private readonly writer: string,
+    /** This process's heartbeat as an owner of inbox items: registered before its first admission. */
+    private readonly owner: InboxOwner,
     onFallback?: (fallback: BatchFallback) => void,
   ) {
+    this.inbox = new PgDriverInbox(pool);
+    this.holds = new KeyHolds(pool);
     this.foreign = new ForeignKeys(writer);
     this.fallbacks = new BatchFallbacks(onFallback);
   }
@@ -144,17 +157,27 @@ export class PostgresDriver implements StoreDriver {
 
   // ——— writes ———
 
+  /** Locks the keys' current sessions until their next commit, on the connection it will take (key-holds.ts). */
+  hold(keys: readonly string[]): Promise<() => void> {
+    return this.holds.hold(keys);
+  }
+
   /**
    * The server going away fails the batch with STORE_UNAVAILABLE (`outcome: "unknown"` once COMMIT was
    * sent, else `"not-written"`); the next batch takes a fresh connection, so the store reconnects by itself.
    */
   async commit(groups: readonly WriteGroup[], durable: boolean): Promise<GroupOutcome[]> {
-    const client = await connect(this.pool);
+    // An item is another process's to take over while its owner has no heartbeat row.
+    if (hasAdmission(groups))
+      await this.owner.live().catch((error: unknown) => Promise.reject(unavailableWrite(error)));
+    // Keys held for this commit: its transaction is open already, their sessions locked.
+    const held = await this.holds.take(groups);
+    const client = held ?? (await connect(this.pool));
     const begin = durable ? BEGIN_STRICT : BEGIN_RELAXED;
     let committing = false;
     let broken: unknown;
     try {
-      if (durable) {
+      if (durable && !held) {
         committing = true;
         try {
           const alone = await commitAlone(client, groups, this.writer);
@@ -167,7 +190,8 @@ export class PostgresDriver implements StoreDriver {
         }
         committing = false;
       }
-      await client.query(begin);
+      if (!held) await client.query(begin);
+      else if (!durable) await client.query("SET LOCAL synchronous_commit = off");
       let outcomes: GroupOutcome[];
       try {
         outcomes = await commitFast(client, groups, this.writer);

@@ -9,6 +9,7 @@ import { type ForeignAppend, listenForeignAppends } from "./append-notify.js";
 import type { BatchFallback, BatchFallbackStats, BatchFallbacks } from "./batch-fallbacks.js";
 import { PgInbox } from "./inbox.js";
 import { InboxOwner } from "./inbox-owners.js";
+import type { PgDriverInbox } from "./inbox-rows.js";
 import { PgLeases } from "./leases.js";
 import { migrate } from "./migrate.js";
 import { PgNotifications } from "./notifications.js";
@@ -49,6 +50,8 @@ export class PostgresStore extends LogStore implements SearchableStore {
   private readonly fallbacks: BatchFallbacks;
   /** This process's heartbeat as an owner of inbox items (each `inbox()` shares it). */
   private readonly inboxOwner: InboxOwner;
+  /** The inbox table's reads (the driver's). */
+  private readonly driverInboxRows: PgDriverInbox;
   /** Entries of an upgraded database whose search words are folded again (migration 6). */
   private readonly reindex: SearchReindex;
 
@@ -56,6 +59,7 @@ export class PostgresStore extends LogStore implements SearchableStore {
     readonly pool: Pool,
     readonly notifications: PgNotifications,
     leases: PgLeases,
+    inboxOwner: InboxOwner,
     driver: PostgresDriver,
     options: PostgresStoreOptions,
     reindex: boolean,
@@ -66,7 +70,8 @@ export class PostgresStore extends LogStore implements SearchableStore {
     });
     this.leases = leases;
     this.fallbacks = driver.fallbacks;
-    this.inboxOwner = new InboxOwner(pool, leases.holder, leases.ttlMs);
+    this.inboxOwner = inboxOwner;
+    this.driverInboxRows = driver.inbox;
     this.reindex = new SearchReindex(pool);
     if (reindex) this.reindex.start();
   }
@@ -78,10 +83,11 @@ export class PostgresStore extends LogStore implements SearchableStore {
     try {
       await migrate(pool);
       const leases = new PgLeases(pool, notifications, { ttlMs: options.leaseTtlMs });
-      const driver = new PostgresDriver(pool, notifications, leases.holder, options.onBatchFallback);
+      const owner = new InboxOwner(pool, leases.holder, leases.ttlMs);
+      const driver = new PostgresDriver(pool, notifications, leases.holder, owner, options.onBatchFallback);
       await driver.listen();
       const reindex = await SearchReindex.pending(pool);
-      return new PostgresStore(pool, notifications, leases, driver, options, reindex);
+      return new PostgresStore(pool, notifications, leases, owner, driver, options, reindex);
     } catch (error) {
       await notifications.close();
       await pool.end().catch(() => {});
@@ -111,11 +117,13 @@ export class PostgresStore extends LogStore implements SearchableStore {
   }
 
   /**
-   * The inbox of admitted inputs, in this database, on this store's connections (closed with the store);
-   * this process owns what it admits while its heartbeat, renewed as often as a lease, lives.
+   * The inbox of admitted inputs, in this database, written by this store's writer (an admission shares a
+   * batch's statement with other turns' appends, and a turn's input and reply can carry its admission and
+   * end: `AppendOptions.inbox`); closed with the store. This process owns what it admits while its
+   * heartbeat, renewed as often as a lease, lives.
    */
   inbox(): PgInbox {
-    return new PgInbox(this.pool, this.inboxOwner);
+    return new PgInbox(this, this.driverInboxRows, this.writer, this.pool, this.inboxOwner);
   }
 
   /**

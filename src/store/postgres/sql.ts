@@ -4,6 +4,7 @@ import type { Session } from "../../model/session.js";
 import type { WriteChange } from "../driver.js";
 import { entryInsertParams, sessionAfterAppendParams } from "../sql/rows.js";
 import type { Notice } from "./append-notify.js";
+import { ADMITTED, addInbox, type InboxBatch, type InboxParts } from "./inbox-writes.js";
 import { searchColumns } from "./search-words.js";
 
 /**
@@ -123,46 +124,73 @@ function entryColumns(entries: readonly Entry[]): unknown[][] {
   return columnsOf(rows, 9);
 }
 
+/** The inbox rows a batch writes with its changes (inbox-writes.ts), as this process (`owner`). */
+export interface InboxOfBatch {
+  batch: InboxBatch;
+  owner: string;
+}
+
+/** The ids of the items a statement admitted (stored, not already there). */
+export type Landed = ReadonlySet<string>;
+
+const NONE: Landed = new Set();
+
 /** One statement of data-modifying CTEs, each counted, so a row that matched nothing is noticed. */
-class Statement {
+class Statement implements InboxParts {
   private readonly parts: Array<{ name: string; sql: string; expected: number | undefined }> = [];
   private readonly params: unknown[] = [];
+  private readonly outputs: string[] = [];
 
   add(name: string, sql: string, params: unknown[], expected?: number): void {
     this.parts.push({ name, sql: shifted(sql, this.params.length), expected });
     this.params.push(...params);
   }
 
+  /** An output column besides the counts (its alias must not be a part's name). */
+  collect(alias: string, expression: string): void {
+    this.outputs.push(`${expression} AS ${alias}`);
+  }
+
   get empty(): boolean {
     return this.parts.length === 0;
   }
 
-  async run(client: PoolClient): Promise<void> {
+  async run(client: PoolClient): Promise<Landed> {
     const ctes = this.parts.map((p) => `${p.name} AS (${p.sql})`).join(",\n");
-    const counts = this.parts.map((p) => `(SELECT count(*) FROM ${p.name}) AS ${p.name}`).join(", ");
-    const { rows } = await client.query<Record<string, number>>(`WITH ${ctes} SELECT ${counts}`, this.params);
+    const counts = this.parts.map((p) => `(SELECT count(*) FROM ${p.name}) AS ${p.name}`);
+    const { rows } = await client.query<Record<string, number | string[] | null>>(
+      `WITH ${ctes} SELECT ${[...counts, ...this.outputs].join(", ")}`,
+      this.params,
+    );
     for (const { name, expected } of this.parts) {
       const written = rows[0]?.[name];
       if (expected !== undefined && written !== expected)
         throw new Error(`${name}: ${written} rows written where ${expected} were planned`);
     }
+    return landed(rows[0]);
   }
 
   /**
    * Runs as a transaction of its own (no BEGIN: one round trip) that the server aborts, with SQLSTATE
    * 40001, unless every part matched the rows it expected (`sessiond_expect`, migration 2).
    */
-  async runAlone(client: PoolClient): Promise<void> {
+  async runAlone(client: PoolClient): Promise<Landed> {
     const ctes = this.parts.map((p) => `${p.name} AS (${p.sql})`).join(",\n");
     const checks = this.parts
       .filter((p) => p.expected !== undefined)
       .map((p) => `(SELECT count(*) FROM ${p.name}) = ${p.expected}`);
     const touched = this.parts.map((p) => `(SELECT count(*) FROM ${p.name})`).join(" + ");
-    await client.query(
-      `WITH ${ctes} SELECT sessiond_expect(${checks.join(" AND ") || "true"}), ${touched} AS touched`,
+    const { rows } = await client.query<Record<string, string[] | null>>(
+      `WITH ${ctes} SELECT ${[`sessiond_expect(${checks.join(" AND ") || "true"})`, `${touched} AS touched`, ...this.outputs].join(", ")}`,
       this.params,
     );
+    return landed(rows[0]);
   }
+}
+
+function landed(row: Record<string, unknown> | undefined): Landed {
+  const ids = row?.[ADMITTED];
+  return Array.isArray(ids) ? new Set(ids as string[]) : NONE;
 }
 
 /** Appends, new sessions and session updates in a row of changes, gathered into whole columns. */
@@ -185,7 +213,7 @@ class Segment {
    * Two statements at most: the updates of stored sessions with their entries (first, so a session
    * archived here frees its key before a new current one is inserted), then the new sessions with theirs.
    */
-  async write(client: PoolClient, notices: readonly Notice[]): Promise<void> {
+  async write(client: PoolClient, notices: readonly Notice[], inbox?: InboxOfBatch): Promise<Landed> {
     const stored = new Statement();
     const fresh = new Statement();
     if (this.updated.size > 0)
@@ -201,8 +229,9 @@ class Segment {
     if (notices.length > 0) {
       last.add("notified", NOTIFY, [notices.map((n) => n.channel), notices.map((n) => n.payload)]);
     }
-    if (!stored.empty) await stored.run(client);
-    if (!fresh.empty) await fresh.run(client);
+    if (inbox) addInbox(last, inbox.batch, inbox.owner);
+    const first = stored.empty ? NONE : await stored.run(client);
+    return fresh.empty ? first : await fresh.run(client);
   }
 }
 
@@ -218,7 +247,8 @@ export async function writeAlone(
   expected: ReadonlyMap<string, number>,
   fences: ReadonlyArray<{ key: string; epoch: number }>,
   notices: readonly Notice[],
-): Promise<void> {
+  inbox?: InboxOfBatch,
+): Promise<Landed> {
   const sessions = new Map<string, Session>();
   const entries: Entry[] = [];
   for (const change of changes) {
@@ -226,7 +256,8 @@ export async function writeAlone(
     entries.push(...change.entries);
   }
   const statement = new Statement();
-  statement.add("u", SESSION_AFTER_APPEND, afterAppendColumns(sessions.values(), expected), sessions.size);
+  if (sessions.size > 0)
+    statement.add("u", SESSION_AFTER_APPEND, afterAppendColumns(sessions.values(), expected), sessions.size);
   if (entries.length > 0) statement.add("e", ENTRY_INSERT("sessions"), entryColumns(entries), entries.length);
   if (fences.length > 0) {
     statement.add(
@@ -240,17 +271,22 @@ export async function writeAlone(
   if (notices.length > 0) {
     statement.add("notified", NOTIFY, [notices.map((n) => n.channel), notices.map((n) => n.payload)]);
   }
-  await statement.runAlone(client);
+  if (inbox) addInbox(statement, inbox.batch, inbox.owner);
+  return statement.runAlone(client);
 }
 
 const NOTIFY = "SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS n(c, p)";
 
-/** Applies `changes` in order, in the open transaction, and queues `notices` (sent on COMMIT). */
+/**
+ * Applies `changes` in order, in the open transaction, then the inbox rows with the last of them, and
+ * queues `notices` (sent on COMMIT); the ids of the items admitted.
+ */
 export async function applyChanges(
   client: PoolClient,
   changes: readonly WriteChange[],
   notices: readonly Notice[],
-): Promise<void> {
+  inbox?: InboxOfBatch,
+): Promise<Landed> {
   let segment = new Segment();
   for (const change of changes) {
     if (change.kind === "moveSessions" || change.kind === "deleteSession") {
@@ -260,7 +296,7 @@ export async function applyChanges(
       else await deleteSession(client, change.session.id);
     } else segment.add(change);
   }
-  await segment.write(client, notices);
+  return segment.write(client, notices, inbox);
 }
 
 /** Sessions renumbered onto their new key: out of the way of the unique indexes first, then into place. */

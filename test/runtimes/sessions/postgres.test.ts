@@ -97,3 +97,47 @@ describe("runtime sessions shared by two gateways on one PostgreSQL database", (
     expect(await b.agents.store.totals({ agent: "dev" })).toEqual(both);
   });
 });
+
+describe("needs-attention marks with the store's leases (PostgreSQL)", () => {
+  /** A store on `where` with its runtime-session tables, counting the statements sent about marks. */
+  async function gateway(where: string) {
+    const store = await PostgresStore.open({ url: where });
+    stores.push(store);
+    const sent: string[] = [];
+    const query = store.pool.query.bind(store.pool) as (...args: unknown[]) => unknown;
+    (store.pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+      const text = typeof args[0] === "string" ? args[0] : "";
+      if (text.includes("runtime_attention") && !text.includes("leases")) sent.push(text.split(" ")[0]!);
+      return query(...args);
+    };
+    return { store, sessions: new PgRuntimeSessionStore(store.pool, store.leases), sent };
+  }
+
+  it("clears no mark a turn's lease found absent, and clears one set by another gateway or during the turn", async () => {
+    const where = await cluster.createDatabase();
+    const a = await gateway(where);
+    const b = await gateway(where);
+
+    // No mark when the lease was taken: a successful turn sends nothing to clear.
+    let fence = await a.store.leases.acquire("k");
+    await a.sessions.setAttention("dev", "k", undefined);
+    expect(a.sent).toEqual([]);
+    // A failed turn marks it; the next success in that same lease clears it.
+    await a.sessions.setAttention("dev", "k", "boom", 1);
+    await a.sessions.setAttention("dev", "k", undefined);
+    expect(await a.sessions.attention("k")).toEqual([]);
+    await a.sessions.setAttention("dev", "k", "boom again", 2);
+    await a.store.leases.release(fence);
+
+    // Gateway b takes the key next: its lease sees a's mark, and b's success clears it.
+    fence = await b.store.leases.acquire("k");
+    await b.sessions.setAttention("dev", "k", undefined);
+    expect(b.sent).toEqual(["DELETE"]);
+    expect(await b.sessions.attention("k")).toEqual([]);
+    await b.store.leases.release(fence);
+
+    // Without the key's lease nothing is assumed: the clear is sent.
+    await a.sessions.setAttention("dev", "other", undefined);
+    expect(a.sent.at(-1)).toBe("DELETE");
+  });
+});

@@ -3,6 +3,7 @@ import { isSessiondError } from "../../../src/model/errors.js";
 import type { Session } from "../../../src/model/session.js";
 import type { WriteGroup } from "../../../src/store/driver.js";
 import { commitAlone } from "../../../src/store/postgres/batch-commit.js";
+import { InboxOwner } from "../../../src/store/postgres/inbox-owners.js";
 import { PgNotifications } from "../../../src/store/postgres/notifications.js";
 import { openPool } from "../../../src/store/postgres/pool.js";
 import { PostgresDriver } from "../../../src/store/postgres/postgres-driver.js";
@@ -82,7 +83,12 @@ describe("the PostgreSQL driver under the log core", () => {
     );
     await store.close();
     const pool = await openPool(url, 2);
-    const driver = new PostgresDriver(pool, new PgNotifications(pool), "test");
+    const driver = new PostgresDriver(
+      pool,
+      new PgNotifications(pool),
+      "test",
+      new InboxOwner(pool, "test", 60_000),
+    );
 
     const g1 = appendTo(k1!, "1");
     const g2 = appendTo(k2!, "stale", 5); // another writer moved k2 on since
@@ -113,6 +119,43 @@ describe("the PostgreSQL driver under the log core", () => {
     const k1Entries = await reopened.readEntries(k1!.id);
     expect(k1Entries.map((e) => (e as { content?: string }).content)).toEqual(["0", "1", "2", "3"]);
     await reopened.close();
+    await driver.close();
+  });
+
+  it("commits held keys on the hold's connection, and ends a hold that has only some of a batch's keys first", async () => {
+    const url = await cluster.createDatabase();
+    const store = await PostgresStore.open({ url });
+    const [k1, k2] = await Promise.all(
+      ["k1", "k2"].map(async (key) => (await store.append(key, [msg("0")], { init })).session),
+    );
+    await store.close();
+    const pool = await openPool(url, 4);
+    const driver = new PostgresDriver(
+      pool,
+      new PgNotifications(pool),
+      "test",
+      new InboxOwner(pool, "test", 60_000),
+    );
+    // Held: another connection's write to k1 waits until the held commit is over.
+    const release = await driver.hold(["k1"]);
+    const g1 = appendTo(k1!, "1");
+    const other = pool.query("UPDATE sessions SET title = 'other' WHERE key = 'k1' RETURNING entry_count");
+    expect(await driver.commit([g1], true)).toEqual([{ ok: true }]);
+    release();
+    expect((await other).rows).toEqual([{ entry_count: 2 }]);
+    // A batch that also writes k2: the hold on k1 alone is rolled back before it commits elsewhere
+    // (else the commit would wait for the hold's lock, and the hold for the commit).
+    const partial = await driver.hold(["k1"]);
+    expect(await driver.commit([appendTo(g1.next, "2"), appendTo(k2!, "1")], true)).toEqual([
+      { ok: true },
+      { ok: true },
+    ]);
+    partial();
+    const counts = await pool.query("SELECT key, entry_count FROM sessions ORDER BY key");
+    expect(counts.rows).toEqual([
+      { key: "k1", entry_count: 3 },
+      { key: "k2", entry_count: 2 },
+    ]);
     await driver.close();
   });
 
