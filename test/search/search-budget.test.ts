@@ -7,9 +7,9 @@ import type { EntryInput } from "../../src/model/entry.js";
 import type { SessionInit } from "../../src/model/session.js";
 import { MemorySearchIndex } from "../../src/search/memory-index.js";
 import type { SearchableStore } from "../../src/search/searchable.js";
+import { INDEX_SLICE_CHARS } from "../../src/search/sqlite/search-index.js";
 import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { INDEX_SLICE_CHARS } from "../../src/store/sqlite/search-index.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EntryInput } from "../../src/model/entry.js";
 import type { SessionInit } from "../../src/model/session.js";
 import type { SearchQuery } from "../../src/search/query.js";
-import { PREFIX_WORDS, SEARCH_WINDOW, SESSION_SCAN_ROWS } from "../../src/store/sqlite/search-index.js";
+import { PREFIX_WORDS, SEARCH_WINDOW, SESSION_SCAN_ROWS } from "../../src/search/sqlite/search-index.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 const init = (agent = "main"): SessionInit => ({ agent, channel: "telegram", createdBy: "test" });

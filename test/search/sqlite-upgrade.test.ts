@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import type { IndexProgress } from "../../src/store/sqlite/search-index.js";
+import type { IndexProgress } from "../../src/search/sqlite/search-index.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 let dir: string;

@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { SEARCH_SCHEMA } from "../sqlite/schema.js";
+import { SEARCH_SCHEMA } from "../../search/sqlite/search-schema.js";
 import { type FileSystem, fsyncDir, fsyncOrFail, writeFileAtomic } from "./durable-fs.js";
 import { processMayBeRunning, selfOwner } from "./journal-owner.js";
 

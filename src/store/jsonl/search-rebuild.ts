@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { Entry } from "../../model/entry.js";
-import { INDEX_SLICE_CHARS } from "../sqlite/search-index.js";
-import { isDamagedError } from "../sqlite/sqlite-sql.js";
+import { INDEX_SLICE_CHARS } from "../../search/sqlite/search-index.js";
+import { isDamagedError } from "../sql/sqlite-statements.js";
 import type { Tracked } from "./directory-scan.js";
 import type { FileSystem } from "./durable-fs.js";
 import type { FileReads } from "./file-reads.js";

@@ -2,7 +2,7 @@ import { SessiondError } from "../../model/errors.js";
 import { SEARCH_BUDGET_MS, type SearchOptions } from "../../search/budget.js";
 import type { NormalisedSearch, SearchResult } from "../../search/query.js";
 import type { WriteGroup } from "../driver.js";
-import { isDamagedError } from "../sqlite/sqlite-sql.js";
+import { isDamagedError } from "../sql/sqlite-statements.js";
 import type { FileSystem } from "./durable-fs.js";
 import type { FileReads } from "./file-reads.js";
 import { type JsonlIndexProgress, SearchRebuild } from "./search-rebuild.js";

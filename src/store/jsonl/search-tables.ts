@@ -1,7 +1,7 @@
 import { LRUCache } from "lru-cache";
 import type { Session } from "../../model/session.js";
-import { SqliteSearchIndex } from "../sqlite/search-index.js";
-import { Statements } from "../sqlite/sqlite-sql.js";
+import { SqliteSearchIndex } from "../../search/sqlite/search-index.js";
+import { Statements } from "../sql/sqlite-statements.js";
 import type { FileSystem } from "./durable-fs.js";
 import { closeSearchDb, openSearchDb, type SearchDb } from "./search-db.js";
 

@@ -1,7 +1,7 @@
 import type { Entry } from "../../model/entry.js";
 import { indexedText } from "../../search/indexed-text.js";
+import { INDEX_SLICE_CHARS } from "../../search/sqlite/search-index.js";
 import type { WriteGroup } from "../driver.js";
-import { INDEX_SLICE_CHARS } from "../sqlite/search-index.js";
 import { mirrors, type SearchTables } from "./search-tables.js";
 import type { SessionFiles } from "./session-files.js";
 

@@ -1,7 +1,8 @@
 import type Database from "better-sqlite3";
 import { isSessiondError, SessiondError } from "../../model/errors.js";
-import type { SqliteSearchIndex } from "./search-index.js";
-import { isConstraintError, SQL, type Statements } from "./sqlite-sql.js";
+import type { SqliteSearchIndex } from "../../search/sqlite/search-index.js";
+import type { Statements } from "../sql/sqlite-statements.js";
+import { isConstraintError, SQL } from "./sqlite-sql.js";
 
 export interface JournalFoldOptions {
   path: string;

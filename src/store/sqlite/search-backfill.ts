@@ -1,4 +1,4 @@
-import type { IndexProgress } from "./search-index.js";
+import type { IndexProgress } from "../../search/sqlite/search-index.js";
 
 /** Sessions indexed per step of the background build: one short transaction between the writer's commits. */
 const SESSIONS_PER_STEP = 200;

@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import { builtModule } from "../../config/package-root.js";
 import type { Entry } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
+import { type IndexProgress, SqliteSearchIndex } from "../../search/sqlite/search-index.js";
 import type {
   DriverInbox,
   ForeignChanges,
@@ -16,11 +17,11 @@ import { RecentMap } from "../recent-map.js";
 import type { NormalisedQuery } from "../session-query.js";
 import { listSessionsSql, scanSessionsSql } from "../sql/list-sql.js";
 import { type EntryRow, entryFromRow, type SessionRow, sessionFromRow } from "../sql/rows.js";
+import { Statements } from "../sql/sqlite-statements.js";
 import type { Durability, EntryRange, SessionScan } from "../store.js";
 import { DataVersion, ForeignCommits, WalCommits, WriterSignals } from "./data-version.js";
 import { InboxTable } from "./inbox-table.js";
-import { type IndexProgress, SqliteSearchIndex } from "./search-index.js";
-import { openDatabase, SQL, Statements } from "./sqlite-sql.js";
+import { openDatabase, SQL } from "./sqlite-sql.js";
 import { SqliteWriter } from "./sqlite-writer.js";
 import { WriterClient } from "./writer-client.js";
 import { receiveOutcome, type WriterStats } from "./writer-protocol.js";

@@ -3,23 +3,10 @@ import type Database from "better-sqlite3";
 import { makeDirSync } from "../../fs/make-dir.js";
 import { SessiondError } from "../../model/errors.js";
 import { messageOf } from "../group-commit.js";
+import { isDamagedError, sqliteCode } from "../sql/sqlite-statements.js";
 import type { Durability } from "../store.js";
 import { sqliteDatabase } from "./better-sqlite3.js";
 import { migrate } from "./schema.js";
-
-/** better-sqlite3 caches nothing itself; a statement per distinct SQL text is prepared once. */
-export class Statements {
-  private readonly cache = new Map<string, Database.Statement>();
-  constructor(private readonly db: Database.Database) {}
-  get(sql: string): Database.Statement {
-    let statement = this.cache.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.cache.set(sql, statement);
-    }
-    return statement;
-  }
-}
 
 const ENTRY_COLUMNS = "seq, id, ts, idem_key, data";
 /** The same SELECT over folded entries and the journal not yet folded. */
@@ -92,23 +79,12 @@ export function walSyncFailed(path: string, error: unknown): SessiondError {
   });
 }
 
-export function sqliteCode(error: unknown): string {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === "string" ? code : "";
-}
-
 export function isIoError(error: unknown): boolean {
   return sqliteCode(error).startsWith("SQLITE_IOERR");
 }
 
 export function isFsyncError(error: unknown): boolean {
   return sqliteCode(error) === "SQLITE_IOERR_FSYNC" || sqliteCode(error) === "SQLITE_IOERR_DIR_FSYNC";
-}
-
-/** SQLite's answer for a file that is not (or no longer) a sound database. */
-export function isDamagedError(error: unknown): boolean {
-  const code = sqliteCode(error);
-  return code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB";
 }
 
 export function isConstraintError(error: unknown): boolean {

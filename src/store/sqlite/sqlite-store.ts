@@ -1,11 +1,11 @@
 import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
+import type { IndexProgress } from "../../search/sqlite/search-index.js";
 import { LogStore } from "../log-store.js";
 import type { Durability, StoreCapabilities } from "../store.js";
 import type { StoreInbox } from "../store-inbox.js";
 import { SearchBackfill } from "./search-backfill.js";
-import type { IndexProgress } from "./search-index.js";
 import { SqliteDriver } from "./sqlite-driver.js";
 
 export { SQL } from "./sqlite-sql.js";

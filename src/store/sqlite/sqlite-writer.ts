@@ -1,20 +1,21 @@
 import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
+import { type IndexProgress, SqliteSearchIndex } from "../../search/sqlite/search-index.js";
 import type { Expectation, GroupOutcome, WriteChange, WriteGroup } from "../driver.js";
 import { RecentMap } from "../recent-map.js";
-import type { SessionRow } from "../sql/rows.js";
+import type { EntryRow, SessionRow } from "../sql/rows.js";
 import {
   entryInsertParams,
   sessionAfterAppendParams,
   sessionInsertParams,
   sessionUpdateParams,
 } from "../sql/rows.js";
+import { Statements } from "../sql/sqlite-statements.js";
 import type { Durability } from "../store.js";
 import { DataVersion, type WriterSignals } from "./data-version.js";
 import { InboxTable } from "./inbox-table.js";
 import { JournalFold } from "./journal-fold.js";
-import { type IndexProgress, SqliteSearchIndex } from "./search-index.js";
-import { asStoreError, isFsyncError, SQL, Statements, walSyncFailed } from "./sqlite-sql.js";
+import { asStoreError, isFsyncError, SQL, walSyncFailed } from "./sqlite-sql.js";
 import { WalUpkeep } from "./wal-upkeep.js";
 
 export interface SqliteWriterOptions {
@@ -72,7 +73,15 @@ export class SqliteWriter {
     this.sql = new Statements(db);
     this.totalChangesQuery = db.prepare("SELECT total_changes()").pluck();
     this.inbox = new InboxTable(db);
-    this.searchIndex = new SqliteSearchIndex(db, this.sql);
+    const sql = this.sql;
+    this.searchIndex = new SqliteSearchIndex(
+      db,
+      sql,
+      (sid) =>
+        sql
+          .get(SQL.rangeAsc)
+          .all({ sid, after: 0, before: Number.MAX_SAFE_INTEGER, limit: -1 }) as EntryRow[],
+    );
     this.synchronous = options.durability === "strict" && !this.wal ? "FULL" : "NORMAL";
     this.inTransaction = db.transaction((run: () => unknown) => run());
     this.journal = new JournalFold(db, this.sql, this.inTransaction, {

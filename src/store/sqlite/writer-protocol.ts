@@ -1,7 +1,7 @@
 import { type ErrorCode, SessiondError } from "../../model/errors.js";
+import type { IndexProgress } from "../../search/sqlite/search-index.js";
 import type { GroupOutcome, WriteGroup } from "../driver.js";
 import type { Durability } from "../store.js";
-import type { IndexProgress } from "./search-index.js";
 
 /** What the writer thread is started with (`workerData`). */
 export interface WriterInit {

@@ -1,5 +1,5 @@
-import { CJK } from "../../search/indexed-text.js";
-import type { NormalisedSearch, SearchTerm } from "../../search/query.js";
+import { CJK } from "../indexed-text.js";
+import type { NormalisedSearch, SearchTerm } from "../query.js";
 
 /** A match as the candidate queries return it, newest (highest row) first; its text is read when needed. */
 export interface CandidateRow {

@@ -1,5 +1,6 @@
-import { SearchBudget, type SearchOptions } from "../../search/budget.js";
-import { CJK } from "../../search/indexed-text.js";
+import type { Statements } from "../../store/sql/sqlite-statements.js";
+import { SearchBudget, type SearchOptions } from "../budget.js";
+import { CJK } from "../indexed-text.js";
 import {
   encodeSearchCursor,
   type NormalisedSearch,
@@ -7,7 +8,7 @@ import {
   type SearchHit,
   type SearchPosition,
   type SearchResult,
-} from "../../search/query.js";
+} from "../query.js";
 import {
   bm25Part,
   FoldedText,
@@ -17,8 +18,8 @@ import {
   recencyScore,
   type TermMatcher,
   termMatcher,
-} from "../../search/rank.js";
-import { makeSnippet } from "../../search/snippet.js";
+} from "../rank.js";
+import { makeSnippet } from "../snippet.js";
 import {
   type CandidateRow,
   indexDrivenSql,
@@ -30,7 +31,6 @@ import {
   sessionRowsSql,
   wordsMatch,
 } from "./search-sql.js";
-import type { Statements } from "./sqlite-sql.js";
 
 /**
  * How many matches one window ranks: the newest WINDOW matches (after the filters) below the window's top

@@ -1,12 +1,12 @@
 import type Database from "better-sqlite3";
 import type { Entry } from "../../model/entry.js";
-import type { SearchOptions } from "../../search/budget.js";
-import { CJK, indexedText } from "../../search/indexed-text.js";
-import type { NormalisedSearch, SearchResult } from "../../search/query.js";
-import { foldedWords } from "../../search/rank.js";
-import { type EntryRow, entryFromRow } from "../sql/rows.js";
+import { type EntryRow, entryFromRow } from "../../store/sql/rows.js";
+import type { Statements } from "../../store/sql/sqlite-statements.js";
+import type { SearchOptions } from "../budget.js";
+import { CJK, indexedText } from "../indexed-text.js";
+import type { NormalisedSearch, SearchResult } from "../query.js";
+import { foldedWords } from "../rank.js";
 import { searchSqlite } from "./search-run.js";
-import { SQL, type Statements } from "./sqlite-sql.js";
 
 export { PREFIX_WORDS, SEARCH_WINDOW, SESSION_SCAN_ROWS } from "./search-run.js";
 
@@ -80,6 +80,8 @@ export class SqliteSearchIndex {
   constructor(
     private readonly db: Database.Database,
     private readonly sql: Statements,
+    /** A session's entries in seq order, for the background build of an upgraded database. */
+    private readonly sessionRows: (sid: number) => EntryRow[] = () => [],
   ) {
     this.backfillAfter = this.readBackfillAfter();
     this.pendingRows = Math.max(0, (this.maxRow() ?? 0) - this.indexedUpto());
@@ -193,13 +195,7 @@ export class SqliteSearchIndex {
           const after = this.backfillAfter ?? 0;
           const sids = this.sql.get(INDEX_SQL.nextSids).pluck().all(after, sessions) as number[];
           for (const sid of sids) {
-            const rows = this.sql.get(SQL.rangeAsc).all({
-              sid,
-              after: 0,
-              before: Number.MAX_SAFE_INTEGER,
-              limit: -1,
-            }) as EntryRow[];
-            for (const row of rows) this.addOne(sid, entryFromRow("", row));
+            for (const row of this.sessionRows(sid)) this.addOne(sid, entryFromRow("", row));
           }
           this.indexPending();
           const done = sids.length < sessions ? null : (sids.at(-1) ?? null);
