@@ -3,6 +3,7 @@ import { canTransition } from "../model/inbox.js";
 import type { DriverInbox, MaybePromise } from "./driver.js";
 import type { BatchReads, BatchState, Operation, Planned } from "./log-batch.js";
 import { chain } from "./maybe-promise.js";
+import { callersItem } from "./memory/inbox.js";
 
 /**
  * The inbox's writes as operations of the store's one writer, so that they share its transactions and
@@ -29,9 +30,10 @@ export class AdmitOperation implements Operation<AdmitResult> {
 
   plan(batch: BatchState): Planned<AdmitResult> {
     const { dedupeKey } = this.item;
-    const existing = dedupeKey === undefined ? undefined : (batch.inboxDedupe.get(dedupeKey) ?? this.found);
-    if (existing)
-      return { changes: [], expects: [], keys: [], result: { item: { ...existing }, admitted: false } };
+    // One admitted earlier in this batch is the item its driver keeps: copied. `found` is a copy already.
+    const inBatch = dedupeKey === undefined ? undefined : batch.inboxDedupe.get(dedupeKey);
+    const existing = inBatch ? structuredClone(inBatch) : this.found && { ...this.found };
+    if (existing) return { changes: [], expects: [], keys: [], result: { item: existing, admitted: false } };
     if (dedupeKey !== undefined) batch.inboxDedupe.set(dedupeKey, this.item);
     batch.inboxItems.set(this.item.id, { ...this.item });
     return {
@@ -39,7 +41,8 @@ export class AdmitOperation implements Operation<AdmitResult> {
       expects: [],
       keys: [],
       inbox: [{ kind: "admit", item: this.item, envelopeJson: this.envelopeJson }],
-      result: { item: { ...this.item }, admitted: true },
+      // The driver keeps `this.item` itself (memory, JSONL): the caller's is another.
+      result: { item: callersItem(this.item, this.envelopeJson), admitted: true },
     };
   }
 }

@@ -74,18 +74,20 @@ export class InboxFile implements DriverInbox {
       }
       if (!this.state.allows(write.id, write.state)) continue;
       const current = this.state.peek(write.id) as InboxItem;
+      // The stored envelope goes on as it is; the outcome is the caller's, so copied.
       const next: InboxItem = {
         ...current,
         state: write.state,
         updatedAt: write.at,
-        ...(write.outcome ? { outcome: write.outcome } : {}),
+        ...(write.outcome ? { outcome: structuredClone(write.outcome) } : {}),
       };
       text += `${JSON.stringify(next)}\n`;
       changed.push(next);
     }
     if (text === "") return;
     writeAll(this.fd, Buffer.from(text, "utf8"), undefined, this.fs);
-    for (const item of changed) this.state.put(item);
+    // Admitted items are made for their write (admitWrite), the others just above: kept, not copied again.
+    for (const item of changed) this.state.adopt(item);
   }
 
   /** Whether an admission waits for its fsync (an end rides on the next one: recovery settles a lost end). */

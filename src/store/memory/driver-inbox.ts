@@ -27,7 +27,9 @@ export class MemoryDriverInbox implements DriverInbox {
       const { item } = write;
       if (this.items.peek(item.id)) return;
       if (item.dedupeKey !== undefined && this.items.peekDedupe(item.dedupeKey)) return;
-      this.items.put(item);
+      // Made for this write (store-inbox.ts admitWrite: the envelope read back from its JSON), the caller's
+      // copy apart (inbox-operations.ts): kept as it is.
+      this.items.adopt(item);
       return;
     }
     this.items.transitionNow(write.id, write.state, write.at, write.outcome);

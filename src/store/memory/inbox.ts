@@ -53,17 +53,17 @@ export class MemoryInbox implements Inbox {
     this.closed = true;
   }
 
-  /** The item an admission would find or make, without storing it (the JSONL inbox writes it first). */
-  planAdmit(input: AdmitInput): AdmitResult {
-    const known = input.dedupeKey === undefined ? undefined : this.byDedupe.get(input.dedupeKey);
-    const existing = known === undefined ? undefined : this.items.get(known);
-    if (existing) return { item: structuredClone(existing), admitted: false };
-    return { admitted: true, item: pendingItem(input, jsonSafe(input.envelope)) };
+  /** Stores a copy of an item (replayed from a file). */
+  put(item: InboxItem): void {
+    this.adopt(structuredClone(item));
   }
 
-  /** Stores an item as planned (or replayed from a file). */
-  put(item: InboxItem): void {
-    this.items.set(item.id, structuredClone(item));
+  /**
+   * Stores the item itself, no copy: one made for this inbox that nothing else holds (an admission's item,
+   * its envelope read back from its JSON: a 1 MB input is not copied a second time).
+   */
+  adopt(item: InboxItem): void {
+    this.items.set(item.id, item);
     if (item.dedupeKey !== undefined) this.byDedupe.set(item.dedupeKey, item.id);
   }
 
@@ -110,13 +110,14 @@ export class MemoryInbox implements Inbox {
   }
 
   private admitNow(input: AdmitInput): AdmitResult {
-    const planned = this.planAdmit(input);
-    if (!planned.admitted) return planned;
-    // The planned item is already a copy of its own (the envelope read back from its JSON): kept as it is.
-    const { item } = planned;
-    this.items.set(item.id, item);
-    if (item.dedupeKey !== undefined) this.byDedupe.set(item.dedupeKey, item.id);
-    return { admitted: true, item: { ...item } };
+    const known = input.dedupeKey === undefined ? undefined : this.byDedupe.get(input.dedupeKey);
+    const existing = known === undefined ? undefined : this.items.get(known);
+    if (existing) return { item: structuredClone(existing), admitted: false };
+    // The stored item is a copy of its own (the envelope read back from its JSON): kept as it is.
+    const envelopeJson = jsonText(input.envelope);
+    const item = pendingItem(input, JSON.parse(envelopeJson) as InboxItem["envelope"]);
+    this.adopt(item);
+    return { admitted: true, item: callersItem(item, envelopeJson) };
   }
 
   private open(): void {
@@ -137,9 +138,24 @@ export function pendingItem(input: AdmitInput, envelope: InboxItem["envelope"]):
   };
 }
 
-/** The envelope as it will read back from a file: refused when it cannot be written as JSON. */
-export function jsonSafe<T>(value: T): T {
-  return JSON.parse(jsonText(value)) as T;
+/**
+ * An admitted item as its caller gets it when the inbox keeps `item` itself: another envelope, read from the
+ * stored JSON when first read (the engine never reads it: no copy then).
+ */
+export function callersItem(item: InboxItem, envelopeJson: string): InboxItem {
+  const { envelope: _stored, ...fields } = item;
+  let envelope: InboxItem["envelope"] | undefined;
+  return Object.defineProperty(fields, "envelope", {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      envelope ??= JSON.parse(envelopeJson) as InboxItem["envelope"];
+      return envelope;
+    },
+    set: (value: InboxItem["envelope"]) => {
+      envelope = value;
+    },
+  }) as InboxItem;
 }
 
 /** The JSON text an inbox stores for `value`; INVALID_ARGUMENT when it cannot be written as JSON. */

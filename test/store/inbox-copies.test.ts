@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Envelope } from "../../src/model/envelope.js";
+import type { Inbox } from "../../src/model/inbox.js";
+import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
+import { MemoryInbox } from "../../src/store/memory/inbox.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  vi.restoreAllMocks();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const big: Envelope = {
+  channel: "webhook",
+  chat: { type: "direct", id: "a" },
+  sender: { id: "a" },
+  text: "lorem ipsum ".repeat(80_000),
+};
+
+function storeInbox(store: { inbox(): Inbox; close(): Promise<void> }) {
+  return { inbox: store.inbox(), close: () => store.close() };
+}
+
+/**
+ * An admission copies its envelope once: read back from its JSON (so that it is what a restart reads, and
+ * shared with nothing). The memory and JSONL stores copied that copy again when they kept it.
+ */
+describe("an admitted input's envelope is copied once", () => {
+  const jsonl = () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-inbox-copies-"));
+    dirs.push(dir);
+    return new JsonlStore({ path: dir });
+  };
+  const inboxes: Array<[string, () => { inbox: Inbox; close(): Promise<void> }]> = [
+    ["the memory store", () => storeInbox(new MemoryStore())],
+    ["the JSONL store", () => storeInbox(jsonl())],
+    ["the memory inbox", () => ({ inbox: new MemoryInbox(), close: async () => {} })],
+  ];
+
+  for (const [name, open] of inboxes) {
+    it(`by ${name}: no structured clone of it, one JSON parse`, async () => {
+      const { inbox, close } = open();
+      const clones = vi.spyOn(globalThis, "structuredClone");
+      const parse = vi.spyOn(JSON, "parse");
+      const { admitted } = await inbox.admit({ key: "webhook:a", envelope: big, at: 1 });
+      expect(admitted).toBe(true);
+      expect(clones).not.toHaveBeenCalled();
+      expect(
+        parse.mock.calls.filter(([text]) => typeof text === "string" && text.length > 900_000),
+      ).toHaveLength(1);
+      await close();
+    });
+  }
+});
