@@ -140,6 +140,8 @@ export function shrinkHeapWhenIdle(server: Server, options: IdleHeapOptions = {}
         ms: performance.now() - start,
       });
     } catch (error) {
+      // A Node built without the inspector: no way to ask, so no more asking.
+      if ((error as { code?: unknown } | undefined)?.code === "ERR_INSPECTOR_NOT_AVAILABLE") stopped = true;
       options.onError?.(error);
     } finally {
       running = false;

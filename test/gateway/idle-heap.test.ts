@@ -93,6 +93,40 @@ describe("the idle heap watch (its rule, on a fake clock)", () => {
   });
 });
 
+describe("the idle heap watch without an inspector", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("stops asking after a Node built without one says so", async () => {
+    vi.useFakeTimers();
+    const server = new EventEmitter() as unknown as Server;
+    let now = 0;
+    let committed = 140 * MB;
+    const errors: unknown[] = [];
+    let collects = 0;
+    const handle = shrinkHeapWhenIdle(server, {
+      idleMs: 5_000,
+      now: () => now,
+      loopUse: () => 0,
+      committedBytes: () => committed,
+      collect: async () => {
+        collects++;
+        throw Object.assign(new Error("Inspector is not available"), { code: "ERR_INSPECTOR_NOT_AVAILABLE" });
+      },
+      onError: (error) => errors.push(error),
+    });
+    for (let t = 0; t < 30_000; t += 500) {
+      now += 500;
+      committed += 4 * MB;
+      await vi.advanceTimersByTimeAsync(500);
+    }
+    expect(collects).toBe(1);
+    expect(errors).toHaveLength(1);
+    handle.stop();
+  });
+});
+
 describe("a real gateway, idle after 0.9 MB messages", () => {
   let gateway: TestGateway | undefined;
   const dir = mkdtempSync(join(tmpdir(), "sessiond-idle-heap-"));
