@@ -41,6 +41,30 @@ describe("an admitted input's envelope is copied once", () => {
     ["the memory inbox", () => ({ inbox: new MemoryInbox(), close: async () => {} })],
   ];
 
+  for (const [name, open] of inboxes.slice(0, 2)) {
+    it(`by ${name}: a transition reads the item's state, not a copy of its envelope`, async () => {
+      const { inbox, close } = open();
+      const { item } = await inbox.admit({ key: "webhook:a", envelope: big, at: 1 });
+      const clones = vi.spyOn(globalThis, "structuredClone");
+      const parse = vi.spyOn(JSON, "parse");
+      expect(await inbox.transition(item.id, "running", 2)).toBe(true);
+      expect(await inbox.transition(item.id, "done", 3, { error: { code: "X", message: "kept" } })).toBe(
+        true,
+      );
+      expect(await inbox.transition(item.id, "running", 4)).toBe(false);
+      const copied = clones.mock.calls.filter(
+        ([value]) => typeof value === "object" && value && "envelope" in value,
+      );
+      expect(copied).toHaveLength(0);
+      expect(
+        parse.mock.calls.filter(([text]) => typeof text === "string" && text.length > 900_000),
+      ).toHaveLength(0);
+      vi.restoreAllMocks();
+      expect((await inbox.get(item.id))?.state).toBe("done");
+      await close();
+    });
+  }
+
   for (const [name, open] of inboxes) {
     it(`by ${name}: no structured clone of it, one JSON parse`, async () => {
       const { inbox, close } = open();

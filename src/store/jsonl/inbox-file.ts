@@ -1,6 +1,6 @@
 import { dirname, join } from "node:path";
 import { makeDirSync } from "../../fs/make-dir.js";
-import type { InboxItem } from "../../model/inbox.js";
+import type { InboxItem, InboxState } from "../../model/inbox.js";
 import type { DriverInbox, InboxWrite } from "../driver.js";
 import { MemoryInbox } from "../memory/inbox.js";
 import { type FileSystem, fsyncDir, fsyncFailed, writeAll, writeFileAtomic } from "./durable-fs.js";
@@ -35,6 +35,10 @@ export class InboxFile implements DriverInbox {
   get(id: string): InboxItem | undefined {
     const item = this.state.peek(id);
     return item && structuredClone(item);
+  }
+
+  stateOf(id: string): InboxState | undefined {
+    return this.state.peek(id)?.state;
   }
 
   byDedupeKey(dedupeKey: string): InboxItem | undefined {

@@ -1,4 +1,4 @@
-import type { InboxItem } from "../../model/inbox.js";
+import type { InboxItem, InboxState } from "../../model/inbox.js";
 import type { DriverInbox, InboxWrite } from "../driver.js";
 import { MemoryInbox } from "./inbox.js";
 
@@ -8,6 +8,10 @@ export class MemoryDriverInbox implements DriverInbox {
 
   get(id: string): InboxItem | undefined {
     return copy(this.items.peek(id));
+  }
+
+  stateOf(id: string): InboxState | undefined {
+    return this.items.peek(id)?.state;
   }
 
   byDedupeKey(dedupeKey: string): InboxItem | undefined {
