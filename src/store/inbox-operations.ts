@@ -3,7 +3,7 @@ import { canTransition } from "../model/inbox.js";
 import type { DriverInbox, MaybePromise } from "./driver.js";
 import type { BatchReads, BatchState, Operation, Planned } from "./log-batch.js";
 import { chain } from "./maybe-promise.js";
-import { callersItem } from "./memory/inbox.js";
+import { lazyEnvelope } from "./memory/inbox.js";
 
 /**
  * The inbox's writes as operations of the store's one writer, so that they share its transactions and
@@ -42,7 +42,7 @@ export class AdmitOperation implements Operation<AdmitResult> {
       keys: [],
       inbox: [{ kind: "admit", item: this.item, envelopeJson: this.envelopeJson }],
       // The driver keeps `this.item` itself (memory, JSONL): the caller's is another.
-      result: { item: callersItem(this.item, this.envelopeJson), admitted: true },
+      result: { item: lazyEnvelope(this.item, this.envelopeJson), admitted: true },
     };
   }
 }

@@ -149,7 +149,10 @@ export class InboxFile implements DriverInbox {
 
 /** An admitted item's line with its envelope's JSON as the caller made it (not stringified again). */
 function admittedLine(item: InboxItem, envelopeJson: string): string {
-  const { envelope: _, ...rest } = item;
+  // Its other fields, without reading the envelope (admitWrite's item parses it only when read).
+  const rest: Record<string, unknown> = {};
+  for (const name of Object.keys(item))
+    if (name !== "envelope") rest[name] = (item as unknown as Record<string, unknown>)[name];
   const head = JSON.stringify(rest);
   return `${head.slice(0, -1)},"envelope":${envelopeJson}}`;
 }

@@ -31,8 +31,8 @@ export class MemoryDriverInbox implements DriverInbox {
       const { item } = write;
       if (this.items.peek(item.id)) return;
       if (item.dedupeKey !== undefined && this.items.peekDedupe(item.dedupeKey)) return;
-      // Made for this write (store-inbox.ts admitWrite: the envelope read back from its JSON), the caller's
-      // copy apart (inbox-operations.ts): kept as it is.
+      // Made for this write (store-inbox.ts admitWrite: the envelope read back from its JSON when first read),
+      // the caller's apart (inbox-operations.ts): kept as it is.
       this.items.adopt(item);
       return;
     }

@@ -113,11 +113,11 @@ export class MemoryInbox implements Inbox {
     const known = input.dedupeKey === undefined ? undefined : this.byDedupe.get(input.dedupeKey);
     const existing = known === undefined ? undefined : this.items.get(known);
     if (existing) return { item: structuredClone(existing), admitted: false };
-    // The stored item is a copy of its own (the envelope read back from its JSON): kept as it is.
+    // The stored item and the caller's each read the envelope back from its JSON, when first read.
     const envelopeJson = jsonText(input.envelope);
-    const item = pendingItem(input, JSON.parse(envelopeJson) as InboxItem["envelope"]);
+    const item = lazyEnvelope(pendingItem(input, undefined as never), envelopeJson);
     this.adopt(item);
-    return { admitted: true, item: callersItem(item, envelopeJson) };
+    return { admitted: true, item: lazyEnvelope(item, envelopeJson) };
   }
 
   private open(): void {
@@ -139,23 +139,37 @@ export function pendingItem(input: AdmitInput, envelope: InboxItem["envelope"]):
 }
 
 /**
- * An admitted item as its caller gets it when the inbox keeps `item` itself: another envelope, read from the
- * stored JSON when first read (the engine never reads it: no copy then).
+ * `item` with its envelope read from `envelopeJson` when first read, not before (then the JSON is let go):
+ * an admission's stored item and the item its caller gets are each one of these, so neither is shared with
+ * the other or with the caller's input, and a driver that stores the JSON (SQLite) never parses it. The
+ * fields keep their order; `item.envelope` itself is not read.
  */
-export function callersItem(item: InboxItem, envelopeJson: string): InboxItem {
-  const { envelope: _stored, ...fields } = item;
+export function lazyEnvelope(item: InboxItem, envelopeJson: string): InboxItem {
+  const lazy: Record<string, unknown> = {};
+  let json: string | undefined = envelopeJson;
   let envelope: InboxItem["envelope"] | undefined;
-  return Object.defineProperty(fields, "envelope", {
-    enumerable: true,
-    configurable: true,
-    get: () => {
-      envelope ??= JSON.parse(envelopeJson) as InboxItem["envelope"];
-      return envelope;
-    },
-    set: (value: InboxItem["envelope"]) => {
-      envelope = value;
-    },
-  }) as InboxItem;
+  for (const name of Object.keys(item)) {
+    if (name !== "envelope") {
+      lazy[name] = (item as unknown as Record<string, unknown>)[name];
+      continue;
+    }
+    Object.defineProperty(lazy, "envelope", {
+      enumerable: true,
+      configurable: true,
+      get: () => {
+        if (json !== undefined) {
+          envelope = JSON.parse(json) as InboxItem["envelope"];
+          json = undefined;
+        }
+        return envelope;
+      },
+      set: (value: InboxItem["envelope"]) => {
+        envelope = value;
+        json = undefined;
+      },
+    });
+  }
+  return lazy as unknown as InboxItem;
 }
 
 /** The JSON text an inbox stores for `value`; INVALID_ARGUMENT when it cannot be written as JSON. */
