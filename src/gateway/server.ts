@@ -7,6 +7,7 @@ import { SessiondError } from "../model/errors.js";
 import { type ConnectionLimits, serverOptions } from "./connection-limits.js";
 import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT } from "./defaults.js";
 import type { GatewayDeps, GatewayLogger } from "./deps.js";
+import { DEFAULT_IDLE_HEAP_MS, shrinkFields, shrinkHeapWhenIdle } from "./idle-heap.js";
 import { createGateway } from "./index.js";
 import { createGatewayLogger } from "./logger.js";
 import { fallbackWarning, type StoreFallback } from "./store-fallback.js";
@@ -42,6 +43,11 @@ export interface StartGatewayOptions extends Omit<GatewayOptions, "shutdownSigna
    * turns are cancelled, which lets it end): `sessiond serve` stops its channels and delivers their replies.
    */
   closing?: () => Promise<void>;
+  /**
+   * No request for this long, ms: the gateway gives the heap it no longer uses back (idle-heap.ts). Default
+   * 5 s; 0 never (an embedder that manages its process's heap itself).
+   */
+  idleHeapMs?: number;
   /** Called with the listening server, e.g. to attach the WebSocket protocol to it. */
   onServer?: (server: Server, deps: GatewayDeps) => void;
 }
@@ -110,6 +116,19 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const websocket = gateway.attachWebSocket(server);
   options.onServer?.(server, deps);
   if (!open) holdUpgrades(server, opened);
+  const idleMs = options.idleHeapMs ?? DEFAULT_IDLE_HEAP_MS;
+  const idleHeap =
+    idleMs > 0
+      ? shrinkHeapWhenIdle(server, {
+          idleMs,
+          onShrink: (shrink) => deps.logger.info(shrinkFields(shrink), "idle: unused heap given back"),
+          onError: (error) =>
+            deps.logger.warn(
+              { err: error instanceof Error ? error.message : String(error) },
+              "idle: heap not shrunk",
+            ),
+        })
+      : undefined;
   const address = server.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${shownHost}:${address.port}`;
@@ -117,6 +136,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      idleHeap?.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const grace = options.graceMs ?? DEFAULT_GRACE_MS;
       // Upgraded sockets count as open connections: the WebSocket side finishes its turns within the same

@@ -109,6 +109,11 @@ export type InboxWrite =
  */
 export interface DriverInbox {
   get(id: string): MaybePromise<InboxItem | undefined>;
+  /**
+   * An item's state alone (undefined: not stored), without reading or copying its envelope: what a
+   * transition checks. Absent: the core reads the whole item (`get`).
+   */
+  stateOf?(id: string): MaybePromise<InboxState | undefined>;
   byDedupeKey(dedupeKey: string): MaybePromise<InboxItem | undefined>;
   /** Every item still `pending` or `running`, in admission order. */
   unfinished(): MaybePromise<InboxItem[]>;

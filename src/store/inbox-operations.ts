@@ -3,6 +3,7 @@ import { canTransition } from "../model/inbox.js";
 import type { DriverInbox, MaybePromise } from "./driver.js";
 import type { BatchReads, BatchState, Operation, Planned } from "./log-batch.js";
 import { chain } from "./maybe-promise.js";
+import { lazyEnvelope } from "./memory/inbox.js";
 
 /**
  * The inbox's writes as operations of the store's one writer, so that they share its transactions and
@@ -29,17 +30,19 @@ export class AdmitOperation implements Operation<AdmitResult> {
 
   plan(batch: BatchState): Planned<AdmitResult> {
     const { dedupeKey } = this.item;
-    const existing = dedupeKey === undefined ? undefined : (batch.inboxDedupe.get(dedupeKey) ?? this.found);
-    if (existing)
-      return { changes: [], expects: [], keys: [], result: { item: { ...existing }, admitted: false } };
+    // One admitted earlier in this batch is the item its driver keeps: copied. `found` is a copy already.
+    const inBatch = dedupeKey === undefined ? undefined : batch.inboxDedupe.get(dedupeKey);
+    const existing = inBatch ? structuredClone(inBatch) : this.found && { ...this.found };
+    if (existing) return { changes: [], expects: [], keys: [], result: { item: existing, admitted: false } };
     if (dedupeKey !== undefined) batch.inboxDedupe.set(dedupeKey, this.item);
-    batch.inboxItems.set(this.item.id, { ...this.item });
+    batch.inboxStates.set(this.item.id, this.item.state);
     return {
       changes: [],
       expects: [],
       keys: [],
       inbox: [{ kind: "admit", item: this.item, envelopeJson: this.envelopeJson }],
-      result: { item: { ...this.item }, admitted: true },
+      // The driver keeps `this.item` itself (memory, JSONL): the caller's is another.
+      result: { item: lazyEnvelope(this.item, this.envelopeJson), admitted: true },
     };
   }
 }
@@ -55,18 +58,21 @@ export class TransitionOperation implements Operation<boolean> {
   ) {}
 
   prepare(_reads: BatchReads, batch: BatchState): MaybePromise<void> {
-    if (batch.inboxItems.has(this.id)) return;
-    return chain(this.inbox.get(this.id), (item) => {
-      if (!batch.inboxItems.has(this.id)) batch.inboxItems.set(this.id, item);
+    if (batch.inboxStates.has(this.id)) return;
+    // The state alone where the driver can tell it: the whole item is a copy of its (1 MB?) envelope.
+    const state = this.inbox.stateOf
+      ? this.inbox.stateOf(this.id)
+      : chain(this.inbox.get(this.id), (item) => item?.state);
+    return chain(state, (found) => {
+      if (!batch.inboxStates.has(this.id)) batch.inboxStates.set(this.id, found);
     });
   }
 
   plan(batch: BatchState): Planned<boolean> {
-    const item = batch.inboxItems.get(this.id);
-    if (!item || !canTransition(item.state, this.state))
+    const state = batch.inboxStates.get(this.id);
+    if (!state || !canTransition(state, this.state))
       return { changes: [], expects: [], keys: [], result: false };
-    item.state = this.state;
-    item.updatedAt = this.at;
+    batch.inboxStates.set(this.id, this.state);
     const write = { kind: "end", id: this.id, state: this.state, at: this.at } as const;
     return {
       changes: [],

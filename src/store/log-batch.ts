@@ -1,5 +1,5 @@
 import type { Entry } from "../model/entry.js";
-import type { InboxItem } from "../model/inbox.js";
+import type { InboxItem, InboxState } from "../model/inbox.js";
 import type { Session } from "../model/session.js";
 import type { Expectation, InboxWrite, KeyHead, MaybePromise, WriteChange } from "./driver.js";
 import { cloneSession, type LogAccess } from "./session-log.js";
@@ -50,8 +50,8 @@ export class BatchState {
   private readonly touched = new Map<string, Session | null>();
   /** Idempotency keys per session: those read in prepare, then those the batch's plans stored. */
   private readonly idempotent = new Map<string, Map<string, Entry>>();
-  /** Inbox items as read in prepare (undefined: not stored), then as this batch's plans left them. */
-  readonly inboxItems = new Map<string, InboxItem | undefined>();
+  /** Inbox items' states as read in prepare (undefined: not stored), then as this batch's plans left them. */
+  readonly inboxStates = new Map<string, InboxState | undefined>();
   /** The batch's admissions by dedupe key. */
   readonly inboxDedupe = new Map<string, InboxItem>();
   /** What `planAppend` looks idempotency keys up in: this batch. */

@@ -4,7 +4,7 @@ import type { DriverInbox, InboxWrite, MaybePromise } from "./driver.js";
 import type { GroupCommit } from "./group-commit.js";
 import { AdmitOperation, TransitionOperation } from "./inbox-operations.js";
 import type { Operation } from "./log-batch.js";
-import { jsonText, pendingItem } from "./memory/inbox.js";
+import { jsonText, lazyEnvelope, pendingItem } from "./memory/inbox.js";
 import { SMALL_WRITE_BYTES } from "./write-bytes.js";
 
 /**
@@ -80,7 +80,9 @@ type AdmitWrite = Extract<InboxWrite, { kind: "admit" }> & { envelopeJson: strin
 /** The write that admits `input` (pending); INVALID_ARGUMENT when its envelope cannot be stored as JSON. */
 export function admitWrite(input: AdmitInput): AdmitWrite {
   const envelopeJson = jsonText(input.envelope);
-  const item = pendingItem(input, JSON.parse(envelopeJson) as InboxItem["envelope"]);
+  // Read back from its JSON (what a restart reads, shared with nothing) when first read: a driver that
+  // stores the JSON (SQLite) never parses it.
+  const item = lazyEnvelope(pendingItem(input, undefined as never), envelopeJson);
   return { kind: "admit", item, envelopeJson };
 }
 

@@ -73,6 +73,22 @@ export function inboxContract(name: string, factory: InboxFactory): void {
       await expect(inbox.get(waiting.id)).rejects.toMatchObject({ code: "STORE_CLOSED" });
     });
 
+    it("keeps an input as admitted, shared with neither the caller's envelope nor any item it hands out", async () => {
+      const inbox = await factory.open();
+      const input = envelope("as admitted");
+      const { item } = await inbox.admit({ key: "k", envelope: input, at: 1 });
+      input.text = "changed by the caller";
+      item.envelope.text = "changed in the admission's item";
+      const read = await inbox.get(item.id);
+      if (read) read.envelope.text = "changed in a read";
+      const pending = await inbox.unfinished();
+      for (const i of pending) i.envelope.text = "changed in the list";
+      expect((await inbox.get(item.id))?.envelope.text).toBe("as admitted");
+      await inbox.transition(item.id, "done", 2, { error: { code: "X", message: "kept" } });
+      expect((await inbox.get(item.id))?.envelope).toEqual(envelope("as admitted"));
+      await inbox.close();
+    });
+
     it("refuses an input that cannot be stored as JSON, storing nothing", async () => {
       const inbox = await factory.open();
       const cyclic: Record<string, unknown> = { text: "x" };

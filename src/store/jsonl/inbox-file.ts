@@ -1,6 +1,6 @@
 import { dirname, join } from "node:path";
 import { makeDirSync } from "../../fs/make-dir.js";
-import type { InboxItem } from "../../model/inbox.js";
+import type { InboxItem, InboxState } from "../../model/inbox.js";
 import type { DriverInbox, InboxWrite } from "../driver.js";
 import { MemoryInbox } from "../memory/inbox.js";
 import { type FileSystem, fsyncDir, fsyncFailed, writeAll, writeFileAtomic } from "./durable-fs.js";
@@ -35,6 +35,10 @@ export class InboxFile implements DriverInbox {
   get(id: string): InboxItem | undefined {
     const item = this.state.peek(id);
     return item && structuredClone(item);
+  }
+
+  stateOf(id: string): InboxState | undefined {
+    return this.state.peek(id)?.state;
   }
 
   byDedupeKey(dedupeKey: string): InboxItem | undefined {
@@ -74,18 +78,20 @@ export class InboxFile implements DriverInbox {
       }
       if (!this.state.allows(write.id, write.state)) continue;
       const current = this.state.peek(write.id) as InboxItem;
+      // The stored envelope goes on as it is; the outcome is the caller's, so copied.
       const next: InboxItem = {
         ...current,
         state: write.state,
         updatedAt: write.at,
-        ...(write.outcome ? { outcome: write.outcome } : {}),
+        ...(write.outcome ? { outcome: structuredClone(write.outcome) } : {}),
       };
       text += `${JSON.stringify(next)}\n`;
       changed.push(next);
     }
     if (text === "") return;
     writeAll(this.fd, Buffer.from(text, "utf8"), undefined, this.fs);
-    for (const item of changed) this.state.put(item);
+    // Admitted items are made for their write (admitWrite), the others just above: kept, not copied again.
+    for (const item of changed) this.state.adopt(item);
   }
 
   /** Whether an admission waits for its fsync (an end rides on the next one: recovery settles a lost end). */
@@ -143,7 +149,10 @@ export class InboxFile implements DriverInbox {
 
 /** An admitted item's line with its envelope's JSON as the caller made it (not stringified again). */
 function admittedLine(item: InboxItem, envelopeJson: string): string {
-  const { envelope: _, ...rest } = item;
+  // Its other fields, without reading the envelope (admitWrite's item parses it only when read).
+  const rest: Record<string, unknown> = {};
+  for (const name of Object.keys(item))
+    if (name !== "envelope") rest[name] = (item as unknown as Record<string, unknown>)[name];
   const head = JSON.stringify(rest);
   return `${head.slice(0, -1)},"envelope":${envelopeJson}}`;
 }

@@ -8,6 +8,7 @@ import {
   type InboxOutcome,
   type InboxState,
 } from "../../model/inbox.js";
+import { lazyEnvelope } from "../memory/inbox.js";
 import { admitWrite } from "../store-inbox.js";
 import { type FileSystem, realFs } from "./durable-fs.js";
 import { InboxFile } from "./inbox-file.js";
@@ -47,7 +48,7 @@ export class JsonlInbox implements Inbox {
       if (known) return { item: known, admitted: false };
       this.file.apply([write]);
       await this.file.syncAsync();
-      return { item: structuredClone(write.item), admitted: true };
+      return { item: lazyEnvelope(write.item, write.envelopeJson), admitted: true };
     });
   }
 

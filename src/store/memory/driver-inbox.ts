@@ -1,4 +1,4 @@
-import type { InboxItem } from "../../model/inbox.js";
+import type { InboxItem, InboxState } from "../../model/inbox.js";
 import type { DriverInbox, InboxWrite } from "../driver.js";
 import { MemoryInbox } from "./inbox.js";
 
@@ -8,6 +8,10 @@ export class MemoryDriverInbox implements DriverInbox {
 
   get(id: string): InboxItem | undefined {
     return copy(this.items.peek(id));
+  }
+
+  stateOf(id: string): InboxState | undefined {
+    return this.items.peek(id)?.state;
   }
 
   byDedupeKey(dedupeKey: string): InboxItem | undefined {
@@ -27,7 +31,9 @@ export class MemoryDriverInbox implements DriverInbox {
       const { item } = write;
       if (this.items.peek(item.id)) return;
       if (item.dedupeKey !== undefined && this.items.peekDedupe(item.dedupeKey)) return;
-      this.items.put(item);
+      // Made for this write (store-inbox.ts admitWrite: the envelope read back from its JSON when first read),
+      // the caller's apart (inbox-operations.ts): kept as it is.
+      this.items.adopt(item);
       return;
     }
     this.items.transitionNow(write.id, write.state, write.at, write.outcome);

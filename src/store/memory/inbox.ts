@@ -53,17 +53,17 @@ export class MemoryInbox implements Inbox {
     this.closed = true;
   }
 
-  /** The item an admission would find or make, without storing it (the JSONL inbox writes it first). */
-  planAdmit(input: AdmitInput): AdmitResult {
-    const known = input.dedupeKey === undefined ? undefined : this.byDedupe.get(input.dedupeKey);
-    const existing = known === undefined ? undefined : this.items.get(known);
-    if (existing) return { item: structuredClone(existing), admitted: false };
-    return { admitted: true, item: pendingItem(input, jsonSafe(input.envelope)) };
+  /** Stores a copy of an item (replayed from a file). */
+  put(item: InboxItem): void {
+    this.adopt(structuredClone(item));
   }
 
-  /** Stores an item as planned (or replayed from a file). */
-  put(item: InboxItem): void {
-    this.items.set(item.id, structuredClone(item));
+  /**
+   * Stores the item itself, no copy: one made for this inbox that nothing else holds (an admission's item,
+   * its envelope read back from its JSON: a 1 MB input is not copied a second time).
+   */
+  adopt(item: InboxItem): void {
+    this.items.set(item.id, item);
     if (item.dedupeKey !== undefined) this.byDedupe.set(item.dedupeKey, item.id);
   }
 
@@ -110,13 +110,14 @@ export class MemoryInbox implements Inbox {
   }
 
   private admitNow(input: AdmitInput): AdmitResult {
-    const planned = this.planAdmit(input);
-    if (!planned.admitted) return planned;
-    // The planned item is already a copy of its own (the envelope read back from its JSON): kept as it is.
-    const { item } = planned;
-    this.items.set(item.id, item);
-    if (item.dedupeKey !== undefined) this.byDedupe.set(item.dedupeKey, item.id);
-    return { admitted: true, item: { ...item } };
+    const known = input.dedupeKey === undefined ? undefined : this.byDedupe.get(input.dedupeKey);
+    const existing = known === undefined ? undefined : this.items.get(known);
+    if (existing) return { item: structuredClone(existing), admitted: false };
+    // The stored item and the caller's each read the envelope back from its JSON, when first read.
+    const envelopeJson = jsonText(input.envelope);
+    const item = lazyEnvelope(pendingItem(input, undefined as never), envelopeJson);
+    this.adopt(item);
+    return { admitted: true, item: lazyEnvelope(item, envelopeJson) };
   }
 
   private open(): void {
@@ -137,9 +138,38 @@ export function pendingItem(input: AdmitInput, envelope: InboxItem["envelope"]):
   };
 }
 
-/** The envelope as it will read back from a file: refused when it cannot be written as JSON. */
-export function jsonSafe<T>(value: T): T {
-  return JSON.parse(jsonText(value)) as T;
+/**
+ * `item` with its envelope read from `envelopeJson` when first read, not before (then the JSON is let go):
+ * an admission's stored item and the item its caller gets are each one of these, so neither is shared with
+ * the other or with the caller's input, and a driver that stores the JSON (SQLite) never parses it. The
+ * fields keep their order; `item.envelope` itself is not read.
+ */
+export function lazyEnvelope(item: InboxItem, envelopeJson: string): InboxItem {
+  const lazy: Record<string, unknown> = {};
+  let json: string | undefined = envelopeJson;
+  let envelope: InboxItem["envelope"] | undefined;
+  for (const name of Object.keys(item)) {
+    if (name !== "envelope") {
+      lazy[name] = (item as unknown as Record<string, unknown>)[name];
+      continue;
+    }
+    Object.defineProperty(lazy, "envelope", {
+      enumerable: true,
+      configurable: true,
+      get: () => {
+        if (json !== undefined) {
+          envelope = JSON.parse(json) as InboxItem["envelope"];
+          json = undefined;
+        }
+        return envelope;
+      },
+      set: (value: InboxItem["envelope"]) => {
+        envelope = value;
+        json = undefined;
+      },
+    });
+  }
+  return lazy as unknown as InboxItem;
 }
 
 /** The JSON text an inbox stores for `value`; INVALID_ARGUMENT when it cannot be written as JSON. */
