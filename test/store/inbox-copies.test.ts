@@ -67,6 +67,23 @@ describe("an admitted input's envelope is copied once", () => {
     });
   }
 
+  it("by the SQLite store: a transition reads the row's state, never its envelope", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-inbox-copies-"));
+    dirs.push(dir);
+    const { inbox, close } = storeInbox(new SqliteStore({ path: join(dir, "s.db") }));
+    const { item } = await inbox.admit({ key: "webhook:a", envelope: big, at: 1 });
+    const parse = vi.spyOn(JSON, "parse");
+    expect(await inbox.transition(item.id, "running", 2)).toBe(true);
+    expect(await inbox.transition(item.id, "done", 3)).toBe(true);
+    expect(await inbox.transition(item.id, "running", 4)).toBe(false);
+    expect(parse.mock.calls.filter(([text]) => typeof text === "string" && text.length > 900_000)).toEqual(
+      [],
+    );
+    vi.restoreAllMocks();
+    expect((await inbox.get(item.id))?.state).toBe("done");
+    await close();
+  });
+
   const bigParses = (parse: { mock: { calls: unknown[][] } }) =>
     parse.mock.calls.filter(([text]) => typeof text === "string" && text.length > 900_000).length;
 

@@ -18,6 +18,7 @@ CREATE INDEX IF NOT EXISTS inbox_unfinished ON inbox (id) WHERE state IN ('pendi
 
 const SQL = {
   get: "SELECT * FROM inbox WHERE id = ?",
+  stateOf: "SELECT state FROM inbox WHERE id = ?",
   byDedupe: "SELECT * FROM inbox WHERE dedupe_key = ?",
   unfinished: "SELECT * FROM inbox WHERE state IN ('pending', 'running') ORDER BY id",
   insert: `INSERT INTO inbox (id, key, envelope, dedupe_key, state, admitted_at, updated_at)
@@ -50,6 +51,11 @@ export class InboxTable implements DriverInbox {
   get(id: string): InboxItem | undefined {
     const row = this.sql(SQL.get).get(id) as Row | undefined;
     return row && itemOf(row);
+  }
+
+  /** An item's state, without reading its envelope (what a transition checks). */
+  stateOf(id: string): InboxState | undefined {
+    return this.sql(SQL.stateOf).pluck().get(id) as InboxState | undefined;
   }
 
   byDedupeKey(dedupeKey: string): InboxItem | undefined {

@@ -24,7 +24,7 @@ import { InboxTable } from "./inbox-table.js";
 import { openDatabase, SQL } from "./sqlite-sql.js";
 import { SqliteWriter } from "./sqlite-writer.js";
 import { WriterClient } from "./writer-client.js";
-import { receiveOutcome, type WriterStats } from "./writer-protocol.js";
+import { receiveOutcome, sendGroups, type WriterStats } from "./writer-protocol.js";
 
 export interface SqliteDriverOptions {
   path: string;
@@ -218,7 +218,7 @@ export class SqliteDriver implements StoreDriver {
         if (change.kind === "deleteSession") this.sids.delete(change.session.id);
     if (!this.thread) return this.writer().commit(groups, durable);
     return this.thread
-      .request({ op: "commit", groups, durable })
+      .request({ op: "commit", groups: sendGroups(groups), durable })
       .then((outcomes) => outcomes.map(receiveOutcome));
   }
 

@@ -1,6 +1,7 @@
 import { type ErrorCode, SessiondError } from "../../model/errors.js";
+import type { InboxItem } from "../../model/inbox.js";
 import type { IndexProgress } from "../../search/sqlite/search-index.js";
-import type { GroupOutcome, WriteGroup } from "../driver.js";
+import type { GroupOutcome, InboxWrite, WriteGroup } from "../driver.js";
 import type { Durability } from "../store.js";
 
 /** What the writer thread is started with (`workerData`). */
@@ -83,4 +84,25 @@ export function sendOutcome(outcome: GroupOutcome): SentOutcome {
 
 export function receiveOutcome(sent: SentOutcome): GroupOutcome {
   return sent.ok || "stale" in sent ? sent : { ok: false, error: receiveError(sent.error) };
+}
+
+/**
+ * The groups as the writer thread needs them: an admission whose envelope comes as JSON text leaves the
+ * envelope itself out (it may be read lazily from that text, and would cross twice).
+ */
+export function sendGroups(groups: readonly WriteGroup[]): readonly WriteGroup[] {
+  if (!groups.some((g) => g.inbox?.some(sentLighter))) return groups;
+  return groups.map((g) => (g.inbox?.some(sentLighter) ? { ...g, inbox: g.inbox.map(lighter) } : g));
+}
+
+function sentLighter(write: InboxWrite): boolean {
+  return write.kind === "admit" && write.envelopeJson !== undefined;
+}
+
+function lighter(write: InboxWrite): InboxWrite {
+  if (write.kind !== "admit" || write.envelopeJson === undefined) return write;
+  const { id, key, dedupeKey, state, admittedAt, updatedAt } = write.item;
+  // The thread writes `envelopeJson` (inbox-table.ts) and never reads `item.envelope`.
+  const item = { id, key, state, admittedAt, updatedAt, ...(dedupeKey === undefined ? {} : { dedupeKey }) };
+  return { kind: "admit", item: item as InboxItem, envelopeJson: write.envelopeJson };
 }
