@@ -13,29 +13,20 @@ import type {
   WriteGroup,
 } from "../driver.js";
 import { freezeInPlace } from "../frozen.js";
-import { RecentMap } from "../recent-map.js";
 import type { NormalisedQuery } from "../session-query.js";
 import { listSessionsSql, scanSessionsSql } from "../sql/list-sql.js";
 import { type EntryRow, entryFromRow, type SessionRow, sessionFromRow } from "../sql/rows.js";
 import { Statements } from "../sql/sqlite-statements.js";
-import type { Durability, EntryRange, SessionScan } from "../store.js";
+import type { EntryRange, SessionScan } from "../store.js";
 import { DataVersion, ForeignCommits, WalCommits, WriterSignals } from "./data-version.js";
 import { InboxTable } from "./inbox-table.js";
+import { SidCache } from "./sid-cache.js";
 import { openDatabase, SQL } from "./sqlite-sql.js";
 import { SqliteWriter } from "./sqlite-writer.js";
 import { WriterClient } from "./writer-client.js";
-import { receiveOutcome, sendGroups, type WriterStats } from "./writer-protocol.js";
+import { receiveOutcome, type SqliteFileOptions, sendGroups, type WriterStats } from "./writer-protocol.js";
 
-export interface SqliteDriverOptions {
-  path: string;
-  durability: Durability;
-  busyTimeoutMs: number;
-  pageCacheKb: number;
-  foldThreshold: number;
-  journalMinBatch: number;
-  idleFoldMs: number;
-  /** The least time between two checkpoints of the checkpoint thread, ms. */
-  checkpointIntervalMs: number;
+export interface SqliteDriverOptions extends SqliteFileOptions {
   /** Called when a checkpoint's fsync failed: the store stops. */
   onFailure: (error: unknown) => void;
   /**
@@ -72,7 +63,7 @@ export class SqliteDriver implements StoreDriver {
   readonly inbox: DriverInbox;
   private readonly thread: WriterClient | undefined;
   private readonly sql: Statements;
-  private readonly sids = new RecentMap<string, number>(20_000);
+  private readonly sids: SidCache;
   private readonly signals = new WriterSignals();
   /** Whether another process committed since the last look. */
   private readonly foreign: { changed(): boolean; close?(): void };
@@ -82,6 +73,7 @@ export class SqliteDriver implements StoreDriver {
     this.path = options.path;
     this.db = openDatabase(options.path, options.durability, options);
     this.sql = new Statements(this.db);
+    this.sids = new SidCache(this.sql);
     // The readers' connection commits nothing: the writer's setting, for whoever looks.
     if (this.db.pragma("journal_mode", { simple: true }) === "wal") this.db.pragma("synchronous = NORMAL");
     const threaded =
@@ -271,10 +263,6 @@ export class SqliteDriver implements StoreDriver {
   }
 
   private sidOf(id: string): number | undefined {
-    const cached = this.sids.get(id);
-    if (cached !== undefined) return cached;
-    const sid = this.sql.get(SQL.sidOf).pluck().get(id) as number | undefined;
-    if (sid !== undefined) this.sids.set(id, sid);
-    return sid;
+    return this.sids.get(id);
   }
 }

@@ -2,7 +2,6 @@ import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
 import { type IndexProgress, SqliteSearchIndex } from "../../search/sqlite/search-index.js";
 import type { Expectation, GroupOutcome, WriteChange, WriteGroup } from "../driver.js";
-import { RecentMap } from "../recent-map.js";
 import type { EntryRow, SessionRow } from "../sql/rows.js";
 import {
   entryInsertParams,
@@ -15,6 +14,7 @@ import type { Durability } from "../store.js";
 import { DataVersion, type WriterSignals } from "./data-version.js";
 import { InboxTable } from "./inbox-table.js";
 import { JournalFold } from "./journal-fold.js";
+import { SidCache } from "./sid-cache.js";
 import { asStoreError, isFsyncError, SQL, walSyncFailed } from "./sqlite-sql.js";
 import { WalUpkeep } from "./wal-upkeep.js";
 
@@ -47,7 +47,7 @@ export class SqliteWriter {
   readonly searchIndex: SqliteSearchIndex;
   readonly inbox: InboxTable;
   private readonly sql: Statements;
-  private readonly sids = new RecentMap<string, number>(20_000);
+  private readonly sids: SidCache;
   private synchronous: "FULL" | "NORMAL";
   private viaJournal = false;
   /** Whether the groups of the batch being committed must have their expectations checked. */
@@ -71,6 +71,7 @@ export class SqliteWriter {
     if (path !== ":memory:" && db.pragma("journal_mode", { simple: true }) === "wal")
       this.wal = new WalUpkeep(db, path, options.onFailure, options.checkpointIntervalMs);
     this.sql = new Statements(db);
+    this.sids = new SidCache(this.sql);
     this.totalChangesQuery = db.prepare("SELECT total_changes()").pluck();
     this.inbox = new InboxTable(db);
     const sql = this.sql;
@@ -295,11 +296,7 @@ export class SqliteWriter {
   }
 
   private sidOf(id: string): number | undefined {
-    const cached = this.sids.get(id);
-    if (cached !== undefined) return cached;
-    const sid = this.sql.get(SQL.sidOf).pluck().get(id) as number | undefined;
-    if (sid !== undefined) this.sids.set(id, sid);
-    return sid;
+    return this.sids.get(id);
   }
 
   private requireSid(id: string): number {

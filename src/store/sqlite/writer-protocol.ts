@@ -4,16 +4,25 @@ import type { IndexProgress } from "../../search/sqlite/search-index.js";
 import type { GroupOutcome, InboxWrite, WriteGroup } from "../driver.js";
 import type { Durability } from "../store.js";
 
-/** What the writer thread is started with (`workerData`). */
-export interface WriterInit {
+/** A SQLite store's file and how it is written. */
+export interface SqliteFileOptions {
   path: string;
   durability: Durability;
+  /** How long to wait for another process's write lock, ms. */
   busyTimeoutMs: number;
   pageCacheKb: number;
+  /** Fold the journal once it holds this many rows. */
   foldThreshold: number;
+  /** Batches of at least this many operations write through the journal. */
   journalMinBatch: number;
+  /** Fold the journal after this long without writes, ms. */
   idleFoldMs: number;
+  /** The least time between two checkpoints of the checkpoint thread, ms. */
   checkpointIntervalMs: number;
+}
+
+/** What the writer thread is started with (`workerData`). */
+export interface WriterInit extends SqliteFileOptions {
   /** The `WriterSignals` buffer shared with the reading thread. */
   signals: SharedArrayBuffer;
 }
