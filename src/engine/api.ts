@@ -17,7 +17,9 @@ import type {
   AppendOptions,
   AppendResult,
   DeleteResult,
+  ForkResult,
   ResetResult,
+  RewindResult,
   SessionPage,
   SessionQuery,
   Store,
@@ -59,6 +61,28 @@ export interface EngineAppendOptions extends AppendOptions {
   init?: SessionInit;
 }
 
+export interface EngineForkOptions {
+  /** Fork after this entry; default: the newest completed one (a running turn's input and reply are left out). */
+  atSeq?: number;
+  /** The fork's key; default: `<key>/fork-<id>`. */
+  toKey?: string;
+}
+
+export interface EngineRewindOptions {
+  /** The first entry left out: the conversation continues from the entry before it. */
+  toSeq: number;
+  /** Compare-and-swap: the head (newest seq) the rewind was computed on; moved on → `SESSION_CHANGED`. */
+  expectHead?: number;
+}
+
+/** One line of a key's conversation tree (`engine.branches`). */
+export interface SessionBranch {
+  key: string;
+  session: Session;
+  /** `current`: the key's conversation now; `rewound`: left by a rewind; `fork`: another key forked from it. */
+  kind: "current" | "rewound" | "archived" | "fork";
+}
+
 export interface CompactResult {
   summary: string;
   entry: CompactionEntry;
@@ -96,6 +120,19 @@ export interface Engine {
   idle(key: string): Promise<void>;
   /** Archives the current session and starts a new one; waits for a running turn of that key. */
   reset(key: string, cause?: ResetCause): Promise<ResetResult>;
+  /**
+   * Forks the key's current session: a new key whose history is its entries up to `atSeq` (default: the
+   * newest completed one; while a turn runs, the entry before its input). Nothing is copied. The runtime
+   * sessions follow where the runtime can fork (Claude Code, Codex), else are left for a fresh start.
+   */
+  fork(key: string, options?: EngineForkOptions): Promise<ForkResult>;
+  /**
+   * Continues the key's conversation from before `toSeq`; what came after stays readable as a branch
+   * (`branches`). Waits for a running turn of that key.
+   */
+  rewind(key: string, options: EngineRewindOptions): Promise<RewindResult>;
+  /** The key's sessions (current, rewound, archived) and the forks taken from them. */
+  branches(key: string): Promise<SessionBranch[]>;
   /** Deletes every generation of a key; waits for a running turn of that key. */
   delete(key: string): Promise<DeleteResult>;
   /**

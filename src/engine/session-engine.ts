@@ -10,6 +10,7 @@ import { resetIfDue, Sweeper, type SweepReport } from "../lifecycle/sweeper.js";
 import { TitleWriter } from "../lifecycle/title-writer.js";
 import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
 import type { Envelope } from "../model/envelope.js";
+import { SessiondError } from "../model/errors.js";
 import type { Inbox } from "../model/inbox.js";
 import type { Runtime } from "../model/runtime.js";
 import type { StoredContext } from "../model/session.js";
@@ -22,7 +23,14 @@ import type { AgentRuntimes } from "../runtimes/sessions/agent-runtimes.js";
 import { type AgentsSession, agentsSession } from "../sdk/agents-session.js";
 import { sessionModels } from "../session-models.js";
 import { sessionNotFound } from "../store/session-log.js";
-import type { AppendResult, DeleteResult, ResetResult, Store } from "../store/store.js";
+import type {
+  AppendResult,
+  DeleteResult,
+  ForkResult,
+  ResetResult,
+  RewindResult,
+  Store,
+} from "../store/store.js";
 import { observeStore, SessionEvents } from "../turns/events.js";
 import { relayForeignAppends } from "../turns/foreign-events.js";
 import type { RecoveryReport } from "../turns/inbox-recovery.js";
@@ -33,8 +41,11 @@ import type {
   CompactResult,
   Engine,
   EngineAppendOptions,
+  EngineForkOptions,
+  EngineRewindOptions,
   HistoryOptions,
   PruneResult,
+  SessionBranch,
   StartedTurn,
 } from "./api.js";
 import { readHistory } from "./history.js";
@@ -204,6 +215,18 @@ export class SessionEngine implements Engine {
   reset(key: string, cause: ResetCause = "manual"): Promise<ResetResult> {
     validateKey(key);
     return this.actors.exclusive(key, () => this.store.reset(key, cause));
+  }
+
+  fork(_key: string, _options: EngineForkOptions = {}): Promise<ForkResult> {
+    return Promise.reject(new SessiondError("NOT_SUPPORTED", "fork: not built yet"));
+  }
+
+  rewind(_key: string, _options: EngineRewindOptions): Promise<RewindResult> {
+    return Promise.reject(new SessiondError("NOT_SUPPORTED", "rewind: not built yet"));
+  }
+
+  branches(_key: string): Promise<SessionBranch[]> {
+    return Promise.reject(new SessiondError("NOT_SUPPORTED", "branches: not built yet"));
   }
 
   delete(key: string): Promise<DeleteResult> {

@@ -55,7 +55,11 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 502;
     case "SESSION_CHANGED":
     case "LEASE_LOST":
+    case "SESSION_HAS_FORKS":
+    case "KEY_TAKEN":
       return 409;
+    case "NOT_SUPPORTED":
+      return 501;
     case "TURN_TIMEOUT":
       return 504;
     case "SEARCH_UNAVAILABLE":

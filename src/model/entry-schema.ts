@@ -55,7 +55,7 @@ const entryInput = lazySchema((z) => {
     z.object({
       ...header,
       type: z.literal("reset"),
-      cause: z.enum(["trigger", "daily", "idle", "manual", "api", "relink", "client"]),
+      cause: z.enum(["trigger", "daily", "idle", "manual", "api", "relink", "client", "rewind"]),
       nextSessionId: z.string().optional(),
     }),
     z.object({ ...header, type: z.literal("title"), title: z.string().max(200), by: z.string().optional() }),

@@ -2,7 +2,7 @@ import type { Part, Sender } from "./envelope.js";
 
 export type EntryType = "message" | "compaction" | "reset" | "title" | "note" | "usage";
 export type Role = "user" | "assistant" | "system" | "tool";
-export type ResetCause = "trigger" | "daily" | "idle" | "manual" | "api" | "relink" | "client";
+export type ResetCause = "trigger" | "daily" | "idle" | "manual" | "api" | "relink" | "client" | "rewind";
 
 /** A tool call as kept in history: arguments already cut and stripped of credentials. */
 export interface ToolCall {

@@ -28,7 +28,10 @@ export type ErrorCode =
   | "PACKAGE_MISSING"
   | "STORE_SCHEMA_NEWER"
   | "LEASE_LOST"
-  | "SEARCH_UNAVAILABLE";
+  | "SEARCH_UNAVAILABLE"
+  | "SESSION_HAS_FORKS"
+  | "KEY_TAKEN"
+  | "NOT_SUPPORTED";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;

@@ -18,6 +18,17 @@ export interface SessionInit {
   createdAt?: number;
 }
 
+/**
+ * Where a session took its history from: the first `seq` entries of session `sessionId` (of key `key`,
+ * as it was named when the session began). A fork and a rewound generation reference that prefix instead
+ * of copying it; their own entries are numbered from `seq + 1`.
+ */
+export interface ForkOrigin {
+  key: string;
+  sessionId: string;
+  seq: number;
+}
+
 /** One history generation of a key. A reset archives it and starts the next generation. */
 export interface Session extends SessionInit {
   /** ULID of this generation. */
@@ -39,6 +50,11 @@ export interface Session extends SessionInit {
   contextFromSeq: number;
   lastCompactionSeq?: number;
   overrides: Record<string, OverrideValue>;
+  /**
+   * Set on a fork or a rewound generation: its entries 1..`forkedFrom.seq` are that session's, read
+   * through it (and its own origin, and so on); its own entries follow.
+   */
+  forkedFrom?: ForkOrigin;
 }
 
 /** What the store returns for a turn's context: O(kept entries), never the whole history. */

@@ -30,7 +30,11 @@ import type {
   DeleteResult,
   Durability,
   EntryRange,
+  ForkOptions,
+  ForkResult,
   ResetResult,
+  RewindOptions,
+  RewindResult,
   SessionPage,
   SessionPatch,
   SessionQuery,
@@ -234,6 +238,18 @@ export class LogStore implements Store, ChangeReporting {
   rekey(from: string, to: string): Promise<{ moved: number }> {
     if (from === to) return this.read(() => ({ moved: 0 }));
     return this.submit(rekeyOperation(from, to, this.hooks));
+  }
+
+  fork(_key: string, _options: ForkOptions): Promise<ForkResult> {
+    return Promise.reject(new SessiondError("NOT_SUPPORTED", "fork: not built yet"));
+  }
+
+  rewind(_key: string, _options: RewindOptions): Promise<RewindResult> {
+    return Promise.reject(new SessiondError("NOT_SUPPORTED", "rewind: not built yet"));
+  }
+
+  forksOf(_sessionIds: readonly string[]): Promise<Session[]> {
+    return Promise.reject(new SessiondError("NOT_SUPPORTED", "forksOf: not built yet"));
   }
 
   scanSessions(scan: SessionScan): Promise<Session[]> {

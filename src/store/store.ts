@@ -1,5 +1,12 @@
 import type { Entry, EntryInput, ResetCause, ResetEntry } from "../model/entry.js";
-import type { OverrideValue, Session, SessionInit, SessionState, StoredContext } from "../model/session.js";
+import type {
+  ForkOrigin,
+  OverrideValue,
+  Session,
+  SessionInit,
+  SessionState,
+  StoredContext,
+} from "../model/session.js";
 import type { InboxWrite } from "./driver.js";
 
 export type Durability = "strict" | "relaxed";
@@ -100,6 +107,41 @@ export interface AppendOptions {
   inbox?: (appended: AppendResult) => InboxWrite[];
 }
 
+export interface ForkOptions {
+  /** The entries `1..atSeq` of the key's current session are the fork's history; default: all of them. */
+  atSeq?: number;
+  /** The session to fork, when not the key's current one (an archived generation of the key). */
+  sessionId?: string;
+  /** The new session's key: one that has no session yet. */
+  toKey: string;
+}
+
+export interface ForkResult {
+  /** The new session: the current session of `toKey`, with `forkedFrom` set. */
+  session: Session;
+  forkedFrom: ForkOrigin;
+}
+
+export interface RewindOptions {
+  /** The first entry left out: the conversation continues from the entry before it. */
+  toSeq: number;
+  /**
+   * The seq of the newest entry the rewind was computed on (the session's `entryCount`): when the key's
+   * current session has moved on (or is another one), the rewind fails with `SESSION_CHANGED`.
+   */
+  expectHead?: number;
+  /** With `expectHead`: the session the head was read in. */
+  expectSessionId?: string;
+}
+
+export interface RewindResult {
+  /** The key's new current session: the entries before `toSeq`, then its own. */
+  current: Session;
+  /** The session rewound, archived (cause `rewind`) and still readable as a branch. */
+  archived: Session;
+  forkedFrom: ForkOrigin;
+}
+
 export interface DeleteResult {
   sessions: number;
   entries: number;
@@ -163,6 +205,18 @@ export interface Store {
    */
   rekey(from: string, to: string): Promise<{ moved: number }>;
   scanSessions(scan: SessionScan): Promise<Session[]>;
+  /**
+   * A new session on `toKey` whose history is the first `atSeq` entries of the forked one: it references
+   * that prefix (nothing is copied); the forked session is unchanged.
+   */
+  fork(key: string, options: ForkOptions): Promise<ForkResult>;
+  /**
+   * Archives the key's current session (cause `rewind`) and starts the next generation from its entries
+   * before `toSeq`: what came after stays readable in the archived one.
+   */
+  rewind(key: string, options: RewindOptions): Promise<RewindResult>;
+  /** The sessions forked from (or rewound from) these sessions, any key: their children. */
+  forksOf(sessionIds: readonly string[]): Promise<Session[]>;
   /** Resolves when every write accepted so far is committed. */
   flush(): Promise<void>;
   /** Resolves when every write accepted so far is on disk, `relaxed` ones included. */
