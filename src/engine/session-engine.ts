@@ -10,7 +10,6 @@ import { resetIfDue, Sweeper, type SweepReport } from "../lifecycle/sweeper.js";
 import { TitleWriter } from "../lifecycle/title-writer.js";
 import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
 import type { Envelope } from "../model/envelope.js";
-import { SessiondError } from "../model/errors.js";
 import type { Inbox } from "../model/inbox.js";
 import type { Runtime } from "../model/runtime.js";
 import type { StoredContext } from "../model/session.js";
@@ -48,6 +47,7 @@ import type {
   SessionBranch,
   StartedTurn,
 } from "./api.js";
+import { branchesOf, forkKeyOf, lastCompletedSeq } from "./branches.js";
 import { readHistory } from "./history.js";
 import { type EngineLifecycle, lifecycleOf } from "./lifecycle.js";
 import { type SessionOverrides, sessionOverrides } from "./overrides.js";
@@ -217,16 +217,23 @@ export class SessionEngine implements Engine {
     return this.actors.exclusive(key, () => this.store.reset(key, cause));
   }
 
-  fork(_key: string, _options: EngineForkOptions = {}): Promise<ForkResult> {
-    return Promise.reject(new SessiondError("NOT_SUPPORTED", "fork: not built yet"));
+  async fork(key: string, options: EngineForkOptions = {}): Promise<ForkResult> {
+    validateKey(key);
+    const toKey = options.toKey === undefined ? forkKeyOf(key) : validateKey(options.toKey);
+    const source = await this.store.getSession(key);
+    if (!source) throw sessionNotFound(key);
+    const busy = this.running().some((turn) => turn.key === key);
+    const atSeq = options.atSeq ?? (busy ? await lastCompletedSeq(this.store, source) : source.entryCount);
+    return this.store.fork(key, { sessionId: source.id, atSeq, toKey });
   }
 
-  rewind(_key: string, _options: EngineRewindOptions): Promise<RewindResult> {
-    return Promise.reject(new SessiondError("NOT_SUPPORTED", "rewind: not built yet"));
+  rewind(key: string, options: EngineRewindOptions): Promise<RewindResult> {
+    validateKey(key);
+    return this.actors.exclusive(key, () => this.store.rewind(key, options));
   }
 
-  branches(_key: string): Promise<SessionBranch[]> {
-    return Promise.reject(new SessiondError("NOT_SUPPORTED", "branches: not built yet"));
+  branches(key: string): Promise<SessionBranch[]> {
+    return branchesOf(this.store, validateKey(key));
   }
 
   delete(key: string): Promise<DeleteResult> {

@@ -71,6 +71,16 @@ export class SessionReads {
     return { ...keptOf(session, entries), frozen: true };
   }
 
+  forksOf(sessionIds: readonly string[]): Session[] {
+    const wanted = new Set(sessionIds);
+    const forks: Session[] = [];
+    for (const t of this.files.all()) {
+      const origin = t.session.forkedFrom;
+      if (origin && wanted.has(origin.sessionId)) forks.push(cloneSession(t.session));
+    }
+    return forks;
+  }
+
   list(query: NormalisedQuery): Session[] {
     return pageOf(query, this.sessions());
   }

@@ -84,6 +84,16 @@ export class MemoryDriver implements StoreDriver {
     return { ...keptOf(session, (this.byId.get(session.id)?.entries ?? []) as Entry[]), frozen: true };
   }
 
+  forksOf(sessionIds: readonly string[]): Session[] {
+    const wanted = new Set(sessionIds);
+    const forks: Session[] = [];
+    for (const g of this.byId.values()) {
+      const origin = g.session.forkedFrom;
+      if (origin && wanted.has(origin.sessionId)) forks.push(cloneSession(g.session));
+    }
+    return forks;
+  }
+
   list(query: NormalisedQuery): Session[] {
     return pageOf(query, this.sessions());
   }
