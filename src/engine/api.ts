@@ -64,7 +64,10 @@ export interface EngineAppendOptions extends AppendOptions {
 export interface EngineForkOptions {
   /** Fork after this entry; default: the newest completed one (a running turn's input and reply are left out). */
   atSeq?: number;
-  /** The fork's key; default: `<key>/fork-<id>`. */
+  /**
+   * The fork's key; default: a web chat key the dashboard can go on in, `<key>/fork-<id>` for a web chat's
+   * key (`admin-…`), else `admin-fork-<id>`.
+   */
   toKey?: string;
 }
 

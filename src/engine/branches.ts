@@ -4,11 +4,17 @@ import type { Session } from "../model/session.js";
 import type { Store } from "../store/store.js";
 import type { SessionBranch } from "./api.js";
 
-/** A fork's key when the caller names none: the parent's, with a suffix; a bare one when that is too long. */
+/**
+ * A fork's key when the caller names none: a web chat key, so the dashboard's chat (and `POST /api/chat`)
+ * can go on in it. A web chat's fork is named after it; another conversation's (a Telegram DM's, say) is
+ * `admin-fork-<id>`: its origin is in its `forkedFrom`, and a platform never routes to it.
+ */
 export function forkKeyOf(key: string): string {
   const suffix = newId().slice(-10).toLowerCase();
   const derived = `${key}/fork-${suffix}`;
-  return Buffer.byteLength(derived, "utf8") <= MAX_KEY_BYTES ? derived : `fork:${newId().toLowerCase()}`;
+  return key.startsWith("admin-") && Buffer.byteLength(derived, "utf8") <= MAX_KEY_BYTES
+    ? derived
+    : `admin-fork-${suffix}`;
 }
 
 /** How far back a running turn's entries are looked for: its input, notes and steers. */
