@@ -1,9 +1,12 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readHistory } from "../../src/cli/history.js";
+import { exportJsonlFiles, exportSessions } from "../../src/export/index.js";
 import { createEngine, type Engine, type Envelope, type TurnContext } from "../../src/index.js";
 import { searchStore } from "../../src/search/searchable.js";
+import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 
 /** A web chat on an explicit key: how the gateway's chat reaches a fork. */
 const onKey = (key: string, text: string): Envelope => ({
@@ -157,6 +160,35 @@ for (const backend of ["sqlite", "jsonl"] as const) {
         expect(result.hits[0]!.inheritedBy).toEqual([{ key: "admin-e-fork", sessionId: session.id }]);
       });
     }
+
+    it("exports a fork with its inherited history, as a file that reads whole on its own", async () => {
+      await engine.turnWith(onKey("admin-x", "inherited question"), async () => "inherited answer");
+      const { session } = await engine.fork("admin-x", { toKey: "admin-x-fork" });
+      await engine.turnWith(onKey("admin-x-fork", "own question"), async () => "own answer");
+      const history = await readHistory(engine, "admin-x-fork", { all: true });
+      const markdown = exportSessions("md", history.sessions, history.entries);
+      expect(markdown).toContain("inherited question");
+      expect(markdown).toContain("own answer");
+      const [file] = exportJsonlFiles(history.sessions, history.entries);
+      const meta = JSON.parse(file!.text.split("\n")[0]!) as Record<string, unknown>;
+      expect(meta.forked_from).toBeUndefined();
+      expect(meta.copied_from).toEqual({ key: "admin-x", session_id: session.forkedFrom!.sessionId, seq: 2 });
+      const dir = mkdtempSync(join(tmpdir(), "sessiond-export-fork-"));
+      try {
+        writeFileSync(join(dir, file!.name), file!.text);
+        const reader = new JsonlStore({ path: dir });
+        const read = await reader.readEntries(session.id);
+        await reader.close();
+        expect(read.map((e) => (e.type === "message" ? e.content : e.type))).toEqual([
+          "inherited question",
+          "inherited answer",
+          "own question",
+          "own answer",
+        ]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
 
     it("forgets a person with the forks of their sessions, and keeps a forked history from being deleted alone", async () => {
       await engine.turnWith(onKey("admin-f", "hello"), async () => "hi");
