@@ -105,7 +105,11 @@ describe("share links over REST", () => {
   it("is no credential for the API, and its id never reaches the log", async () => {
     await gw.engine.append("main:rest-cred", [{ type: "message", role: "user", content: "secret-ish" }]);
     const link = await share("main:rest-cred");
-    for (const headers of [{ authorization: `Bearer ${link.id}` }, { "x-sessiond-token": link.id }]) {
+    const presented: Array<Record<string, string>> = [
+      { authorization: `Bearer ${link.id}` },
+      { "x-sessiond-token": link.id },
+    ];
+    for (const headers of presented) {
       const res = await fetch(`${gw.url}/api/sessions`, { headers });
       expect(res.status).toBe(401);
     }
