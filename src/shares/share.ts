@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
  * so later messages of the conversation never reach the link.
  */
 export interface ShareLink {
-  /** 144 random bits, base64url (24 characters): the only thing the link carries. */
+  /** Over 143 random bits, base64url (24 characters): the only thing the link carries. */
   id: string;
   key: string;
   /** The generation shared. */
@@ -37,8 +37,12 @@ const ID_BYTES = 18;
 export const SHARE_ID_LENGTH = 24;
 const SHARE_ID = /^[A-Za-z0-9_-]{24}$/;
 
+/** Never starting with `-`, so a command line never reads an id as an option (1 in 64 drawn again). */
 export function newShareId(): string {
-  return randomBytes(ID_BYTES).toString("base64url");
+  for (;;) {
+    const id = randomBytes(ID_BYTES).toString("base64url");
+    if (!id.startsWith("-")) return id;
+  }
 }
 
 /** Whether `id` can be a share id at all: anything else is answered 404 without a read. */

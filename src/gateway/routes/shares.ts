@@ -51,7 +51,7 @@ export const shareOperations = {
     path: "/share/{id}",
     summary:
       "The shared conversation, read-only and without the token: an HTML page, or JSON when the id ends in .json " +
-      "({title, sharedAt, messages: [{role, content, ts}], truncated}). A revoked or unknown id is 404.",
+      "({title, sharedAt, messages: [{role, content, ts}], truncated}). A revoked or unknown id is 404",
     security: [],
     request: { params: idPathParams },
     responses: {
