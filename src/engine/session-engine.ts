@@ -237,6 +237,7 @@ export class SessionEngine implements Engine {
       const result = await this.store.delete(key);
       if (result.sessions === 0) throw sessionNotFound(key);
       await this.agents.forgetConversation(key);
+      await this.parts.shares.forget(key);
       return result;
     });
   }

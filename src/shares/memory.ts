@@ -22,5 +22,9 @@ export class MemoryShareStore implements ShareStore {
     return this.links.delete(id);
   }
 
+  async deleteKey(key: string) {
+    for (const [id, link] of this.links) if (link.key === key) this.links.delete(id);
+  }
+
   async close() {}
 }

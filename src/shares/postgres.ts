@@ -63,6 +63,10 @@ export class PgShareStore implements ShareStore {
     return rows.length > 0;
   }
 
+  async deleteKey(key: string) {
+    await this.rows("DELETE FROM shares WHERE key = $1", [key]);
+  }
+
   async close() {
     this.closed = true;
   }

@@ -83,6 +83,11 @@ export class EngineShares implements Shares {
     return isShareId(id) ? this.links.delete(id) : false;
   }
 
+  /** Forgets a deleted key's links (they show nothing already: their session is gone). */
+  forget(key: string): Promise<void> {
+    return this.links.deleteKey(key);
+  }
+
   close(): Promise<void> {
     return this.links.close();
   }

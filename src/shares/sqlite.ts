@@ -77,6 +77,10 @@ export class SqliteShareStore implements ShareStore {
     return db ? db.prepare("DELETE FROM shares WHERE id = ?").run(id).changes > 0 : false;
   }
 
+  async deleteKey(key: string) {
+    this.open(false)?.prepare("DELETE FROM shares WHERE key = ?").run(key);
+  }
+
   async close() {
     if (this.db?.open) this.db.close();
     this.db = undefined;

@@ -11,5 +11,7 @@ export interface ShareStore {
   forKey(key: string): Promise<ShareLink[]>;
   /** Deletes the link; false when there was none. */
   delete(id: string): Promise<boolean>;
+  /** Deletes every link of a key (the key was deleted). */
+  deleteKey(key: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -91,11 +91,15 @@ export function sharesContract(name: string, backend: SharesBackend): void {
       expect(await a.shares.list("main:share-3")).toEqual([]);
     });
 
-    it("shows nothing once the session is deleted", async () => {
+    it("shows nothing once the session is deleted, and lists no link of the deleted key", async () => {
       const engine = await backend.open();
       await engine.append("main:share-4", [user("soon gone")]);
       const link = await engine.shares.create("main:share-4");
       await engine.delete("main:share-4");
+      expect(await engine.shares.view(link.id)).toBeUndefined();
+      expect(await engine.shares.list("main:share-4")).toEqual([]);
+      // The key made again is a new session: the old link still shows nothing.
+      await engine.append("main:share-4", [user("a new conversation")]);
       expect(await engine.shares.view(link.id)).toBeUndefined();
     });
 
