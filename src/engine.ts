@@ -8,6 +8,8 @@ import { SessionEngine } from "./engine/session-engine.js";
 import { systemClock } from "./lifecycle/clock.js";
 import type { Inbox } from "./model/inbox.js";
 import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
+import { openShareStore } from "./shares/open.js";
+import { EngineShares } from "./shares/shares.js";
 import { openStore } from "./store/open.js";
 import type { Store } from "./store/store.js";
 import { openInbox } from "./turns/open-inbox.js";
@@ -69,10 +71,12 @@ async function wireEngine(given: EngineConfig, hooks: EngineHooks, owned: Owned)
       ? given
       : { ...given, agents: [...(given.agents ?? [given.defaultAgent ?? "main"]), ...added] };
   const routing = routingConfigOf(config);
+  const shares = new EngineShares(await openShareStore(given, store), store, { now: () => clock.now() });
   const agentNotices = await agents.reconcile();
   return new SessionEngine({
     agents,
     agentNotices,
+    shares,
     store,
     ownsStore,
     ...(inbox ? { inbox } : {}),

@@ -13,6 +13,7 @@ import type { OverrideValue, Session, SessionInit, StoredContext } from "../mode
 import type { Summarizer } from "../model/summarizer.js";
 import type { AgentRuntimes } from "../runtimes/sessions/agent-runtimes.js";
 import type { AgentsSession } from "../sdk/agents-session.js";
+import type { Shares } from "../shares/shares.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -229,6 +230,11 @@ export interface Engine {
   };
   /** Agents' runtime settings and runtime sessions (Claude Code, Codex, A2A), cost, needs-attention marks. */
   readonly agents: AgentRuntimes;
+  /**
+   * Read-only links to one conversation, pinned at its last seq when made; kept where the store keeps its
+   * data, so every process on the same store sees (and revokes) the same links (src/shares/).
+   */
+  readonly shares: Shares;
   /**
    * Waits for running turns and background titles, flushes, and closes what the engine opened: a store
    * (or runtime-session store) passed in through the config is left open for its owner to close.

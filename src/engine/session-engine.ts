@@ -64,6 +64,7 @@ export class SessionEngine implements Engine {
   readonly overrides: SessionOverrides;
   readonly identity: Engine["identity"];
   readonly agents: AgentRuntimes;
+  readonly shares: Engine["shares"];
   private readonly turns: EngineTurns;
   private readonly compactor: Compactor;
   private readonly sweeper: Sweeper;
@@ -84,6 +85,7 @@ export class SessionEngine implements Engine {
     this.stopObserving = observed.stop;
     relayForeignAppends(parts.store, this.events);
     this.agents = parts.agents;
+    this.shares = parts.shares;
     this.sessionSettings = new SessionSettings(parts.config, parts.models, (agent) =>
       this.agents.settings.get(agent),
     );
@@ -242,6 +244,7 @@ export class SessionEngine implements Engine {
       const result = await this.store.delete(key);
       if (result.sessions === 0) throw sessionNotFound(key);
       await this.agents.forgetConversation(key);
+      await this.parts.shares.forget(key);
       return result;
     });
   }
@@ -351,6 +354,7 @@ export class SessionEngine implements Engine {
       await this.parts.inbox?.close();
       // Before the store: a PostgreSQL store's runtime sessions write on its pool.
       if (this.parts.config.runtimeSessions === undefined) await this.agents.store.close();
+      await this.parts.shares.close();
       // Flushed either way; closed only when the engine opened it.
       if (this.parts.ownsStore) await this.store.close();
       else await this.store.sync();

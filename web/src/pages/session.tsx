@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import { ApiError, deleteJson, getJson, postJson, request, sessionPath } from "../api";
 import { Confirm } from "../components/confirm";
 import { Details } from "../components/details";
+import { ShareLinks } from "../components/share-links";
 import { StateBadge } from "../components/state-badge";
 import { Transcript } from "../components/transcript";
 import { live } from "../live";
@@ -242,6 +243,7 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
       <p class="status-line" role="status">
         {message}
       </p>
+      {session && <ShareLinks sessionKey={sessionKey} />}
       <div class="session-body">
         <div class="card transcript-card">
           <div class="transcript-head">
