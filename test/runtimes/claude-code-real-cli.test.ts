@@ -1,24 +1,11 @@
-import { existsSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import type { Envelope } from "../../src/model/envelope.js";
 import { type AnthropicServer, startAnthropicServer } from "../support/anthropic-server.js";
+import { shippedCli } from "../support/claude-cli.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-
-/** The `claude` binary the SDK ships for this platform (an optional dependency: absent elsewhere). */
-function shippedCli(): string | undefined {
-  try {
-    const manifest = createRequire(import.meta.url).resolve(
-      `@anthropic-ai/claude-agent-sdk-${process.platform}-${process.arch}/package.json`,
-    );
-    const cli = join(dirname(manifest), "claude");
-    return existsSync(cli) ? cli : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const CLI = shippedCli();
 const KEY = "telegram:42";
