@@ -18,6 +18,9 @@ export interface BranchOutcome {
   cleared: string[];
 }
 
+/** Runtimes whose session a run can branch at a checkpoint it reported (`RuntimeRun.resumeAt`). */
+const BRANCHABLE: ReadonlySet<string> = new Set(["claude-code"]);
+
 /** Why a runtime session could not follow, in the note (LoCrew's clearing words come after). */
 const CANNOT: Record<string, string> = {
   codex: "its Codex SDK has no thread fork",
@@ -28,7 +31,7 @@ const CANNOT: Record<string, string> = {
  * Each runtime session of the branched key follows the branch where its runtime can branch from the point
  * (Claude Code: `forkSession` at the checkpoint of the last turn answered at or before it, made by the next
  * run on `to`); the others are cleared on `to` — a fork's key never gets them, a rewound key loses them —
- * with one note there saying whose and why.
+ * with one note there saying whose and why. Following the same branch again changes nothing.
  */
 export async function followBranch(
   store: RuntimeSessionStore,
@@ -40,7 +43,8 @@ export async function followBranch(
   const outcome: BranchOutcome = { followed: [], cleared: [] };
   const reasons: string[] = [];
   for (const record of await store.forKey(branch.from.key)) {
-    const kept = await marksUpTo(marksOf(record.data), branch.from, branch.to.id, history);
+    const marks = BRANCHABLE.has(record.runtime) ? marksOf(record.data) : [];
+    const kept = await marksUpTo(marks, branch.from, branch.to.id, history);
     const at = kept.at(-1)?.at;
     if (at !== undefined) {
       await store.save({
@@ -55,7 +59,7 @@ export async function followBranch(
       outcome.followed.push(record.agent);
       continue;
     }
-    if (branch.kind === "rewind") await store.clear(record.agent, record.key);
+    await store.clear(record.agent, branch.to.key);
     outcome.cleared.push(record.agent);
     reasons.push(`${record.agent} (${record.runtime}): ${reasonFor(record)}`);
   }
@@ -66,7 +70,7 @@ export async function followBranch(
 function reasonFor(record: RuntimeSessionRecord): string {
   return (
     CANNOT[record.runtime] ??
-    (marksOf(record.data).length > 0 || record.runtime === "claude-code"
+    (BRANCHABLE.has(record.runtime)
       ? "no turn of its session ends within the entries kept"
       : "its runtime cannot fork a session")
   );

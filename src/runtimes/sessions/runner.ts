@@ -49,7 +49,8 @@ export async function runKeepingSession(
   const runId = context.input.id;
   const keeps = runtime.keeps ?? { runtimeSessions: true, costs: true };
   const stored = keeps.runtimeSessions ? await store.get(agent, key) : undefined;
-  const marks = marksOf(stored?.data);
+  // Marks of another runtime's session (the agent's runtime was changed) name nothing in this one.
+  let marks = stored?.runtime === runtime.kind ? marksOf(stored.data) : [];
   const forkAt = forkAtOf(stored?.data);
   let own = runtimeDataOf(stored?.data);
   let current = stored?.id;
@@ -64,6 +65,8 @@ export async function runKeepingSession(
     store.save({ agent, key, runtime: runtime.kind, id, ...(data ? { data } : {}), savedAt: now() });
   const recorded = async (event: Extract<RuntimeEvent, { type: "runtime_session" | "cost" }>) => {
     if (event.type === "runtime_session") {
+      // A session neither resumed nor branched from the stored one has none of its turns.
+      if (event.id !== stored?.id && forkAt === undefined) marks = [];
       current = event.id;
       own = event.data;
       reported = true;

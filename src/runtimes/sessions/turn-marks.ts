@@ -79,7 +79,9 @@ export async function marksUpTo(
 ): Promise<TurnMark[]> {
   const kept: TurnMark[] = [];
   for (const mark of marks) {
-    if (mark.sessionId !== origin.sessionId || mark.inputSeq >= origin.seq) continue;
+    // Marks already relabelled to `sessionId` count too: following the same branch twice changes nothing.
+    const inBranched = mark.sessionId === origin.sessionId || mark.sessionId === sessionId;
+    if (!inBranched || mark.inputSeq >= origin.seq) continue;
     const replySeq = mark.replySeq ?? (await replySeqOf(mark, origin, history));
     if (replySeq !== undefined && replySeq <= origin.seq) kept.push({ ...mark, sessionId, replySeq });
   }

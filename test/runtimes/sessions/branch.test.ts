@@ -143,9 +143,14 @@ describe("runtime sessions follow a fork or rewind (engine, the Agent SDK, a loc
     const e = await open();
     const { key, parent, history } = await twoTurns(e);
     const secondInput = history.filter((x) => x.type === "message" && x.role === "user")[1]?.seq as number;
-    const { outcome } = await rewindTo(e, key, secondInput);
+    const { from, outcome } = await rewindTo(e, key, secondInput);
     expect(outcome).toEqual({ followed: ["dev"], cleared: [] });
-    expect((await e.agents.store.get("dev", key))?.id).toBe(parent);
+    const pending = await e.agents.store.get("dev", key);
+    expect(pending?.id).toBe(parent);
+    // Following the same rewind again (a retry) changes nothing.
+    const id = (await e.store.getSession(key))?.id as string;
+    expect(await e.agents.branch({ kind: "rewind", from, to: { key, id } }, e.store)).toEqual(outcome);
+    expect(await e.agents.store.get("dev", key)).toEqual({ ...pending, savedAt: expect.any(Number) });
 
     await e.turn(dm("42", "gamma"));
     const branched = claude.calls<Call>().at(-1) as Call;
@@ -202,5 +207,19 @@ describe("runtime sessions follow a fork or rewind (engine, the Agent SDK, a loc
     const { outcome } = await rewindTo(e, key, replySeq(history, 2) + 1);
     expect(outcome.cleared).toEqual(["dev"]);
     expect(await e.agents.store.get("dev", key)).toBeUndefined();
+  });
+
+  it("marks kept by a runtime that cannot branch (the agent's runtime changed since) are not followed", async () => {
+    const e = await open();
+    const { key, history } = await twoTurns(e);
+    const marked = await e.agents.store.get("dev", key);
+    await e.agents.store.save({
+      ...(marked as NonNullable<typeof marked>),
+      runtime: "codex",
+      id: "thread-1",
+    });
+    const { outcome } = await rewindTo(e, key, replySeq(history, 2) + 1);
+    expect(outcome).toEqual({ followed: [], cleared: ["dev"] });
+    expect(notes(await e.history(key)).at(-1)).toContain("dev (codex): its Codex SDK has no thread fork.");
   });
 });
