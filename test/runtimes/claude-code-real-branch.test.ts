@@ -1,30 +1,22 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import type { Envelope } from "../../src/model/envelope.js";
 import { type AnthropicServer, startAnthropicServer } from "../support/anthropic-server.js";
-import { shippedCli } from "../support/claude-cli.js";
+import { shippedCli, useOfflineClaude } from "../support/claude-cli.js";
 import { forkAt, rewindTo } from "../support/simulated-branch.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const CLI = shippedCli();
 const tempDir = useTempDirs();
-const ENV = ["HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"];
-const saved: Record<string, string | undefined> = {};
+const offline = useOfflineClaude();
 let engine: Engine | undefined;
 let server: AnthropicServer | undefined;
 
-beforeEach(() => {
-  for (const name of ENV) saved[name] = process.env[name];
-});
 afterEach(async () => {
   await engine?.close();
   engine = undefined;
   await server?.close();
   server = undefined;
-  for (const [name, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
 });
 
 const dm = (chat: string, text: string): Envelope => ({
@@ -43,12 +35,7 @@ async function realClaude(): Promise<{ engine: Engine; server: AnthropicServer; 
     answers += 1;
     return { content: `answer ${answers}` };
   });
-  Object.assign(process.env, {
-    HOME: tempDir("sessiond-real-branch-home-"),
-    ANTHROPIC_BASE_URL: server.baseUrl,
-    ANTHROPIC_API_KEY: "sk-ant-offline-test",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-  });
+  offline(server.baseUrl, tempDir("sessiond-real-branch-home-"));
   engine = await createEngine({
     dataDir: tempDir("sessiond-real-branch-data-"),
     agentOptions: {

@@ -69,16 +69,22 @@ function say(engine: Engine, config: EngineConfig, text: string) {
   );
 }
 
+/** Two engines (gateways) on one new database, their Claude Code agent in one working directory. */
+async function twoGateways() {
+  const database = await cluster.createDatabase();
+  const cwd = mkdtempSync(join(tmpdir(), "sessiond-agent-"));
+  const configA = configFor(database, cwd);
+  const configB = configFor(database, cwd);
+  const a = await createEngine(configA);
+  engines.push(a);
+  const b = await createEngine(configB);
+  engines.push(b);
+  return { a, b, configA, configB };
+}
+
 describe("runtime sessions shared by two gateways on one PostgreSQL database", () => {
   it("resumes through gateway B the Claude Code session recorded through A, and the cost of both adds up", async () => {
-    const database = await cluster.createDatabase();
-    const cwd = mkdtempSync(join(tmpdir(), "sessiond-agent-"));
-    const configA = configFor(database, cwd);
-    const configB = configFor(database, cwd);
-    const a = await createEngine(configA);
-    engines.push(a);
-    const b = await createEngine(configB);
-    engines.push(b);
+    const { a, b, configA, configB } = await twoGateways();
 
     const first = await say(a, configA, "[total=2] go");
     const recorded = await a.agents.store.get("dev", first.key);
@@ -101,14 +107,7 @@ describe("runtime sessions shared by two gateways on one PostgreSQL database", (
 
 describe("a rewind followed on PostgreSQL: the turn marks kept by one gateway branch the session through another", () => {
   it("gateway A answers two turns; after a rewind to before the second, B's next run forks A's Claude Code session at the first", async () => {
-    const database = await cluster.createDatabase();
-    const cwd = mkdtempSync(join(tmpdir(), "sessiond-agent-"));
-    const configA = configFor(database, cwd);
-    const configB = configFor(database, cwd);
-    const a = await createEngine(configA);
-    engines.push(a);
-    const b = await createEngine(configB);
-    engines.push(b);
+    const { a, b, configA, configB } = await twoGateways();
     const first = await say(a, configA, "alpha");
     const second = await say(a, configA, "beta");
     const parent = (await a.agents.store.get("dev", first.key))?.id;
