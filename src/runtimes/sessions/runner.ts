@@ -7,7 +7,7 @@ import { newActivityPrompt } from "../prompt.js";
 import { driveRuntime } from "../runner.js";
 import { measureTotal, perRunCost, type RunCost } from "./cost.js";
 import type { RuntimeSessionStore } from "./store.js";
-import { dataWith, forkAtOf, marksOf, runtimeDataOf } from "./turn-marks.js";
+import { dataWith, forkAtOf, marksOf, runtimeDataOf, withReplySeqs } from "./turn-marks.js";
 
 export interface SessionRunnerOptions {
   /** Every agent's id, to tell another agent's message from a person's in the prompt. */
@@ -115,6 +115,8 @@ export async function runKeepingSession(
     const reply = await untilDeadline(drive, context.signal);
     if (checkpoint !== undefined && current !== undefined) {
       const { sessionId, seq } = context.input;
+      // The earlier runs' replies are in this turn's context: a branch then reads for the newest one alone.
+      marks = withReplySeqs(marks, context.entries);
       marks.push({ sessionId, inputSeq: seq, runId, at: checkpoint });
       await save(current, dataWith(own, marks, reported ? undefined : forkAt));
     }

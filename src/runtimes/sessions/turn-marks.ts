@@ -1,3 +1,4 @@
+import type { Entry } from "../../model/entry.js";
 import type { ForkOrigin } from "../../model/session.js";
 import type { Store } from "../../store/store.js";
 
@@ -61,6 +62,19 @@ export function dataWith(
   if (marks.length > 0) data[MARKS] = JSON.stringify(marks.slice(-MAX_TURN_MARKS));
   if (forkAt !== undefined) data[FORK_AT] = forkAt;
   return Object.keys(data).length > 0 ? data : undefined;
+}
+
+/** The marks with the seqs of their replies found among `entries` (a turn's context) filled in. */
+export function withReplySeqs(marks: TurnMark[], entries: readonly Entry[]): TurnMark[] {
+  if (marks.every((m) => m.replySeq !== undefined)) return marks;
+  const replies = new Map<string, Entry>();
+  for (const entry of entries) {
+    if (entry.type === "message" && entry.replyTo !== undefined) replies.set(entry.replyTo, entry);
+  }
+  return marks.map((mark) => {
+    const reply = mark.replySeq === undefined ? replies.get(mark.runId) : undefined;
+    return reply && reply.sessionId === mark.sessionId ? { ...mark, replySeq: reply.seq } : mark;
+  });
 }
 
 /** The entries a branch reads to find the replies of marked runs (the engine's store). */

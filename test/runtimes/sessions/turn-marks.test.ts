@@ -98,9 +98,10 @@ describe("turn marks kept by the session runner", () => {
       const first = await say("one");
       const second = await say("two");
       const marked = await engine.agents.store.get("main", first.key);
-      expect(marksOf(marked?.data).map((m) => [m.at, m.inputSeq, m.runId])).toEqual([
-        ["u1", first.input?.seq, first.input?.id],
-        ["u2", second.input?.seq, second.input?.id],
+      // The first run's reply was in the second run's context: its seq is kept, the newest is looked up later.
+      expect(marksOf(marked?.data).map((m) => [m.at, m.inputSeq, m.runId, m.replySeq])).toEqual([
+        ["u1", first.input?.seq, first.input?.id, first.reply?.seq],
+        ["u2", second.input?.seq, second.input?.id, undefined],
       ]);
       // The runtime never sees sessiond's keys.
       expect(runs[1]?.runtimeSessionData).toBeUndefined();
