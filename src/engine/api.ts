@@ -12,6 +12,7 @@ import type { Runtime } from "../model/runtime.js";
 import type { OverrideValue, Session, SessionInit, StoredContext } from "../model/session.js";
 import type { Summarizer } from "../model/summarizer.js";
 import type { AgentRuntimes } from "../runtimes/sessions/agent-runtimes.js";
+import type { BranchOutcome } from "../runtimes/sessions/branch.js";
 import type { AgentsSession } from "../sdk/agents-session.js";
 import type { Shares } from "../shares/shares.js";
 import type {
@@ -79,6 +80,11 @@ export interface EngineRewindOptions {
   expectHead?: number;
 }
 
+/** What the agents' runtime sessions did on a fork or rewind: agents whose sessions follow it, and those cleared. */
+export interface BranchedRuntimes {
+  runtimeSessions: BranchOutcome;
+}
+
 /** One line of a key's conversation tree (`engine.branches`). */
 export interface SessionBranch {
   key: string;
@@ -129,12 +135,12 @@ export interface Engine {
    * newest completed one; while a turn runs, the entry before its input). Nothing is copied. The runtime
    * sessions follow where the runtime can fork (Claude Code, Codex), else are left for a fresh start.
    */
-  fork(key: string, options?: EngineForkOptions): Promise<ForkResult>;
+  fork(key: string, options?: EngineForkOptions): Promise<ForkResult & BranchedRuntimes>;
   /**
    * Continues the key's conversation from before `toSeq`; what came after stays readable as a branch
    * (`branches`). Waits for a running turn of that key.
    */
-  rewind(key: string, options: EngineRewindOptions): Promise<RewindResult>;
+  rewind(key: string, options: EngineRewindOptions): Promise<RewindResult & BranchedRuntimes>;
   /** The key's sessions (current, rewound, archived) and the forks taken from them. */
   branches(key: string): Promise<SessionBranch[]>;
   /** Deletes every generation of a key; waits for a running turn of that key. */

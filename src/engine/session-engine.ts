@@ -37,6 +37,7 @@ import type { SessionActors } from "../turns/session-actors.js";
 import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "../turns/turn.js";
 import type { EvictedTurn, RunningTurn, TurnStatus } from "../turns/turn-status.js";
 import type {
+  BranchedRuntimes,
   CompactResult,
   Engine,
   EngineAppendOptions,
@@ -219,19 +220,32 @@ export class SessionEngine implements Engine {
     return this.actors.exclusive(key, () => this.store.reset(key, cause));
   }
 
-  async fork(key: string, options: EngineForkOptions = {}): Promise<ForkResult> {
+  async fork(key: string, options: EngineForkOptions = {}): Promise<ForkResult & BranchedRuntimes> {
     validateKey(key);
     const toKey = options.toKey === undefined ? forkKeyOf(key) : validateKey(options.toKey);
     const source = await this.store.getSession(key);
     if (!source) throw sessionNotFound(key);
     const busy = this.running().some((turn) => turn.key === key);
     const atSeq = options.atSeq ?? (busy ? await lastCompletedSeq(this.store, source) : source.entryCount);
-    return this.store.fork(key, { sessionId: source.id, atSeq, toKey });
+    const forked = await this.store.fork(key, { sessionId: source.id, atSeq, toKey });
+    // After the store's commit: a failure here leaves the fork, and calling branch again is safe.
+    const runtimeSessions = await this.agents.branch(
+      { kind: "fork", from: forked.forkedFrom, to: forked.session },
+      this.store,
+    );
+    return { ...forked, runtimeSessions };
   }
 
-  rewind(key: string, options: EngineRewindOptions): Promise<RewindResult> {
+  rewind(key: string, options: EngineRewindOptions): Promise<RewindResult & BranchedRuntimes> {
     validateKey(key);
-    return this.actors.exclusive(key, () => this.store.rewind(key, options));
+    return this.actors.exclusive(key, async () => {
+      const rewound = await this.store.rewind(key, options);
+      const runtimeSessions = await this.agents.branch(
+        { kind: "rewind", from: rewound.forkedFrom, to: rewound.current },
+        this.store,
+      );
+      return { ...rewound, runtimeSessions };
+    });
   }
 
   branches(key: string): Promise<SessionBranch[]> {

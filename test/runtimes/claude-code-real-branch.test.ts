@@ -3,7 +3,7 @@ import { createEngine, type Engine } from "../../src/engine.js";
 import type { Envelope } from "../../src/model/envelope.js";
 import { type AnthropicServer, startAnthropicServer } from "../support/anthropic-server.js";
 import { shippedCli, useOfflineClaude } from "../support/claude-cli.js";
-import { forkAt, rewindTo } from "../support/simulated-branch.js";
+import { forkAt, rewindTo } from "../support/engine-branch.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const CLI = shippedCli();

@@ -5,8 +5,8 @@ import type { EngineConfig } from "../../../src/config/engine-config.js";
 import { createEngine, type Engine } from "../../../src/engine.js";
 import type { Entry } from "../../../src/model/entry.js";
 import type { Envelope } from "../../../src/model/envelope.js";
+import { forkAt, rewindTo } from "../../support/engine-branch.js";
 import { FAKE_CLAUDE, useFakeCliState } from "../../support/fake-clis.js";
-import { forkAt, rewindTo } from "../../support/simulated-branch.js";
 import { useTempDirs } from "../../support/temp-dirs.js";
 
 const claude = useFakeCliState("FAKE_CLAUDE_STATE");

@@ -7,9 +7,9 @@ import { createEngine, type Engine } from "../../../src/engine.js";
 import { runtimeResolver } from "../../../src/runtimes/resolve.js";
 import { sessionRunner } from "../../../src/runtimes/sessions/runner.js";
 import { startA2aAgent } from "../../support/a2a-server.js";
+import { forkAt, rewindTo } from "../../support/engine-branch.js";
 import { FAKE_CODEX, useFakeCliState } from "../../support/fake-clis.js";
 import { useServer } from "../../support/http-server.js";
-import { forkAt, rewindTo } from "../../support/simulated-branch.js";
 
 const codex = useFakeCliState("FAKE_CODEX_STATE");
 const remote = useServer(startA2aAgent);

@@ -9,9 +9,9 @@ import { runtimeResolver } from "../../../src/runtimes/resolve.js";
 import { PgRuntimeSessionStore } from "../../../src/runtimes/sessions/postgres.js";
 import { sessionRunner } from "../../../src/runtimes/sessions/runner.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import { rewindTo } from "../../support/engine-branch.js";
 import { FAKE_CLAUDE, useFakeCliState } from "../../support/fake-clis.js";
 import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
-import { rewindTo } from "../../support/simulated-branch.js";
 import { runtimeSessionStoreContract } from "./store-contract.js";
 
 let cluster: PostgresCluster;
