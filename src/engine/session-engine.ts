@@ -33,6 +33,7 @@ import type {
 import { observeStore, SessionEvents } from "../turns/events.js";
 import { relayForeignAppends } from "../turns/foreign-events.js";
 import type { RecoveryReport } from "../turns/inbox-recovery.js";
+import { hasLeases } from "../turns/queue-types.js";
 import type { SessionActors } from "../turns/session-actors.js";
 import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "../turns/turn.js";
 import type { EvictedTurn, RunningTurn, TurnStatus } from "../turns/turn-status.js";
@@ -225,8 +226,9 @@ export class SessionEngine implements Engine {
     const toKey = options.toKey === undefined ? forkKeyOf(key) : validateKey(options.toKey);
     const source = await this.store.getSession(key);
     if (!source) throw sessionNotFound(key);
-    const busy = this.running().some((turn) => turn.key === key);
-    const atSeq = options.atSeq ?? (busy ? await lastCompletedSeq(this.store, source) : source.entryCount);
+    const atSeq =
+      options.atSeq ??
+      ((await this.turnRunsOn(key)) ? await lastCompletedSeq(this.store, source) : source.entryCount);
     const forked = await this.store.fork(key, { sessionId: source.id, atSeq, toKey });
     // After the store's commit: a failure here leaves the fork, and calling branch again is safe.
     const runtimeSessions = await this.agents.branch(
@@ -234,6 +236,16 @@ export class SessionEngine implements Engine {
       this.store,
     );
     return { ...forked, runtimeSessions };
+  }
+
+  /**
+   * A turn runs on the key: here, or (a store shared by gateways) in another gateway, whose input the
+   * inbox holds unfinished.
+   */
+  private async turnRunsOn(key: string): Promise<boolean> {
+    if (this.running().some((turn) => turn.key === key)) return true;
+    if (!this.inbox || !hasLeases(this.parts.store)) return false;
+    return (await this.inbox.unfinished()).some((item) => item.key === key);
   }
 
   rewind(key: string, options: EngineRewindOptions): Promise<RewindResult & BranchedRuntimes> {
