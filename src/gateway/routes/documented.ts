@@ -6,6 +6,7 @@ import { healthRoutes } from "./health.js";
 import { inspectRoutes } from "./inspect.js";
 import { metricsRoutes } from "./metrics.js";
 import { searchRoutes } from "./search.js";
+import { branchRoutes } from "./session-branches.js";
 import { sessionRoutes } from "./sessions.js";
 import { shareRoutes } from "./shares.js";
 import { workSessionRoutes } from "./work-sessions.js";
@@ -18,6 +19,7 @@ export function documentedApp(deps: RouteDeps, metrics: GatewayMetrics): Hono<Ga
   const app = new Hono<GatewayEnv>();
   app.route("/", healthRoutes(deps));
   app.route("/", sessionRoutes(deps));
+  app.route("/", branchRoutes(deps));
   app.route("/", searchRoutes(deps));
   app.route("/", agentRoutes(deps));
   app.route("/", inspectRoutes(deps));

@@ -8,6 +8,7 @@ import { inspectOperations } from "./inspect.js";
 import { metricsOperations } from "./metrics.js";
 import { openAiOperations } from "./openai-operations.js";
 import { searchOperations } from "./search.js";
+import { branchOperations } from "./session-branches.js";
 import { sessionOperations } from "./sessions.js";
 import { shareOperations } from "./shares.js";
 import { turnOperations } from "./turn-operations.js";
@@ -18,6 +19,7 @@ export const DECLARED = [
   healthOperations,
   metricsOperations,
   sessionOperations,
+  branchOperations,
   searchOperations,
   agentOperations,
   inspectOperations,

@@ -18,6 +18,10 @@ const FIELDS = [
   "instructions",
   "name",
   "object_attributes",
+  "at_seq",
+  "to_key",
+  "to_seq",
+  "expect_head",
   "__proto__",
   "constructor",
 ];

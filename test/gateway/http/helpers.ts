@@ -115,4 +115,6 @@ export const BODY_ROUTES: ReadonlyArray<[method: string, path: string]> = [
   ["POST", "/v1/chat/completions"],
   ["PATCH", "/api/agents/main"],
   ["POST", "/api/agents/main/duplicate"],
+  ["POST", "/api/sessions/fuzz%3Anobody/fork"],
+  ["POST", "/api/sessions/fuzz%3Anobody/rewind"],
 ];
