@@ -23,6 +23,28 @@ export interface Session {
   overrides: Record<string, OverrideValue>;
   /** Set by gateways that track it (issue 6); absent otherwise. */
   needsAttention?: boolean;
+  /** A fork or a rewound generation: its entries up to `seq` are those of session `sessionId` of `key`. */
+  forkedFrom?: ForkOrigin;
+}
+
+export interface ForkOrigin {
+  key: string;
+  sessionId: string;
+  seq: number;
+}
+
+/** One line of `GET /api/sessions/{key}/branches`. */
+export interface Branch {
+  kind: "current" | "rewound" | "archived" | "fork";
+  key: string;
+  session: Session;
+}
+
+/** What `POST …/fork` answers. */
+export interface ForkAnswer {
+  key: string;
+  session: Session;
+  forked_from: { key: string; session_id: string; seq: number };
 }
 
 export interface SessionPage {

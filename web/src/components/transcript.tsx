@@ -1,14 +1,26 @@
+import type { ComponentChildren } from "preact";
 import { absoluteTime, count, entryTime } from "../format";
 import type { Entry, ToolCall } from "../types";
 import { LongText } from "./long-text";
 
 type CompactionEntry = Extract<Entry, { type: "compaction" }>;
 
+/** What a message of the transcript offers besides its text (fork and rewind buttons). */
+export type EntryActions = (entry: Entry) => ComponentChildren;
+
 /**
  * Entries in order. The entries a compaction summarised fold into it (expandable), so the transcript reads
  * as the model now sees it while nothing is hidden for good.
  */
-export function Transcript({ entries, highlight }: { entries: Entry[]; highlight?: string | undefined }) {
+export function Transcript({
+  entries,
+  highlight,
+  actions,
+}: {
+  entries: Entry[];
+  highlight?: string | undefined;
+  actions?: EntryActions | undefined;
+}) {
   const folded = foldIntoCompactions(entries);
   const top = summariesFirst(entries.filter((entry) => !folded.owner.has(entry.id)));
   if (top.length === 0) return <p class="muted empty">No entries yet.</p>;
@@ -30,6 +42,7 @@ export function Transcript({ entries, highlight }: { entries: Entry[]; highlight
               entry={entry}
               folded={folded.children.get(entry.id) ?? []}
               highlight={highlight}
+              actions={actions}
             />
           </>
         );
@@ -82,10 +95,12 @@ function EntryView({
   entry,
   folded,
   highlight,
+  actions,
 }: {
   entry: Entry;
   folded: Entry[];
   highlight?: string | undefined;
+  actions?: EntryActions | undefined;
 }) {
   const highlighted = highlight === entryName(entry);
   const time = (
@@ -111,6 +126,7 @@ function EntryView({
               </span>
             )}
             {time}
+            {actions?.(entry)}
           </div>
           {entry.toolCalls && entry.toolCalls.length > 0 && <ToolRecap calls={entry.toolCalls} />}
           <LongText class="content" text={entry.content} />
