@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { validateKey } from "../../keys/index.js";
-import { sessionNotFound } from "../../store/session-log.js";
 import { keyFromPath, readJsonObject } from "../body.js";
 import { branchesAnswer, forkAnswer, rewindAnswer } from "../branch-answers.js";
+import { existingKey } from "../existing-key.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 import {
   bodyOf,
@@ -117,10 +117,7 @@ export const branchOperations = {
 export function branchRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
   const { engine } = deps;
   const app = documentedRoutes();
-  const existing = async (key: string) => {
-    if (!(await engine.sessions.get(key))) throw sessionNotFound(key);
-    return key;
-  };
+  const existing = (key: string) => existingKey(engine, key);
 
   app.post(honoPath(branchOperations.fork), async (c) => {
     const key = keyFromPath(c, PREFIX);
