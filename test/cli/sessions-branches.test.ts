@@ -73,7 +73,7 @@ describe.each(STORES)("sessiond sessions fork, rewind and branches (%s)", (_name
     const text = await run(["sessions", "fork", KEY]);
     expect(text.code, text.stderr).toBe(0);
     const match =
-      /^forked "telegram:1" at #4 → "(telegram:1\/fork-[^"]+)" \(session \w+\); "telegram:1" is unchanged\n$/.exec(
+      /^forked "telegram:1" at #4 → "(admin-fork-[^"]+)" \(session \w+\); "telegram:1" is unchanged\n$/.exec(
         text.stdout,
       );
     expect(match, text.stdout).not.toBeNull();

@@ -14,7 +14,8 @@ const KEY = "app_api:bob:branching";
 const CONTENTS = ["u1", "a1", "u2", "a2"];
 
 /** The messages the transcript shows, top to bottom. */
-const shownContents = (page: Page) => page.locator(".transcript > .entry.message .content").allTextContents();
+const shownContents = (page: Page) =>
+  page.locator(".transcript:not(.folded) > .entry.message .content").allTextContents();
 
 /** Fork from here, rewind to here (confirmed), the branches panel and a fork's lineage, on a SQLite store. */
 describe("the dashboard's fork, rewind and branches, in Chromium", () => {
@@ -55,9 +56,7 @@ describe("the dashboard's fork, rewind and branches, in Chromium", () => {
     await open(KEY);
     expect(await page.getByTestId("lineage").count()).toBe(0);
     await entry(2).getByRole("button", { name: "Fork from here" }).click();
-    await page.waitForURL((url) =>
-      url.pathname.startsWith(`/sessions/${encodeURIComponent(`${KEY}/fork-`)}`),
-    );
+    await page.waitForURL((url) => url.pathname.startsWith("/sessions/admin-fork-"));
     const lineage = page.getByTestId("lineage");
     await lineage.waitFor();
     expect(await lineage.textContent()).toBe(`Forked from ${KEY} at #2`);
@@ -74,7 +73,7 @@ describe("the dashboard's fork, rewind and branches, in Chromium", () => {
 
     // The lineage links to the parent, at the entry the fork was taken from.
     await lineage.getByRole("link", { name: KEY }).click();
-    await page.waitForURL((url) => url.searchParams.get("entry") === `${parentId}:2`);
+    await expect.poll(() => new URL(page.url()).searchParams.get("entry")).toBe(`${parentId}:2`);
     await expect.poll(() => entry(2).getAttribute("aria-current")).toBe("true");
   });
 
@@ -106,7 +105,7 @@ describe("the dashboard's fork, rewind and branches, in Chromium", () => {
 
     // The rewound session opens at its last entry, with the earlier generations shown.
     await panel.locator('li[data-kind="rewound"] a').click();
-    await page.waitForURL((url) => url.searchParams.get("entry") === `${parentId}:4`);
+    await expect.poll(() => new URL(page.url()).searchParams.get("entry")).toBe(`${parentId}:4`);
     await expect.poll(() => entry(4).getAttribute("aria-current")).toBe("true");
 
     // The fork opens on its own page.
@@ -125,5 +124,37 @@ describe("the dashboard's fork, rewind and branches, in Chromium", () => {
     await page.getByRole("region", { name: "Branches" }).waitFor();
     const phoneWidth = await screenshotAll(page, "branches");
     expect(phoneWidth).toBeLessThanOrEqual(375);
+  });
+
+  it("shows a rewound generation and the one that inherits its compaction each with only its own entries", async () => {
+    const key = "app_api:bob:compacted";
+    await engine.append(
+      key,
+      Array.from({ length: 10 }, (_, i) => ({
+        type: "message" as const,
+        role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+        content: `m${i + 1}`,
+      })),
+    );
+    const { entry: compaction } = await engine.compact(key);
+    await engine.append(key, [{ type: "message", role: "user", content: "m11" }]);
+    // The new generation inherits the compaction and what it keeps; m11 is left to the rewound one.
+    await engine.rewind(key, { toSeq: compaction.seq + 1 });
+    const replaced = compaction.throughSeq - compaction.fromSeq + 1;
+
+    await open(key);
+    await page.getByLabel("Earlier generations").check();
+    await page.locator(".transcript .generation").waitFor();
+    // Each generation's compaction holds its own generation's entries, never the other's as well (an
+    // inherited entry keeps its id, so the transcript names entries by generation and seq).
+    expect(await page.locator(".transcript > .compaction summary").allTextContents()).toEqual([
+      `Summary and the ${replaced} entries it replaced`,
+      `Summary and the ${replaced} entries it replaced`,
+    ]);
+    const kept = Array.from(
+      { length: 10 - compaction.throughSeq },
+      (_, i) => `m${compaction.throughSeq + i + 1}`,
+    );
+    expect(await shownContents(page)).toEqual([...kept, "m11", ...kept]);
   });
 });

@@ -35,7 +35,10 @@ export function registerBranches(sessions: Command, io: CliIo): void {
     .description("start a new key whose history is this one's up to an entry (nothing is copied)")
     .argument("<key>", "session key")
     .option("--at <seq>", "fork after this entry (default: the newest completed one)", seq(1))
-    .option("--to-key <key>", "the new key, one with no session yet (default: <key>/fork-<id>)")
+    .option(
+      "--to-key <key>",
+      "the new key, one with no session yet (default: admin-fork-<id>, or <key>/fork-<id> for an admin- key)",
+    )
     .option("--json", 'print { "key", "session", "forked_from": { "key", "session_id", "seq" } }')
     .action(async (key: string, _options: unknown, command: Command) => {
       const options = command.optsWithGlobals<ForkOptions>();
@@ -99,7 +102,13 @@ export function registerBranches(sessions: Command, io: CliIo): void {
     .action(async (key: string, _options: unknown, command: Command) => {
       const options = command.optsWithGlobals<BranchesOptions>();
       validateKey(key);
-      const branches = await withEngine(options, io, { readOnly: true }, (engine) => engine.branches(key));
+      const branches = await withEngine(options, io, { readOnly: true }, async (engine) => {
+        const found = await engine.branches(key);
+        // A key with no session has no branches: said as every other command says it.
+        if (found.length > 0) return found;
+        const { sessionNotFound } = await import("../../store/session-log.js");
+        throw sessionNotFound(key);
+      });
       if (options.json) {
         io.stdout(json(branchesAnswer(key, branches)));
         return;

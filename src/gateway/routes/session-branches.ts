@@ -57,7 +57,10 @@ export const forkBody = strictBody("fork", {
     .min(1, { error: "to_key must be a non-empty string" })
     .nullish()
     .transform((value) => value ?? undefined)
-    .openapi({ description: "the new session's key (one with no session yet); default: <key>/fork-<id>" }),
+    .openapi({
+      description:
+        "the new session's key (one with no session yet); default: a web chat key: <key>/fork-<id> for an admin-… key, else admin-fork-<id>",
+    }),
 });
 
 export const rewindBody = strictBody("rewind", {

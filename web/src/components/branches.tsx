@@ -11,10 +11,13 @@ const KIND_LABELS: Record<Branch["kind"], string> = {
   fork: "Fork",
 };
 
-/** Where a branch opens: a fork on its own page; a generation of this key at its last entry. */
+/**
+ * Where a branch opens: a fork on its own page; an archived generation of this key at its last entry
+ * before the reset line a rewind or reset ended it with.
+ */
 function branchHref(branch: Branch): string {
   if (branch.kind === "fork" || branch.kind === "current") return sessionHref(branch.key);
-  return entryHref(branch.key, branch.session.id, branch.session.entryCount);
+  return entryHref(branch.key, branch.session.id, Math.max(1, branch.session.entryCount - 1));
 }
 
 function branchName(branch: Branch): string {

@@ -22,7 +22,7 @@ export function Transcript({
   actions?: EntryActions | undefined;
 }) {
   const folded = foldIntoCompactions(entries);
-  const top = summariesFirst(entries.filter((entry) => !folded.owner.has(entry.id)));
+  const top = summariesFirst(entries.filter((entry) => !folded.owner.has(entryName(entry))));
   if (top.length === 0) return <p class="muted empty">No entries yet.</p>;
   let generation = "";
   return (
@@ -38,9 +38,9 @@ export function Transcript({
               </li>
             )}
             <EntryView
-              key={entry.id}
+              key={entryName(entry)}
               entry={entry}
-              folded={folded.children.get(entry.id) ?? []}
+              folded={folded.children.get(entryName(entry)) ?? []}
               highlight={highlight}
               actions={actions}
             />
@@ -73,22 +73,26 @@ function foldIntoCompactions(entries: Entry[]): { owner: Set<string>; children: 
     for (const c of compactions) {
       if (
         c.sessionId === entry.sessionId &&
-        c.id !== entry.id &&
+        c.seq !== entry.seq &&
         entry.seq >= c.fromSeq &&
         entry.seq <= c.throughSeq
       )
         cover = c;
     }
     if (!cover) continue;
-    owner.add(entry.id);
-    const list = children.get(cover.id) ?? [];
+    owner.add(entryName(entry));
+    const list = children.get(entryName(cover)) ?? [];
     list.push(entry);
-    children.set(cover.id, list);
+    children.set(entryName(cover), list);
   }
   return { owner, children };
 }
 
-/** How a search hit names an entry: its generation's id and its seq. */
+/**
+ * How a search hit names an entry (its generation's id and its seq), and how the transcript keys it: a
+ * fork's or rewound generation's inherited entries keep their ids, so with earlier generations shown one
+ * id can stand twice.
+ */
 const entryName = (entry: Entry): string => `${entry.sessionId}:${entry.seq}`;
 
 function EntryView({
@@ -153,7 +157,7 @@ function EntryView({
             {folded.length > 0 && (
               <ol class="transcript folded">
                 {folded.map((child) => (
-                  <EntryView key={child.id} entry={child} folded={[]} highlight={highlight} />
+                  <EntryView key={entryName(child)} entry={child} folded={[]} highlight={highlight} />
                 ))}
               </ol>
             )}

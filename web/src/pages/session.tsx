@@ -58,6 +58,10 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
   const [busy, setBusy] = useState(false);
   // A hit may be in an archived generation or far back: those are loaded too.
   const [allGenerations, setAllGenerations] = useState(entry !== undefined);
+  // An entry asked for on the page already open (a branch's link): it may be in an archived generation.
+  useEffect(() => {
+    if (entry !== undefined) setAllGenerations(true);
+  }, [entry]);
   const [confirmDelete, setConfirmDelete] = useState(false);
   /** The entry a rewind was asked for, while its confirmation is open. */
   const [rewindAt, setRewindAt] = useState<number>();

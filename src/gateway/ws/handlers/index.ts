@@ -50,7 +50,8 @@ const METHODS: Readonly<Record<string, MethodSpec>> = {
     params: {
       session: SESSION,
       at_seq: "fork after this entry (default: the newest completed one)",
-      to_key: "the new key (default: <key>/fork-<id>)",
+      to_key:
+        "the new key (default: a web chat key: <key>/fork-<id> for an admin-… key, else admin-fork-<id>)",
     },
     result: "{key, session, forked_from: {key, session_id, seq}} as POST /api/sessions/{key}/fork",
   },
