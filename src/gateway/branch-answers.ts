@@ -1,4 +1,4 @@
-import type { SessionBranch } from "../engine/api.js";
+import type { BranchedRuntimes, SessionBranch } from "../engine/api.js";
 import type { ForkOrigin, Session } from "../model/session.js";
 import type { ForkResult, RewindResult } from "../store/store.js";
 
@@ -15,11 +15,18 @@ export interface OriginAnswer {
   seq: number;
 }
 
+/** The agents whose runtime sessions follow the branch, and those whose were cleared (a note says why). */
+export interface RuntimeSessionsAnswer {
+  followed: string[];
+  cleared: string[];
+}
+
 export interface ForkAnswer {
   /** The new key. */
   key: string;
   session: Session;
   forked_from: OriginAnswer;
+  runtime_sessions: RuntimeSessionsAnswer;
 }
 
 export interface RewindAnswer {
@@ -28,6 +35,7 @@ export interface RewindAnswer {
   /** The session rewound: archived, readable as a branch. */
   archived: Session;
   forked_from: OriginAnswer;
+  runtime_sessions: RuntimeSessionsAnswer;
 }
 
 export interface BranchAnswer {
@@ -45,15 +53,25 @@ export function originAnswer(origin: ForkOrigin): OriginAnswer {
   return { key: origin.key, session_id: origin.sessionId, seq: origin.seq };
 }
 
-export function forkAnswer(result: ForkResult): ForkAnswer {
-  return { key: result.session.key, session: result.session, forked_from: originAnswer(result.forkedFrom) };
+function runtimeSessionsAnswer({ runtimeSessions }: BranchedRuntimes): RuntimeSessionsAnswer {
+  return { followed: [...runtimeSessions.followed], cleared: [...runtimeSessions.cleared] };
 }
 
-export function rewindAnswer(result: RewindResult): RewindAnswer {
+export function forkAnswer(result: ForkResult & BranchedRuntimes): ForkAnswer {
+  return {
+    key: result.session.key,
+    session: result.session,
+    forked_from: originAnswer(result.forkedFrom),
+    runtime_sessions: runtimeSessionsAnswer(result),
+  };
+}
+
+export function rewindAnswer(result: RewindResult & BranchedRuntimes): RewindAnswer {
   return {
     session: result.current,
     archived: result.archived,
     forked_from: originAnswer(result.forkedFrom),
+    runtime_sessions: runtimeSessionsAnswer(result),
   };
 }
 

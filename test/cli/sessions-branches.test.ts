@@ -44,6 +44,14 @@ describe.each(STORES)("sessiond sessions fork, rewind and branches (%s)", (_name
           { type: "message", role: "assistant", content: "a2" },
         ]);
         parentId = (await engine.sessions.get(KEY))?.id ?? "";
+        // A Codex thread, which cannot fork: a fork leaves it behind and says so.
+        await engine.agents.store.save({
+          agent: "main",
+          key: KEY,
+          runtime: "codex",
+          id: "9b1c2d3e-0000-4000-8000-000000000002",
+          savedAt: 1,
+        });
       },
       config(dir),
     );
@@ -51,7 +59,10 @@ describe.each(STORES)("sessiond sessions fork, rewind and branches (%s)", (_name
     const contents = async (key: string) => {
       const shown = await run(["sessions", "show", key, "--json"]);
       expect(shown.code, shown.stderr).toBe(0);
-      return parseJson<{ entries: Array<{ content?: string }> }>(shown.stdout).entries.map((e) => e.content);
+      // The messages: a note says the Codex thread was cleared where it was.
+      return parseJson<{ entries: Array<{ type: string; content?: string }> }>(shown.stdout)
+        .entries.filter((e) => e.type === "message")
+        .map((e) => e.content);
     };
     return { run, contents, parentId };
   };
@@ -60,7 +71,13 @@ describe.each(STORES)("sessiond sessions fork, rewind and branches (%s)", (_name
     const { run, contents, parentId } = await setUp();
     const forked = await run(["sessions", "fork", KEY, "--at", "2", "--to-key", `${KEY}/try`, "--json"]);
     expect(forked.code, forked.stderr).toBe(0);
-    const answer = parseJson<{ key: string; session: SessionJson; forked_from: Origin }>(forked.stdout);
+    const answer = parseJson<{
+      key: string;
+      session: SessionJson;
+      forked_from: Origin;
+      runtime_sessions: { followed: string[]; cleared: string[] };
+    }>(forked.stdout);
+    expect(answer.runtime_sessions).toEqual({ followed: [], cleared: ["main"] });
     expect(answer.key).toBe(`${KEY}/try`);
     expect(answer.forked_from).toEqual({ key: KEY, session_id: parentId, seq: 2 });
     expect(answer.session.forkedFrom).toEqual({ key: KEY, sessionId: parentId, seq: 2 });
@@ -73,7 +90,7 @@ describe.each(STORES)("sessiond sessions fork, rewind and branches (%s)", (_name
     const text = await run(["sessions", "fork", KEY]);
     expect(text.code, text.stderr).toBe(0);
     const match =
-      /^forked "telegram:1" at #4 → "(admin-fork-[^"]+)" \(session \w+\); "telegram:1" is unchanged\n$/.exec(
+      /^forked "telegram:1" at #4 → "(admin-fork-[^"]+)" \(session \w+\); "telegram:1" is unchanged\nruntime sessions: main cleared \(a note in the conversation says why\)\n$/.exec(
         text.stdout,
       );
     expect(match, text.stdout).not.toBeNull();
@@ -125,7 +142,8 @@ describe.each(STORES)("sessiond sessions fork, rewind and branches (%s)", (_name
     expect(table.stdout).toMatch(new RegExp(`^rewound +${KEY} +${parentId} `, "m"));
     expect(table.stdout).toMatch(
       new RegExp(
-        `^fork +telegram:other +\\w+ +\\d+ +2 +${KEY} at #2 \\(session ${answer.session.id}\\) `,
+        // The rewound conversation's note (the Codex thread cleared) is its newest entry, where the fork is taken.
+        `^fork +telegram:other +\\w+ +1 +3 +${KEY} at #3 \\(session ${answer.session.id}\\) `,
         "m",
       ),
     );

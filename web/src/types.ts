@@ -40,11 +40,18 @@ export interface Branch {
   session: Session;
 }
 
+/** The agents whose runtime sessions followed a fork or rewind, and those whose were cleared. */
+export interface RuntimeSessionsAnswer {
+  followed: string[];
+  cleared: string[];
+}
+
 /** What `POST …/fork` answers. */
 export interface ForkAnswer {
   key: string;
   session: Session;
   forked_from: { key: string; session_id: string; seq: number };
+  runtime_sessions: RuntimeSessionsAnswer;
 }
 
 export interface SessionPage {

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { BranchedRuntimes } from "../../engine/api.js";
 import { branchesAnswer, forkAnswer, rewindAnswer } from "../../gateway/branch-answers.js";
 import { validateKey } from "../../keys/index.js";
 import { type GlobalOptions, withEngine } from "../context.js";
@@ -28,6 +29,17 @@ interface BranchesOptions extends GlobalOptions {
 const seq = (min: number) => intIn(min, Number.MAX_SAFE_INTEGER);
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
+/** What the agents' runtime sessions did, when they did anything: `main follows; coder cleared (…)`. */
+function runtimeLine({ runtimeSessions }: BranchedRuntimes): string {
+  const parts = [
+    ...(runtimeSessions.followed.length > 0 ? [`${runtimeSessions.followed.join(", ")} follow`] : []),
+    ...(runtimeSessions.cleared.length > 0
+      ? [`${runtimeSessions.cleared.join(", ")} cleared (a note in the conversation says why)`]
+      : []),
+  ];
+  return parts.length > 0 ? `runtime sessions: ${parts.join("; ")}\n` : "";
+}
+
 /** `sessions fork`, `sessions rewind` and `sessions branches`; `--json` prints what the REST routes answer. */
 export function registerBranches(sessions: Command, io: CliIo): void {
   sessions
@@ -39,7 +51,7 @@ export function registerBranches(sessions: Command, io: CliIo): void {
       "--to-key <key>",
       "the new key, one with no session yet (default: admin-fork-<id>, or <key>/fork-<id> for an admin- key)",
     )
-    .option("--json", 'print { "key", "session", "forked_from": { "key", "session_id", "seq" } }')
+    .option("--json", 'print { "key", "session", "forked_from", "runtime_sessions" } (as REST answers)')
     .action(async (key: string, _options: unknown, command: Command) => {
       const options = command.optsWithGlobals<ForkOptions>();
       validateKey(key);
@@ -56,7 +68,7 @@ export function registerBranches(sessions: Command, io: CliIo): void {
       }
       io.stdout(
         `forked ${JSON.stringify(key)} at #${result.forkedFrom.seq} → ${JSON.stringify(result.session.key)} ` +
-          `(session ${result.session.id}); ${JSON.stringify(key)} is unchanged\n`,
+          `(session ${result.session.id}); ${JSON.stringify(key)} is unchanged\n${runtimeLine(result)}`,
       );
     });
 
@@ -72,7 +84,7 @@ export function registerBranches(sessions: Command, io: CliIo): void {
       "refuse (SESSION_CHANGED) unless the newest entry is still this one",
       seq(0),
     )
-    .option("--json", 'print { "session", "archived", "forked_from": { "key", "session_id", "seq" } }')
+    .option("--json", 'print { "session", "archived", "forked_from", "runtime_sessions" } (as REST answers)')
     .action(async (key: string, _options: unknown, command: Command) => {
       const options = command.optsWithGlobals<RewindOptions>();
       validateKey(key);
@@ -90,7 +102,8 @@ export function registerBranches(sessions: Command, io: CliIo): void {
       io.stdout(
         `rewound ${JSON.stringify(key)} to before #${options.to}: generation ${current.generation} (${current.id}) ` +
           `continues from #${result.forkedFrom.seq}; generation ${archived.generation} (${archived.id}, ` +
-          `${plural(archived.entryCount, "entry")}) is archived (\`sessiond sessions branches\` lists it)\n`,
+          `${plural(archived.entryCount, "entry")}) is archived (\`sessiond sessions branches\` lists it)\n` +
+          runtimeLine(result),
       );
     });
 

@@ -83,7 +83,9 @@ export const branchOperations = {
       "Fork at an entry: a new key whose history is this one's up to at_seq (nothing copied; this one unchanged)",
     request: { params: keyPathParams, body: { ...jsonBody(forkBody), required: false } },
     responses: {
-      201: jsonResponse("{key, session, forked_from: {key, session_id, seq}}"),
+      201: jsonResponse(
+        "{key, session, forked_from: {key, session_id, seq}, runtime_sessions: {followed, cleared}}",
+      ),
       ...errorResponses,
       409: jsonResponse("to_key already has a session (KEY_TAKEN)"),
     },
@@ -95,7 +97,9 @@ export const branchOperations = {
       "Continue the conversation from before to_seq; what came after stays readable as a branch (archived)",
     request: { params: keyPathParams, body: jsonBody(rewindBody) },
     responses: {
-      200: jsonResponse("{session, archived, forked_from: {key, session_id, seq}}"),
+      200: jsonResponse(
+        "{session, archived, forked_from: {key, session_id, seq}, runtime_sessions: {followed, cleared}}",
+      ),
       ...errorResponses,
       409: jsonResponse("The head moved past expect_head (SESSION_CHANGED)"),
     },

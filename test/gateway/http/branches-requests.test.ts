@@ -33,11 +33,20 @@ beforeAll(async () => {
   });
   engine.fork = async (key, options = {}) => {
     calls.push(["fork", key, options]);
-    return { session: child(options.toKey ?? `${key}/fork-01CHILD`), forkedFrom: origin };
+    return {
+      session: child(options.toKey ?? `${key}/fork-01CHILD`),
+      forkedFrom: origin,
+      runtimeSessions: { followed: ["main"], cleared: [] },
+    };
   };
   engine.rewind = async (key, options) => {
     calls.push(["rewind", key, options]);
-    return { current: child(key), archived: { ...parent, state: "archived" }, forkedFrom: origin };
+    return {
+      current: child(key),
+      archived: { ...parent, state: "archived" },
+      forkedFrom: origin,
+      runtimeSessions: { followed: [], cleared: ["cx"] },
+    };
   };
   engine.branches = async (key) => {
     calls.push(["branches", key, undefined]);
@@ -110,7 +119,8 @@ describe("POST /api/sessions/{key}/fork", () => {
     expect(res.status).toBe(201);
     expect(calls).toEqual([["fork", KEY, { atSeq: 1, toKey: "telegram:42/try" }]]);
     const body = (await res.json()) as unknown as Record<string, unknown>;
-    expect(Object.keys(body).sort()).toEqual(["forked_from", "key", "session"]);
+    expect(Object.keys(body).sort()).toEqual(["forked_from", "key", "runtime_sessions", "session"]);
+    expect(body.runtime_sessions).toEqual({ followed: ["main"], cleared: [] });
     expect(body.key).toBe("telegram:42/try");
     expect(body.forked_from).toEqual({ key: KEY, session_id: parent.id, seq: 1 });
     // The session as every route sends one, its lineage included.
@@ -156,7 +166,8 @@ describe("POST /api/sessions/{key}/rewind", () => {
     expect(res.status).toBe(200);
     expect(calls).toEqual([["rewind", KEY, { toSeq: 2, expectHead: 2 }]]);
     const body = (await res.json()) as unknown as Record<string, { key?: string; state?: string }>;
-    expect(Object.keys(body).sort()).toEqual(["archived", "forked_from", "session"]);
+    expect(Object.keys(body).sort()).toEqual(["archived", "forked_from", "runtime_sessions", "session"]);
+    expect(body.runtime_sessions).toEqual({ followed: [], cleared: ["cx"] });
     expect(body.session).toMatchObject({ key: KEY, id: "01CHILD" });
     expect(body.archived).toMatchObject({ id: parent.id, state: "archived" });
     expect(body.forked_from).toEqual({ key: KEY, session_id: parent.id, seq: 1 });

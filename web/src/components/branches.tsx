@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { getJson, sessionPath } from "../api";
 import { count, relativeTime } from "../format";
 import { entryHref, sessionHref } from "../router";
-import type { Branch, Entry, Session } from "../types";
+import type { Branch, Entry, RuntimeSessionsAnswer, Session } from "../types";
 
 const KIND_LABELS: Record<Branch["kind"], string> = {
   current: "Current",
@@ -125,4 +125,12 @@ export function EntryBranchActions({
       </button>
     </span>
   );
+}
+
+/** What a fork or rewind did to the agents' runtime sessions, for the status line ("" when nothing). */
+export function runtimeSessionsNote(answer: RuntimeSessionsAnswer | undefined): string {
+  const cleared = answer?.cleared ?? [];
+  return cleared.length > 0
+    ? ` The runtime sessions of ${cleared.join(", ")} could not follow and were cleared (a note says why).`
+    : "";
 }

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { ApiError, deleteJson, getJson, postJson, request, sessionPath } from "../api";
-import { BranchesPanel, EntryBranchActions, Lineage } from "../components/branches";
+import { BranchesPanel, EntryBranchActions, Lineage, runtimeSessionsNote } from "../components/branches";
 import { Confirm } from "../components/confirm";
 import { Details } from "../components/details";
 import { ShareLinks } from "../components/share-links";
@@ -8,7 +8,7 @@ import { StateBadge } from "../components/state-badge";
 import { Transcript } from "../components/transcript";
 import { live } from "../live";
 import { navigate, sessionHref } from "../router";
-import type { Entry, ForkAnswer, Session, SessionDetail } from "../types";
+import type { Entry, ForkAnswer, RuntimeSessionsAnswer, Session, SessionDetail } from "../types";
 
 const PAGE = 200;
 /** A search hit further back than this many pages is not brought into view (the pages stay loaded). */
@@ -163,22 +163,27 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
     act("Forking", async () => {
       const forked = await postJson<ForkAnswer>(sessionPath(sessionKey, "/fork"), { at_seq: seq });
       navigate(sessionHref(forked.key));
-      return `Forked ${sessionKey} at #${forked.forked_from.seq}: this is the new session.`;
+      return `Forked ${sessionKey} at #${forked.forked_from.seq}: this is the new session.${runtimeSessionsNote(forked.runtime_sessions)}`;
     });
   const rewind = (toSeq: number) => {
     setRewindAt(undefined);
     // The head the page shows: a conversation that moved on since is refused (SESSION_CHANGED), not rewound.
     const expectHead = loaded?.detail.session.entryCount;
     void act("Rewinding", async () => {
+      let runtimes: RuntimeSessionsAnswer | undefined;
       try {
-        await postJson(sessionPath(sessionKey, "/rewind"), { to_seq: toSeq, expect_head: expectHead });
+        const answer = await postJson<{ runtime_sessions: RuntimeSessionsAnswer }>(
+          sessionPath(sessionKey, "/rewind"),
+          { to_seq: toSeq, expect_head: expectHead },
+        );
+        runtimes = answer.runtime_sessions;
       } catch (caught) {
         if (!(caught instanceof ApiError && caught.code === "SESSION_CHANGED")) throw caught;
         await load();
         return "Not rewound: the conversation moved on since it was shown. It is reloaded; rewind again if you still want to.";
       }
       await load();
-      return `Rewound: the conversation continues from before #${toSeq}; what came after is a branch.`;
+      return `Rewound: the conversation continues from before #${toSeq}; what came after is a branch.${runtimeSessionsNote(runtimes)}`;
     });
   };
   const remove = () => {

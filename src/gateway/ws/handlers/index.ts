@@ -53,7 +53,7 @@ const METHODS: Readonly<Record<string, MethodSpec>> = {
       to_key:
         "the new key (default: a web chat key: <key>/fork-<id> for an admin-… key, else admin-fork-<id>)",
     },
-    result: "{key, session, forked_from: {key, session_id, seq}} as POST /api/sessions/{key}/fork",
+    result: "{key, session, forked_from, runtime_sessions} as POST /api/sessions/{key}/fork",
   },
   "sessions.rewind": {
     handler: branches.rewind,
@@ -62,7 +62,7 @@ const METHODS: Readonly<Record<string, MethodSpec>> = {
       to_seq: "the first entry left out",
       expect_head: "the newest seq the rewind was computed on (else SESSION_CHANGED)",
     },
-    result: "{session, archived, forked_from} as POST /api/sessions/{key}/rewind",
+    result: "{session, archived, forked_from, runtime_sessions} as POST /api/sessions/{key}/rewind",
   },
   "sessions.branches": {
     handler: branches.branches,
