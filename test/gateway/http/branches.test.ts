@@ -105,6 +105,11 @@ describe.each(STORES)("fork, rewind and branches over REST (%s)", (_name, storeF
       expect(whole.body.forked_from.seq).toBe(4);
       expect(await contents(whole.body.key)).toEqual(["u1", "a1", "u2", "a2"]);
 
+      // Past the newest entry: the engine's 400, and no key made.
+      const past = await call(at(KEY, "/fork"), postJson({ at_seq: 99, to_key: `${KEY}/past` }));
+      expect([past.status, past.body.error.code]).toEqual([400, "INVALID_ARGUMENT"]);
+      expect((await call(at(`${KEY}/past`))).status).toBe(404);
+
       const taken = await call(at(KEY, "/fork"), postJson({ to_key: `${KEY}/try` }));
       expect([taken.status, taken.body.error.code]).toEqual([409, "KEY_TAKEN"]);
       expect(await contents(`${KEY}/try`)).toEqual(["u1", "a1", "f3"]);
