@@ -344,8 +344,9 @@ describe("operations", () => {
       "x-websocket"
     ];
     expect(Object.keys(ws.methods["chat.send"]!.params)).toEqual(["message", "session", "agent"]);
-    expect(Object.keys(ws.methods)).toHaveLength(12);
+    expect(Object.keys(ws.methods)).toHaveLength(15);
     expect(ws.methods["turns.get"]).toBeDefined();
+    expect(Object.keys(ws.methods["sessions.rewind"]!.params)).toEqual(["session", "to_seq", "expect_head"]);
     expect(ws.methods["sessions.search"]).toBeDefined();
   });
 
