@@ -122,6 +122,9 @@ for (const backend of ["sqlite", "jsonl"] as const) {
       });
       expect(seen).toEqual(["user:q1", "assistant:a1", "user:q2, asked again"]);
       await engine.fork("admin-c", { toKey: "admin-c-fork", atSeq: 2 });
+      await expect(engine.branches("admin-nothing-here")).rejects.toMatchObject({
+        code: "SESSION_NOT_FOUND",
+      });
       const branches = await engine.branches("admin-c");
       expect(branches.map((b) => [b.key, b.kind, b.session.id])).toEqual([
         ["admin-c", "current", rewound.current.id],
