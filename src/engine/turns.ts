@@ -1,6 +1,8 @@
 import type { Compactor } from "../compaction/compactor.js";
 import type { EngineConfig } from "../config/engine-config.js";
 import type { InjectionHook } from "../context/index.js";
+import type { IncognitoKeys } from "../incognito/keys.js";
+import { storedSessionsOf } from "../incognito/store.js";
 import type { Route } from "../keys/index.js";
 import { systemTimer } from "../lifecycle/clock.js";
 import type { EntryInput } from "../model/entry.js";
@@ -37,6 +39,8 @@ export interface EngineTurnsDeps {
   store: Store;
   events: SessionEvents;
   inbox: Inbox | undefined;
+  /** Keys kept in memory only: their inputs are never admitted to the inbox. */
+  incognito: IncognitoKeys;
   config: EngineConfig;
   settings: SessionSettings;
   lifecycle: EngineLifecycle;
@@ -74,7 +78,7 @@ export class EngineTurns {
       injectors: deps.injectors,
       afterTurn: deps.afterTurn,
       lifecycle,
-      inboxInStore: deps.inbox instanceof StoreInbox && deps.inbox.store === store,
+      inboxInStore: deps.inbox instanceof StoreInbox && deps.inbox.store === storedSessionsOf(store),
     };
     this.statuses = new TurnStatuses(now, config.turns?.resultsMaxBytes);
     this.actors = new SessionActors({
@@ -108,28 +112,40 @@ export class EngineTurns {
     });
   }
 
-  /** A turn of `run`; `durable` (an agent's turn) admits its input to the inbox first. */
-  turn(
+  /**
+   * A turn of `run`; `durable` (an agent's turn) admits its input to the inbox first, unless the key is
+   * incognito (`incognito` asks for it; `IncognitoKeys.claim`): then nothing of it is written anywhere.
+   */
+  async turn(
     envelope: Envelope,
     run: TurnRunner,
     signal: AbortSignal | undefined,
     durable: boolean,
+    incognito = false,
   ): Promise<TurnResult> {
     const route = this.deps.route(envelope);
+    const kept = !(await this.deps.incognito.claim(route.key, incognito));
     const command = parseQueueCommand(envelope.text);
     if (command) return this.queueCommand(route, command);
-    return this.actors.submit(route, envelope, run, signal, durable, true).result;
+    return this.actors.submit(route, envelope, run, signal, durable && kept, true).result;
   }
 
   /** An agent's turn, answered once its input is admitted (stored in the inbox). */
-  async start(envelope: Envelope, run: TurnRunner, signal: AbortSignal | undefined): Promise<StartedTurn> {
+  async start(
+    envelope: Envelope,
+    run: TurnRunner,
+    signal: AbortSignal | undefined,
+    incognito = false,
+  ): Promise<StartedTurn> {
     const route = this.deps.route(envelope);
+    // An incognito input is not admitted: answered at once, gone at a restart.
+    const kept = !(await this.deps.incognito.claim(route.key, incognito));
     const command = parseQueueCommand(envelope.text);
     if (command) {
       const result = this.queueCommand(route, command);
       return { id: newId(this.deps.lifecycle.clock.now()), key: route.key, result };
     }
-    const turn = this.actors.submit(route, envelope, run, signal, true);
+    const turn = this.actors.submit(route, envelope, run, signal, kept);
     // The caller that stops waiting here still gets the rejection through `result`.
     turn.result.catch(() => {});
     await turn.stored;
@@ -137,8 +153,9 @@ export class EngineTurns {
   }
 
   /** Stores an inbound message as context only, in its key's lane. */
-  record(envelope: Envelope): Promise<AppendResult> {
+  async record(envelope: Envelope): Promise<AppendResult> {
     const route = this.deps.route(envelope);
+    await this.deps.incognito.claim(route.key, false);
     return this.actors.exclusive(route.key, () => recordInput(this.turnDeps, route, envelope));
   }
 
