@@ -116,7 +116,7 @@ export class EngineTurns {
    * A turn of `run`; `durable` (an agent's turn) admits its input to the inbox first, unless the key is
    * incognito (`incognito` asks for it; `IncognitoKeys.claim`): then nothing of it is written anywhere.
    */
-  async turn(
+  turn(
     envelope: Envelope,
     run: TurnRunner,
     signal: AbortSignal | undefined,
@@ -124,10 +124,14 @@ export class EngineTurns {
     incognito = false,
   ): Promise<TurnResult> {
     const route = this.deps.route(envelope);
-    const kept = !(await this.deps.incognito.claim(route.key, incognito));
-    const command = parseQueueCommand(envelope.text);
-    if (command) return this.queueCommand(route, command);
-    return this.actors.submit(route, envelope, run, signal, durable && kept, true).result;
+    const submit = (secret: boolean): Promise<TurnResult> => {
+      const command = parseQueueCommand(envelope.text);
+      if (command) return this.queueCommand(route, command);
+      return this.actors.submit(route, envelope, run, signal, durable && !secret, true).result;
+    };
+    const claimed = this.deps.incognito.claim(route.key, incognito);
+    // Queued before this returns unless the key's first incognito turn must read the store first.
+    return typeof claimed === "boolean" ? submit(claimed) : claimed.then(submit);
   }
 
   /** An agent's turn, answered once its input is admitted (stored in the inbox). */
@@ -153,10 +157,11 @@ export class EngineTurns {
   }
 
   /** Stores an inbound message as context only, in its key's lane. */
-  async record(envelope: Envelope): Promise<AppendResult> {
+  record(envelope: Envelope): Promise<AppendResult> {
     const route = this.deps.route(envelope);
-    await this.deps.incognito.claim(route.key, false);
-    return this.actors.exclusive(route.key, () => recordInput(this.turnDeps, route, envelope));
+    const record = () => this.actors.exclusive(route.key, () => recordInput(this.turnDeps, route, envelope));
+    const claimed = this.deps.incognito.claim(route.key, false);
+    return typeof claimed === "boolean" ? record() : claimed.then(record);
   }
 
   recover(onTakeOver?: (report: RecoveryReport) => void): Promise<RecoveryReport> {

@@ -48,10 +48,20 @@ export class IncognitoKeys {
    * rule matches, or an earlier request made it so. A key with a stored session cannot become incognito
    * (KEY_TAKEN); a full set refuses a new key (INCOGNITO_FULL).
    */
-  async claim(key: string, requested: boolean): Promise<boolean> {
+  claim(key: string, requested: boolean): boolean | Promise<boolean> {
+    // Answered at once when nothing is to be read: a turn is queued in the order its caller called.
     if (this.marked.has(key)) return true;
     const byRule = this.matches(key);
     if (!requested && !byRule) return false;
+    return this.claimNew(key, byRule);
+  }
+
+  /** Makes `key` incognito without a turn (a fork of an incognito session); KEY_TAKEN as `claim`. */
+  async adopt(key: string): Promise<void> {
+    await this.claim(key, true);
+  }
+
+  private async claimNew(key: string, byRule: boolean): Promise<boolean> {
     this.roomForKey(key);
     await this.refuseStored(key, byRule);
     if (this.marked.has(key)) return true;
@@ -66,11 +76,6 @@ export class IncognitoKeys {
       throw error;
     }
     return true;
-  }
-
-  /** Makes `key` incognito without a turn (a fork of an incognito session); KEY_TAKEN as `claim`. */
-  adopt(key: string): Promise<boolean> {
-    return this.claim(key, true);
   }
 
   /** The key's sessions were deleted: it is an ordinary key again (unless a rule matches it). */
