@@ -68,9 +68,12 @@ describe.each<Backend>(["sqlite", "jsonl", "postgres"])(
       );
       const stored = uniqueMarker();
       const secret = uniqueMarker();
+      // The session's name too: not even the key of an incognito session is written anywhere.
+      const name = `admin-${uniqueMarker()}`;
       const holders = async () => [
         ...filesHolding(dir, secret),
-        ...(url ? await tablesHolding(url, secret) : []),
+        ...filesHolding(dir, name),
+        ...(url ? [...(await tablesHolding(url, secret)), ...(await tablesHolding(url, name))] : []),
       ];
 
       let gateway = serve(dir);
@@ -80,7 +83,7 @@ describe.each<Backend>(["sqlite", "jsonl", "postgres"])(
       ).toBe(200);
       const chat = await post(`${base}/api/chat`, {
         message: `whisper ${secret}`,
-        session_id: "admin-secret",
+        session_id: name,
         incognito: true,
       });
       expect(chat.status).toBe(200);
@@ -116,16 +119,10 @@ describe.each<Backend>(["sqlite", "jsonl", "postgres"])(
       >;
       const incognitoKeys = listed.filter((s) => s.incognito === true).map((s) => s.key);
       expect(incognitoKeys.sort()).toEqual(
-        [
-          "admin-secret",
-          "admin-async",
-          String(sent.key),
-          "openai-compat:127.0.0.1:private",
-          "app_api:alice",
-        ].sort(),
+        [name, "admin-async", String(sent.key), "openai-compat:127.0.0.1:private", "app_api:alice"].sort(),
       );
       expect(listed.find((s) => s.key === "admin-kept")?.incognito).toBeUndefined();
-      const history = await get(`${base}/api/sessions/admin-secret/history`);
+      const history = await get(`${base}/api/sessions/${name}/history`);
       expect(JSON.stringify(history.body)).toContain(secret);
       const search = await get(`${base}/api/search?q=${secret}`);
       if (search.status === 200) {
@@ -135,7 +132,7 @@ describe.each<Backend>(["sqlite", "jsonl", "postgres"])(
         );
       }
       expect((await get(`${base}/api/sessions?q=whisper`)).body.sessions).toEqual([]);
-      const exported = await get(`${base}/api/sessions/admin-secret/export?format=md`);
+      const exported = await get(`${base}/api/sessions/${name}/export?format=md`);
       expect(exported.status).toBe(409);
       expect(exported.body).toMatchObject({ error: { code: "SESSION_INCOGNITO" } });
 
@@ -151,7 +148,7 @@ describe.each<Backend>(["sqlite", "jsonl", "postgres"])(
 
       gateway = serve(dir);
       base = await gateway.listening();
-      expect((await get(`${base}/api/sessions/admin-secret`)).status).toBe(404);
+      expect((await get(`${base}/api/sessions/${name}`)).status).toBe(404);
       expect((await get(`${base}/api/sessions/app_api:alice`)).status).toBe(404);
       const after = (await get(`${base}/api/sessions?limit=100`)).body.sessions as Array<
         Record<string, unknown>
