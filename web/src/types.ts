@@ -23,6 +23,8 @@ export interface Session {
   overrides: Record<string, OverrideValue>;
   /** Set by gateways that track it (issue 6); absent otherwise. */
   needsAttention?: boolean;
+  /** Kept in the gateway's memory only: never exported or shared, gone at its restart. */
+  incognito?: boolean;
 }
 
 export interface SessionPage {

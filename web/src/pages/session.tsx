@@ -204,6 +204,7 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
           <StateBadge
             state={running ? "running" : session.state}
             needsAttention={loaded?.detail.needsAttention === true}
+            incognito={session.incognito === true}
           />
         )}
       </div>
@@ -234,7 +235,12 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
               </option>
             ))}
           </select>
-          <button type="button" disabled={busy || !session} onClick={download}>
+          <button
+            type="button"
+            disabled={busy || !session || session.incognito === true}
+            title={session?.incognito ? "An incognito session is never exported" : undefined}
+            onClick={download}
+          >
             Export
           </button>
         </span>
