@@ -96,6 +96,9 @@ class IncognitoRouter {
   private readonly sessions = new Map<string, number>();
   /** Fences handed out for incognito keys: no other process can see their sessions, so no lease is taken. */
   private readonly localFences = new WeakSet<Fence>();
+  private routedLeases: KeyLeases | undefined;
+  /** Something was written to the memory store: flushes wait for it too. */
+  private memoryWritten = false;
 
   constructor(
     private readonly persistent: Store,
@@ -103,8 +106,13 @@ class IncognitoRouter {
     private readonly keys: IncognitoKeys,
   ) {}
 
-  async append(key: string, entries: EntryInput[], options: AppendOptions = {}): Promise<AppendResult> {
+  // A stored key's calls go straight through, adding no promise of their own to a turn.
+  append(key: string, entries: EntryInput[], options?: AppendOptions): Promise<AppendResult> {
     if (!this.keys.has(key)) return this.persistent.append(key, entries, options);
+    return this.appendIncognito(key, entries, options ?? {});
+  }
+
+  private async appendIncognito(key: string, entries: EntryInput[], options: AppendOptions) {
     if (options.inbox) {
       throw new SessiondError(
         "INVALID_ARGUMENT",
@@ -113,6 +121,7 @@ class IncognitoRouter {
     }
     const bytes = Buffer.byteLength(JSON.stringify(entries));
     this.keys.charge(bytes);
+    this.memoryWritten = true;
     try {
       const result = await this.memory.append(key, entries, options);
       this.held(result.session.id, bytes);
@@ -131,8 +140,12 @@ class IncognitoRouter {
     return this.owner(id).getSessionById(id);
   }
 
-  async listSessions(query: SessionQuery = {}): Promise<SessionPage> {
+  listSessions(query: SessionQuery = {}): Promise<SessionPage> {
     if (this.sessions.size === 0) return this.persistent.listSessions(query);
+    return this.mergedList(query);
+  }
+
+  private async mergedList(query: SessionQuery): Promise<SessionPage> {
     const { sort, limit } = normaliseQuery(query);
     const [stored, incognito] = await Promise.all([
       this.persistent.listSessions(query),
@@ -162,18 +175,24 @@ class IncognitoRouter {
     return this.of(key).updateSession(key, patch);
   }
 
-  async reset(key: string, cause: ResetCause, init?: SessionInit) {
-    const result = await this.of(key).reset(key, cause, init);
-    if (this.keys.has(key)) this.held(result.current.id, 0);
-    return result;
+  reset(key: string, cause: ResetCause, init?: SessionInit) {
+    if (!this.keys.has(key)) return this.persistent.reset(key, cause, init);
+    return this.memory.reset(key, cause, init).then((result) => {
+      this.held(result.current.id, 0);
+      return result;
+    });
   }
 
   archive(key: string, cause: ResetCause) {
     return this.of(key).archive(key, cause);
   }
 
-  async delete(key: string): Promise<DeleteResult> {
+  delete(key: string): Promise<DeleteResult> {
     if (!this.keys.has(key)) return this.persistent.delete(key);
+    return this.deleteIncognito(key);
+  }
+
+  private async deleteIncognito(key: string): Promise<DeleteResult> {
     const generations = await this.memory.generations(key);
     const result = await this.memory.delete(key);
     for (const session of generations) this.dropped(session.id);
@@ -220,10 +239,12 @@ class IncognitoRouter {
     return result;
   }
 
-  async rewind(key: string, options: RewindOptions): Promise<RewindResult> {
-    const result = await this.of(key).rewind(key, options);
-    if (this.keys.has(key)) this.held(result.current.id, 0);
-    return result;
+  rewind(key: string, options: RewindOptions): Promise<RewindResult> {
+    if (!this.keys.has(key)) return this.persistent.rewind(key, options);
+    return this.memory.rewind(key, options).then((result) => {
+      this.held(result.current.id, 0);
+      return result;
+    });
   }
 
   async forksOf(sessionIds: readonly string[]): Promise<Session[]> {
@@ -235,12 +256,14 @@ class IncognitoRouter {
     return [...stored, ...incognito];
   }
 
-  async flush(): Promise<void> {
-    await Promise.all([this.persistent.flush(), this.memory.flush()]);
+  flush(): Promise<void> {
+    if (!this.memoryWritten) return this.persistent.flush();
+    return Promise.all([this.persistent.flush(), this.memory.flush()]).then(() => undefined);
   }
 
-  async sync(): Promise<void> {
-    await Promise.all([this.persistent.sync(), this.memory.flush()]);
+  sync(): Promise<void> {
+    if (!this.memoryWritten) return this.persistent.sync();
+    return Promise.all([this.persistent.sync(), this.memory.flush()]).then(() => undefined);
   }
 
   async close(): Promise<void> {
@@ -264,17 +287,16 @@ class IncognitoRouter {
   /** The persistent store's leases, but none for an incognito key: only this process has its session. */
   get leases(): KeyLeases {
     const stored = (this.persistent as Store & { leases: KeyLeases }).leases;
-    return {
-      acquire: async (key, onWait) => {
+    this.routedLeases ??= {
+      acquire: (key, onWait) => {
         if (!this.keys.has(key)) return stored.acquire(key, onWait);
         const fence: Fence = { key, epoch: 0 };
         this.localFences.add(fence);
-        return fence;
+        return Promise.resolve(fence);
       },
-      release: async (fence) => {
-        if (!this.localFences.has(fence)) await stored.release(fence);
-      },
+      release: (fence) => (this.localFences.has(fence) ? Promise.resolve() : stored.release(fence)),
     };
+    return this.routedLeases;
   }
 
   private of(key: string): Store {
@@ -286,6 +308,7 @@ class IncognitoRouter {
   }
 
   private held(sessionId: string, bytes: number): void {
+    this.memoryWritten = true;
     this.sessions.set(sessionId, (this.sessions.get(sessionId) ?? 0) + bytes);
   }
 
