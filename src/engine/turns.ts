@@ -142,8 +142,10 @@ export class EngineTurns {
     incognito = false,
   ): Promise<StartedTurn> {
     const route = this.deps.route(envelope);
-    // An incognito input is not admitted: answered at once, gone at a restart.
-    const kept = !(await this.deps.incognito.claim(route.key, incognito));
+    // An incognito input is not admitted: answered at once, gone at a restart. Awaited only when the
+    // claim must read the store, so a turn is queued in its caller's order.
+    const claimed = this.deps.incognito.claim(route.key, incognito);
+    const kept = !(typeof claimed === "boolean" ? claimed : await claimed);
     const command = parseQueueCommand(envelope.text);
     if (command) {
       const result = this.queueCommand(route, command);
