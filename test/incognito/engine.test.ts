@@ -133,6 +133,23 @@ describe("incognito keys", () => {
     }
   });
 
+  it("a rule that matches a key with a stored session refuses its turns, naming the rule", async () => {
+    const dir = tempDir("sessiond-incognito-");
+    const slack = { ...dm("U9", "stored before the rule"), channel: "slack" };
+    let engine = await createEngine({ dataDir: dir });
+    await engine.turn(slack);
+    await engine.close();
+    engine = await createEngine({ dataDir: dir, incognito: { for: [{ channel: "slack" }] } });
+    try {
+      const refused = engine.turn({ ...slack, text: "after the rule" });
+      await expect(refused).rejects.toMatchObject({ code: "KEY_TAKEN" });
+      await expect(refused).rejects.toThrow(/session\.incognito_for/);
+    } finally {
+      await engine.close();
+    }
+    expect(filesHolding(dir, "after the rule")).toEqual([]);
+  });
+
   it("are bounded: past the most keys or bytes, INCOGNITO_FULL, and what is held stays", async () => {
     const engine = await createEngine({
       dataDir: tempDir("sessiond-incognito-"),
