@@ -9,6 +9,8 @@ import { withIncognito } from "./incognito/wire.js";
 import { systemClock } from "./lifecycle/clock.js";
 import type { Inbox } from "./model/inbox.js";
 import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
+import { openShareStore } from "./shares/open.js";
+import { EngineShares } from "./shares/shares.js";
 import { openStore } from "./store/open.js";
 import type { Store } from "./store/store.js";
 import { openInbox } from "./turns/open-inbox.js";
@@ -78,10 +80,15 @@ async function wireEngine(given: EngineConfig, hooks: EngineHooks, owned: Owned)
   const incognito = withIncognito(store, opened.agents, config, routing, noteWriter);
   noteStore = incognito.store;
   const { agents } = incognito;
+  const shares = new EngineShares(await openShareStore(given, store), incognito.store, {
+    now: () => clock.now(),
+    unshareable: (key) => incognito.keys.has(key),
+  });
   const agentNotices = await agents.reconcile();
   return new SessionEngine({
     agents,
     agentNotices,
+    shares,
     store: incognito.store,
     incognito: incognito.keys,
     ownsStore,

@@ -37,6 +37,8 @@ export type {
   FunctionCallResultItem,
 } from "./sdk/agent-items.js";
 export type { AgentsSession } from "./sdk/agents-session.js";
+export type { SharedConversation, SharedMessage, ShareLink } from "./shares/share.js";
+export type { Shares } from "./shares/shares.js";
 export type {
   AppendResult,
   DeleteResult,

@@ -19,6 +19,7 @@ const COMMANDS: CommandTable = [
   [["import"], async () => (await import("./commands/import.js")).registerImport],
   [["doctor"], async () => (await import("./commands/doctor.js")).registerDoctor],
   [["backup", "restore"], async () => (await import("./commands/backup.js")).registerBackup],
+  [["shares"], async () => (await import("./commands/shares.js")).registerShares],
 ];
 
 /**

@@ -12,7 +12,9 @@ import type { Runtime } from "../model/runtime.js";
 import type { OverrideValue, Session, SessionInit, StoredContext } from "../model/session.js";
 import type { Summarizer } from "../model/summarizer.js";
 import type { AgentRuntimes } from "../runtimes/sessions/agent-runtimes.js";
+import type { BranchOutcome } from "../runtimes/sessions/branch.js";
 import type { AgentsSession } from "../sdk/agents-session.js";
+import type { Shares } from "../shares/shares.js";
 import type {
   AppendOptions,
   AppendResult,
@@ -64,7 +66,10 @@ export interface EngineAppendOptions extends AppendOptions {
 export interface EngineForkOptions {
   /** Fork after this entry; default: the newest completed one (a running turn's input and reply are left out). */
   atSeq?: number;
-  /** The fork's key; default: `<key>/fork-<id>`. */
+  /**
+   * The fork's key; default: a web chat key the dashboard can go on in, `<key>/fork-<id>` for a web chat's
+   * key (`admin-…`), else `admin-fork-<id>`.
+   */
   toKey?: string;
 }
 
@@ -73,6 +78,11 @@ export interface EngineRewindOptions {
   toSeq: number;
   /** Compare-and-swap: the head (newest seq) the rewind was computed on; moved on → `SESSION_CHANGED`. */
   expectHead?: number;
+}
+
+/** What the agents' runtime sessions did on a fork or rewind: agents whose sessions follow it, and those cleared. */
+export interface BranchedRuntimes {
+  runtimeSessions: BranchOutcome;
 }
 
 /** One line of a key's conversation tree (`engine.branches`). */
@@ -125,12 +135,12 @@ export interface Engine {
    * newest completed one; while a turn runs, the entry before its input). Nothing is copied. The runtime
    * sessions follow where the runtime can fork (Claude Code, Codex), else are left for a fresh start.
    */
-  fork(key: string, options?: EngineForkOptions): Promise<ForkResult>;
+  fork(key: string, options?: EngineForkOptions): Promise<ForkResult & BranchedRuntimes>;
   /**
    * Continues the key's conversation from before `toSeq`; what came after stays readable as a branch
    * (`branches`). Waits for a running turn of that key.
    */
-  rewind(key: string, options: EngineRewindOptions): Promise<RewindResult>;
+  rewind(key: string, options: EngineRewindOptions): Promise<RewindResult & BranchedRuntimes>;
   /** The key's sessions (current, rewound, archived) and the forks taken from them. */
   branches(key: string): Promise<SessionBranch[]>;
   /**
@@ -231,6 +241,11 @@ export interface Engine {
   };
   /** Agents' runtime settings and runtime sessions (Claude Code, Codex, A2A), cost, needs-attention marks. */
   readonly agents: AgentRuntimes;
+  /**
+   * Read-only links to one conversation, pinned at its last seq when made; kept where the store keeps its
+   * data, so every process on the same store sees (and revokes) the same links (src/shares/).
+   */
+  readonly shares: Shares;
   /**
    * Waits for running turns and background titles, flushes, and closes what the engine opened: a store
    * (or runtime-session store) passed in through the config is left open for its owner to close.

@@ -8,6 +8,7 @@ import type { Runtime } from "../model/runtime.js";
 import type { Summarizer } from "../model/summarizer.js";
 import type { TextModel } from "../model/text-model.js";
 import type { AgentRuntimes } from "../runtimes/sessions/agent-runtimes.js";
+import type { EngineShares } from "../shares/shares.js";
 import type { Store } from "../store/store.js";
 
 /** What `createEngine` opened and resolved, handed to the engine it builds. */
@@ -30,6 +31,8 @@ export interface EngineParts {
   titles: { model: TextModel | undefined } | undefined;
   injectors: InjectionHook[];
   agents: AgentRuntimes;
+  /** Share links (closed with the engine, before the store). */
+  shares: EngineShares;
   /** Runtime sessions cleared at start-up because an agent's working directory changed. */
   agentNotices: string[];
   runtimes?: Map<string, Runtime>;

@@ -10,7 +10,6 @@ import { resetIfDue, Sweeper, type SweepReport } from "../lifecycle/sweeper.js";
 import { TitleWriter } from "../lifecycle/title-writer.js";
 import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
 import type { Envelope } from "../model/envelope.js";
-import { SessiondError } from "../model/errors.js";
 import type { Inbox } from "../model/inbox.js";
 import type { Runtime } from "../model/runtime.js";
 import type { StoredContext } from "../model/session.js";
@@ -38,6 +37,7 @@ import type { SessionActors } from "../turns/session-actors.js";
 import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "../turns/turn.js";
 import type { EvictedTurn, RunningTurn, TurnStatus } from "../turns/turn-status.js";
 import type {
+  BranchedRuntimes,
   CompactResult,
   Engine,
   EngineAppendOptions,
@@ -48,6 +48,7 @@ import type {
   SessionBranch,
   StartedTurn,
 } from "./api.js";
+import { branchesOf, forkKeyOf, lastCompletedSeq } from "./branches.js";
 import { readHistory } from "./history.js";
 import { type EngineLifecycle, lifecycleOf } from "./lifecycle.js";
 import { type SessionOverrides, sessionOverrides } from "./overrides.js";
@@ -64,6 +65,7 @@ export class SessionEngine implements Engine {
   readonly overrides: SessionOverrides;
   readonly identity: Engine["identity"];
   readonly agents: AgentRuntimes;
+  readonly shares: Engine["shares"];
   private readonly turns: EngineTurns;
   private readonly compactor: Compactor;
   private readonly sweeper: Sweeper;
@@ -84,6 +86,7 @@ export class SessionEngine implements Engine {
     this.stopObserving = observed.stop;
     relayForeignAppends(parts.store, this.events);
     this.agents = parts.agents;
+    this.shares = parts.shares;
     this.sessionSettings = new SessionSettings(parts.config, parts.models, (agent) =>
       this.agents.settings.get(agent),
     );
@@ -218,16 +221,36 @@ export class SessionEngine implements Engine {
     return this.actors.exclusive(key, () => this.store.reset(key, cause));
   }
 
-  fork(_key: string, _options: EngineForkOptions = {}): Promise<ForkResult> {
-    return Promise.reject(new SessiondError("NOT_SUPPORTED", "fork: not built yet"));
+  async fork(key: string, options: EngineForkOptions = {}): Promise<ForkResult & BranchedRuntimes> {
+    validateKey(key);
+    const toKey = options.toKey === undefined ? forkKeyOf(key) : validateKey(options.toKey);
+    const source = await this.store.getSession(key);
+    if (!source) throw sessionNotFound(key);
+    const busy = this.running().some((turn) => turn.key === key);
+    const atSeq = options.atSeq ?? (busy ? await lastCompletedSeq(this.store, source) : source.entryCount);
+    const forked = await this.store.fork(key, { sessionId: source.id, atSeq, toKey });
+    // After the store's commit: a failure here leaves the fork, and calling branch again is safe.
+    const runtimeSessions = await this.agents.branch(
+      { kind: "fork", from: forked.forkedFrom, to: forked.session },
+      this.store,
+    );
+    return { ...forked, runtimeSessions };
   }
 
-  rewind(_key: string, _options: EngineRewindOptions): Promise<RewindResult> {
-    return Promise.reject(new SessiondError("NOT_SUPPORTED", "rewind: not built yet"));
+  rewind(key: string, options: EngineRewindOptions): Promise<RewindResult & BranchedRuntimes> {
+    validateKey(key);
+    return this.actors.exclusive(key, async () => {
+      const rewound = await this.store.rewind(key, options);
+      const runtimeSessions = await this.agents.branch(
+        { kind: "rewind", from: rewound.forkedFrom, to: rewound.current },
+        this.store,
+      );
+      return { ...rewound, runtimeSessions };
+    });
   }
 
-  branches(_key: string): Promise<SessionBranch[]> {
-    return Promise.reject(new SessiondError("NOT_SUPPORTED", "branches: not built yet"));
+  branches(key: string): Promise<SessionBranch[]> {
+    return branchesOf(this.store, validateKey(key));
   }
 
   delete(key: string): Promise<DeleteResult> {
@@ -236,6 +259,7 @@ export class SessionEngine implements Engine {
       const result = await this.store.delete(key);
       if (result.sessions === 0) throw sessionNotFound(key);
       await this.agents.forgetConversation(key);
+      await this.parts.shares.forget(key);
       return result;
     });
   }
@@ -355,6 +379,7 @@ export class SessionEngine implements Engine {
       await this.parts.inbox?.close();
       // Before the store: a PostgreSQL store's runtime sessions write on its pool.
       if (this.parts.config.runtimeSessions === undefined) await this.agents.store.close();
+      await this.parts.shares.close();
       // Flushed either way; closed only when the engine opened it.
       if (this.parts.ownsStore) await this.store.close();
       else await this.store.sync();

@@ -23,7 +23,13 @@ export function exportJsonl(sessions: readonly Session[], entries: readonly Entr
         })),
       }
     : {};
-  const out = [encodeLine(metadataLine(current, extra))];
+  // An export holds every entry of its history, the inherited ones too: it names its origin without the
+  // store's `forked_from`, which would have the file read through a session the reader may not have.
+  const { forkedFrom, ...whole } = current;
+  const lineage = forkedFrom
+    ? { copied_from: { key: forkedFrom.key, session_id: forkedFrom.sessionId, seq: forkedFrom.seq } }
+    : {};
+  const out = [encodeLine(metadataLine(whole, { ...lineage, ...extra }))];
   for (const entry of entries) out.push(...entryLines(entry, entries, several));
   return out.join("");
 }

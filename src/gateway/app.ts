@@ -17,6 +17,7 @@ import {
 } from "./routes/documented-paths.js";
 import { openAiRoutes } from "./routes/openai.js";
 import { openApiRoutes } from "./routes/openapi-route.js";
+import { loggedPath, sharePageRoutes } from "./routes/share-page.js";
 import { storeBackupRoutes } from "./routes/store-backup.js";
 import { turnRoutes } from "./routes/turns.js";
 import type { GatewayEnv, GatewayOptions, RouteDeps } from "./types.js";
@@ -49,7 +50,7 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
       {
         requestId: c.get("requestId"),
         method: c.req.method,
-        path: c.req.path,
+        path: loggedPath(c.req.path),
         status: c.res.status,
         ms: Math.round(performance.now() - start),
       },
@@ -59,6 +60,8 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
   // The channels' webhooks check their platform's signature themselves; they come before the dashboard's
   // files so that a GET (WhatsApp's hub.challenge) reaches its channel, never index.html.
   if (options.publicRoutes) app.route("/", options.publicRoutes(routeDeps));
+  // Share links open without the token: each shows one conversation, nothing else (routes/share-page.ts).
+  app.route("/", sharePageRoutes(routeDeps));
   // The dashboard's files need no token (they hold no data); everything they call does.
   const webDir = options.webDir === false ? undefined : (options.webDir ?? defaultWebDir());
   if (webDir !== undefined) app.use(serveDashboard(webDir));

@@ -27,6 +27,10 @@ export class IncognitoRuntimeSessions implements RuntimeSessionStore {
     return this.of(key).forKey(key);
   }
 
+  clear(agent: string, key: string) {
+    return this.of(key).clear(agent, key);
+  }
+
   async clearAgent(agent: string) {
     const [stored, incognito] = await Promise.all([
       this.stored.clearAgent(agent),

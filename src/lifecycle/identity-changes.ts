@@ -6,7 +6,7 @@ import { compileIdentityLinks } from "../keys/identity.js";
 import type { IdentityLinks, KeyMerge } from "../keys/index.js";
 import { identityLinkMerges } from "../keys/index.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
-import type { Store } from "../store/store.js";
+import type { DeleteResult, Store } from "../store/store.js";
 import { direct, type InLanes } from "./in-lanes.js";
 
 /** The file in the data dir that holds the identity links last applied to the store. */
@@ -310,6 +310,9 @@ function belongsTo(key: string, accounts: ReadonlySet<string>, agents: readonly 
  * INVALID_ARGUMENT. Keys of other people are never touched. Reads every key of the store (see
  * `storedKeys`).
  */
+/** Forks of forks followed when forgetting a person, at most. */
+const MAX_FORK_DEPTH = 64;
+
 export async function forgetIdentity(
   store: Store,
   identity: string,
@@ -329,13 +332,23 @@ export async function forgetIdentity(
   }
   for (const key of await storedKeys(store)) if (belongsTo(key, lowered, agents)) candidates.add(key);
   const result: ForgetResult = { person, accounts, keys: [], sessions: 0, entries: 0 };
-  for (const key of candidates) {
-    const deleted = await inLanes([key], () => store.delete(key));
-    if (deleted.sessions === 0) continue;
+  const forget = async (key: string, depth: number): Promise<void> => {
+    let deleted: DeleteResult;
+    try {
+      deleted = await inLanes([key], () => store.delete(key));
+    } catch (error) {
+      // The person's history lives on in forks of it: they go first (their own forks before them).
+      if (!isSessiondError(error, "SESSION_HAS_FORKS") || depth > MAX_FORK_DEPTH) throw error;
+      const forks = (error.details?.forks ?? []) as Array<{ key: string }>;
+      for (const fork of new Set(forks.map((f) => f.key))) await forget(fork, depth + 1);
+      deleted = await inLanes([key], () => store.delete(key));
+    }
+    if (deleted.sessions === 0) return;
     result.keys.push({ key, ...deleted });
     result.sessions += deleted.sessions;
     result.entries += deleted.entries;
-  }
+  };
+  for (const key of candidates) await forget(key, 0);
   result.keys.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return result;
 }

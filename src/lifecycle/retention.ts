@@ -198,8 +198,10 @@ export async function applyRetention(
   const result: RetentionResult = { keys: 0, generations: 0, sessions: 0, entries: 0, skipped: 0 };
   const applyOne = (item: RetentionItem): Promise<void> =>
     inLanes([item.key], () => applyInLane(item)).catch((error: unknown) => {
-      // A key with turns queued is not idle: left for the next run.
-      if (!isSessiondError(error, "SESSION_BUSY")) throw error;
+      // A key with turns queued is not idle, and a history others are forked from is theirs too: both
+      // are left for a later run.
+      if (!isSessiondError(error, "SESSION_BUSY") && !isSessiondError(error, "SESSION_HAS_FORKS"))
+        throw error;
       result.skipped += 1;
     });
   const applyInLane = async (item: RetentionItem): Promise<void> => {

@@ -51,7 +51,12 @@ export async function resetIfDue(
   const cause = dueReset(session, sessionRule(session, policy), now);
   if (cause === undefined) return undefined;
   try {
-    if (options.keepArchive === false) await store.delete(key);
+    if (options.keepArchive === false)
+      await store.delete(key).catch((error: unknown) => {
+        // Forks read through this history: it is archived instead of deleted.
+        if (!isSessiondError(error, "SESSION_HAS_FORKS")) throw error;
+        return store.archive(key, cause);
+      });
     else await store.archive(key, cause);
   } catch (error) {
     if (isSessiondError(error, "SESSION_NOT_FOUND")) return undefined;

@@ -11,6 +11,11 @@ export type RuntimeEvent =
   | { type: "usage"; model?: string; inputTokens?: number; outputTokens?: number }
   /** The runtime's own handle for this conversation (Claude Code session id, Codex thread id…), as soon as known; `data` is stored with it and given back as `runtimeSessionData`. */
   | { type: "runtime_session"; id: string; data?: Record<string, string> }
+  /**
+   * Where the runtime's own conversation stands once a turn of the run is answered (Claude Code: the uuid of
+   * its transcript's last entry): a fork or rewind to the end of this run resumes there.
+   */
+  | { type: "checkpoint"; id: string }
   /** The runtime compacted its own history. */
   | { type: "compacted"; beforeTokens: number; afterTokens: number }
   /** A cost figure: `totalUsd` a running total for the runtime session, or `runUsd` for this run. */
@@ -34,6 +39,11 @@ export interface RuntimeRun {
   runtimeSessionId?: string;
   /** What else was stored with it (A2A: the task id of a task waiting for input or auth). */
   runtimeSessionData?: Record<string, string>;
+  /**
+   * Set after a fork or rewind of the conversation: continue `runtimeSessionId` as a new branch from this
+   * checkpoint (a `checkpoint` event's id) instead of its end; the runtime reports the branch's own id.
+   */
+  resumeAt?: string;
   /**
    * For runtimes that keep their own session (Claude Code, Codex, A2A): what to send this run, the new
    * activity since the agent's previous finished run. Runtimes given the whole context use `messages`.

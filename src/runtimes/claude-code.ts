@@ -36,6 +36,8 @@ const PERMISSION_MODE = { auto: "acceptEdits", "ask-first": "default" } as const
  * `--resume`), reports the session id from the CLI's `system/init` line at once, its text and tool calls,
  * its own compaction (`compact_boundary`), and its `total_cost_usd` — a running total for the session.
  * A run that may take steers streams its input (SteeredPrompt) and reads until its last steer is answered.
+ * Each answered turn reports a checkpoint, the uuid of the transcript's last entry (an assistant message,
+ * or a tool result); a run given `resumeAt` resumes with `forkSession` and `resumeSessionAt` at it.
  */
 export function claudeCodeRuntime(config: ClaudeCodeRuntimeConfig = {}): DescribedRuntime {
   return {
@@ -60,7 +62,14 @@ async function* claudeCodeRun(
   if (config.instructions) {
     options.systemPrompt = { type: "preset", preset: "claude_code", append: config.instructions };
   }
-  if (run.runtimeSessionId !== undefined) options.resume = run.runtimeSessionId;
+  if (run.runtimeSessionId !== undefined) {
+    options.resume = run.runtimeSessionId;
+    // A fork or rewind: a new session with the transcript up to the checkpoint, the stored one unchanged.
+    if (run.resumeAt !== undefined) {
+      options.forkSession = true;
+      options.resumeSessionAt = run.resumeAt;
+    }
+  }
   const permission = run.permission ?? config.permission;
   if (permission !== undefined) options.permissionMode = PERMISSION_MODE[permission];
   // Its compactions come back as compact_boundary messages, recorded as LoCrew's note.
@@ -71,6 +80,8 @@ async function* claudeCodeRun(
     };
   }
   let replied = false;
+  /** The uuid of the transcript's last entry seen: where a branch that keeps this turn resumes. */
+  let last: string | undefined;
   const { query } = await loadSdk();
   const text = run.prompt ?? run.input;
   const steered = run.steering ? new SteeredPrompt(text, run.steering, run.signal) : undefined;
@@ -80,6 +91,8 @@ async function* claudeCodeRun(
         if (event.type === "text") replied = true;
         yield event;
       }
+      if ((message.type === "assistant" || message.type === "user") && message.uuid && !isReplay(message))
+        last = message.uuid;
       if (message.type === "result") {
         steered?.answered(message);
         if (message.subtype !== "success" || message.is_error) {
@@ -91,6 +104,7 @@ async function* claudeCodeRun(
           );
         }
         if (!replied && message.result) yield { type: "text", delta: message.result };
+        if (last !== undefined) yield { type: "checkpoint", id: last };
         replied = false;
       }
     }
@@ -98,6 +112,11 @@ async function* claudeCodeRun(
     steered?.close();
     run.signal.removeEventListener("abort", abort);
   }
+}
+
+/** A user message the CLI echoes back (its own prompt, replayed): not an entry it wrote this turn. */
+function isReplay(message: SDKMessage): boolean {
+  return "isReplay" in message && message.isReplay === true;
 }
 
 function eventsOf(message: SDKMessage): RuntimeEvent[] {

@@ -23,6 +23,7 @@ export {
   movedNotice,
   type RuntimeSessionView,
 } from "./sessions/agent-runtimes.js";
+export type { BranchOutcome, RuntimeBranch } from "./sessions/branch.js";
 export {
   type CostBaseline,
   type CostTotals,

@@ -16,6 +16,8 @@ export interface RunnerOptions {
   runtimeSessionId?: (context: TurnContext) => string | undefined;
   /** What was stored with that runtime session (A2A's waiting task id). */
   runtimeSessionData?: (context: TurnContext) => Record<string, string> | undefined;
+  /** The checkpoint to branch that runtime session from, after a fork or rewind (see `RuntimeRun.resumeAt`). */
+  resumeAt?: (context: TurnContext) => string | undefined;
   /** The prompt for runtimes that keep their own session (the new activity since their last run). */
   prompt?: (context: TurnContext) => string;
   /** Tools the runtime may offer the model this run (see `RuntimeRun.tools`). */
@@ -108,6 +110,8 @@ function runOf(context: TurnContext, options: RunnerOptions): RuntimeRun {
   if (runtimeSessionId !== undefined) run.runtimeSessionId = runtimeSessionId;
   const data = options.runtimeSessionData?.(context);
   if (data !== undefined) run.runtimeSessionData = data;
+  const resumeAt = options.resumeAt?.(context);
+  if (resumeAt !== undefined) run.resumeAt = resumeAt;
   const { prompt } = options;
   if (prompt) {
     // Built when a runtime first reads it: only the runtimes that keep their own session do.

@@ -36,6 +36,8 @@ export interface SearchHit {
   channel: string;
   /** Escaped HTML: the text around the matches, each match in `<mark>`, secret-shaped strings masked. */
   snippet: string;
+  /** The forks (and rewound generations) whose history includes this message: it is theirs too. */
+  inheritedBy?: Array<{ key: string; sessionId: string }>;
 }
 
 export interface SearchResult {

@@ -153,7 +153,12 @@ export interface StoreDriver {
   sessionById(id: string): MaybePromise<Session | undefined>;
   /** The entries of the session with these idempotency keys (keys not stored are absent from the map). */
   findIdempotent(session: Session, keys: readonly string[]): MaybePromise<Map<string, Entry>>;
-  /** A range of the session's entries (`range` already checked by `checkRange`), in the range's order. */
+  /**
+   * A range of the session's own entries (`range` already checked by `checkRange`), in the range's order:
+   * a fork's own entries are numbered from `forkedFrom.seq + 1` (the core reads the ones before through
+   * its origin, lineage.ts). A new session carries every field set (a fork starts with counts, compaction
+   * pointers and `forkedFrom`): a driver stores them all.
+   */
   readEntries(session: Session, range: EntryRange & { order: "asc" | "desc" }): MaybePromise<Entry[]>;
   /** The session's kept context, as of `session` (its `contextFromSeq` and `lastCompactionSeq`). */
   loadKept(session: Session): MaybePromise<KeptContext>;
@@ -164,6 +169,12 @@ export interface StoreDriver {
   list(query: NormalisedQuery): MaybePromise<Session[]>;
   /** Sessions for a sweep, oldest first by `scanTime` (session-query.ts), at most `scan.limit`. */
   scan(scan: SessionScan & { limit: number }): MaybePromise<Session[]>;
+  /**
+   * The sessions whose `forkedFrom.sessionId` is one of these (forks and rewound generations, any key):
+   * served by an index, never a scan of every session. Optional: a store over a driver without it cannot
+   * fork or rewind (`NOT_SUPPORTED`), so no session ever reads through another there.
+   */
+  forksOf?(sessionIds: readonly string[]): MaybePromise<Session[]>;
   /** What other writers changed since the last call (the core asks before it plans and before reads it caches). */
   foreignChanges(): MaybePromise<ForeignChanges>;
 

@@ -20,11 +20,12 @@ export function checkRange(range: EntryRange = {}): Required<Pick<EntryRange, "o
   return { ...range, order: range.order ?? "asc" };
 }
 
-/** A range of a seq-ordered (gap-free, starting at 1) entry list. */
+/** A range of a seq-ordered, gap-free entry list (starting at 1, or after a fork's `forkedFrom.seq`). */
 export function readRange(entries: readonly Entry[], range?: EntryRange): Entry[] {
   const r = checkRange(range);
-  const from = Math.max(0, r.afterSeq ?? 0);
-  const to = Math.min(entries.length, r.beforeSeq === undefined ? entries.length : r.beforeSeq - 1);
+  const base = (entries[0]?.seq ?? 1) - 1;
+  const from = Math.max(0, (r.afterSeq ?? 0) - base);
+  const to = Math.min(entries.length, r.beforeSeq === undefined ? entries.length : r.beforeSeq - 1 - base);
   if (to <= from) return [];
   if (r.order === "asc")
     return entries.slice(from, r.limit === undefined ? to : Math.min(to, from + r.limit));
@@ -40,8 +41,8 @@ export function keptOf(session: Session, entries: readonly Entry[]): KeptContext
   const summary =
     at === undefined
       ? undefined
-      : entries[at - 1]?.seq === at
-        ? entries[at - 1]
+      : entries[at - 1 - ((entries[0]?.seq ?? 1) - 1)]?.seq === at
+        ? entries[at - 1 - ((entries[0]?.seq ?? 1) - 1)]
         : entries.find((e) => e.seq === at);
   if (summary?.type === "compaction") kept.summary = summary;
   return kept;

@@ -10,6 +10,8 @@ export interface BatchReads {
   generations(key: string): MaybePromise<Session[]>;
   sessionById(id: string): MaybePromise<Session | undefined>;
   findIdempotent(session: Session, keys: readonly string[]): MaybePromise<Map<string, Entry>>;
+  /** The sessions forked (or rewound) from these ones, any key. */
+  forksOf(sessionIds: readonly string[]): MaybePromise<Session[]>;
 }
 
 /** An operation's plan: the group it commits and what its caller gets once it has. */
@@ -99,6 +101,11 @@ export class BatchState {
   sessionById(id: string): Session | undefined {
     const touched = this.touched.get(id);
     return touched === null ? undefined : (touched ?? this.byId.get(id));
+  }
+
+  /** A plan of this batch deleted the session. */
+  wasDeleted(id: string): boolean {
+    return this.touched.get(id) === null;
   }
 
   setSessionById(id: string, session: Session | undefined): void {

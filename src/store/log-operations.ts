@@ -1,4 +1,5 @@
 import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
+import { SessiondError } from "../model/errors.js";
 import type { Session, SessionInit } from "../model/session.js";
 import type { Expectation, InboxWrite, KeyHead, MaybePromise, WriteChange } from "./driver.js";
 import type { BatchReads, BatchState, Operation, Planned } from "./log-batch.js";
@@ -50,7 +51,7 @@ function currentOf(key: string, batch: BatchState): Session {
   return cloneSession(current);
 }
 
-function readHead(key: string) {
+export function readHead(key: string) {
   return (reads: BatchReads, batch: BatchState) =>
     chain(reads.head(key), (head) => {
       if (!batch.hasHead(key)) batch.setHead(key, head);
@@ -271,11 +272,18 @@ function readGenerations(...keys: string[]) {
 }
 
 export function deleteKeyOperation(key: string, hooks: CommitHooks): Operation<DeleteResult> {
+  let forks: Session[] = [];
   return {
-    prepare: readGenerations(key),
+    prepare: (reads, batch) =>
+      chain(readGenerations(key)(reads, batch), () =>
+        chain(reads.forksOf(batch.generations(key).map((s) => s.id)), (found) => {
+          forks = found;
+        }),
+      ),
     plan: (batch) => {
       const head = batch.head(key);
       const sessions = batch.generations(key);
+      refuseOrphaningForks(sessions, forks, batch);
       let entries = 0;
       for (const session of sessions) {
         entries += session.entryCount;
@@ -297,15 +305,20 @@ export function deleteKeyOperation(key: string, hooks: CommitHooks): Operation<D
 }
 
 export function deleteGenerationOperation(sessionId: string): Operation<DeleteResult> {
+  let forks: Session[] = [];
   return {
     prepare: (reads, batch) =>
       chain(reads.sessionById(sessionId), (session) => {
         if (batch.sessionById(sessionId) === undefined) batch.setSessionById(sessionId, session);
+        return chain(reads.forksOf([sessionId]), (found) => {
+          forks = found;
+        });
       }),
     plan: (batch) => {
       const session = batch.sessionById(sessionId);
       if (!session) return { changes: [], expects: [], keys: [], result: { sessions: 0, entries: 0 } };
       if (session.state === "active") throw currentNotDeletable(sessionId);
+      refuseOrphaningForks([session], forks, batch);
       batch.deleted(sessionId);
       return {
         changes: [{ kind: "deleteSession", session }],
@@ -315,6 +328,29 @@ export function deleteGenerationOperation(sessionId: string): Operation<DeleteRe
       };
     },
   };
+}
+
+/**
+ * A fork reads its first entries through the session it was forked from: deleting that session would
+ * take them from it. Deleting it with its forks (a whole key whose later generations were rewound from
+ * earlier ones) is fine; deleting it from under a fork that stays is refused.
+ */
+function refuseOrphaningForks(
+  deleting: readonly Session[],
+  forks: readonly Session[],
+  batch: BatchState,
+): void {
+  const gone = new Set(deleting.map((s) => s.id));
+  const left = forks.filter((fork) => !gone.has(fork.id) && !batch.wasDeleted(fork.id));
+  if (left.length === 0) return;
+  throw new SessiondError(
+    "SESSION_HAS_FORKS",
+    `${left.length === 1 ? "a session is" : `${left.length} sessions are`} forked from this history (${left
+      .slice(0, 5)
+      .map((s) => JSON.stringify(s.key))
+      .join(", ")}${left.length > 5 ? ", …" : ""}): delete ${left.length === 1 ? "it" : "them"} first`,
+    { details: { forks: left.map((s) => ({ key: s.key, sessionId: s.id })) } },
+  );
 }
 
 export function rekeyOperation(from: string, to: string, hooks: CommitHooks): Operation<{ moved: number }> {

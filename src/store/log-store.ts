@@ -5,8 +5,11 @@ import type { Session, SessionInit, StoredContext } from "../model/session.js";
 import type { MaybePromise, StoreDriver } from "./driver.js";
 import { checkRange } from "./entry-range.js";
 import { currentFence } from "./fence.js";
+import { prefixFacts } from "./fork-facts.js";
+import { forkOperation, rewindOperation } from "./fork-operations.js";
 import { GroupCommit } from "./group-commit.js";
 import { KeyMemory } from "./key-memory.js";
+import { Lineage } from "./lineage.js";
 import type { Operation } from "./log-batch.js";
 import { asStoreError, type CommitContext, commitOperations } from "./log-commit.js";
 import {
@@ -20,7 +23,7 @@ import {
   resetOperation,
 } from "./log-operations.js";
 import { chain } from "./maybe-promise.js";
-import { sessionValue } from "./session-log.js";
+import { sessionChanged, sessionNotFound, sessionValue } from "./session-log.js";
 import { encodeCursor, normaliseQuery, normaliseScan } from "./session-query.js";
 import type {
   AppendOptions,
@@ -77,6 +80,7 @@ export class LogStore implements Store, ChangeReporting {
   private closed = false;
   private changeListeners: ReadonlyArray<(change: StoreChange) => void> = [];
   private entryClock: (() => number) | undefined;
+  private readonly lineage: Lineage;
 
   constructor(
     protected readonly driver: StoreDriver,
@@ -84,6 +88,8 @@ export class LogStore implements Store, ChangeReporting {
   ) {
     this.backend = driver.backend;
     this.durability = options.durability ?? options.defaultDurability ?? "strict";
+    const lineage = new Lineage(driver);
+    this.lineage = lineage;
     const memory = new KeyMemory(driver, options.sessionCacheSize ?? 10_000, options.contextCacheBytes);
     this.keys = memory;
     this.hooks = {
@@ -109,8 +115,9 @@ export class LogStore implements Store, ChangeReporting {
         // A remote store's lookup is a round trip: what the context cache holds whole answers it first.
         findIdempotent: driver.remoteReads
           ? (session, keys) =>
-              memory.contexts.idempotent(session.key, session, keys) ?? driver.findIdempotent(session, keys)
-          : (session, keys) => driver.findIdempotent(session, keys),
+              memory.contexts.idempotent(session.key, session, keys) ?? lineage.findIdempotent(session, keys)
+          : (session, keys) => lineage.findIdempotent(session, keys),
+        forksOf: (ids) => driver.forksOf?.(ids) ?? [],
       },
     };
     const barrier = driver.durableBarrier?.bind(driver);
@@ -189,7 +196,7 @@ export class LogStore implements Store, ChangeReporting {
     return this.read(() => {
       const r = checkRange(range);
       return chain(this.driver.sessionById(sessionId), (session) =>
-        session ? this.driver.readEntries(session, r) : [],
+        session ? this.lineage.readEntries(session, r) : [],
       );
     });
   }
@@ -202,7 +209,7 @@ export class LogStore implements Store, ChangeReporting {
           if (!session) return undefined;
           const hit = this.keys.contexts.get(key, session.id, session);
           if (hit) return { session: sessionValue(session), ...hit };
-          return chain(this.driver.loadKept(session), (kept) => {
+          return chain(this.lineage.loadKept(session), (kept) => {
             const context: StoredContext = { session: sessionValue(session), entries: kept.entries };
             if (kept.summary) context.summary = kept.summary;
             // Only what is still the key's current session as loaded: a commit may have moved it on meanwhile.
@@ -240,16 +247,45 @@ export class LogStore implements Store, ChangeReporting {
     return this.submit(rekeyOperation(from, to, this.hooks));
   }
 
-  fork(_key: string, _options: ForkOptions): Promise<ForkResult> {
-    return Promise.reject(new SessiondError("NOT_SUPPORTED", "fork: not built yet"));
+  async fork(key: string, options: ForkOptions): Promise<ForkResult> {
+    this.assertBranches();
+    const source =
+      options.sessionId === undefined
+        ? await this.getSession(key)
+        : await this.getSessionById(options.sessionId);
+    if (!source || source.key !== key) throw sessionNotFound(key);
+    // An archived session's last entry is the reset that closed it: not part of a conversation to go on with.
+    const newest = source.state === "archived" ? Math.max(0, source.entryCount - 1) : source.entryCount;
+    const facts = await this.read(() => prefixFacts(this.lineage, source, options.atSeq ?? newest));
+    return this.submit(forkOperation(source, facts, options.toKey, this.hooks));
   }
 
-  rewind(_key: string, _options: RewindOptions): Promise<RewindResult> {
-    return Promise.reject(new SessiondError("NOT_SUPPORTED", "rewind: not built yet"));
+  async rewind(key: string, options: RewindOptions): Promise<RewindResult> {
+    this.assertBranches();
+    const source = await this.getSession(key);
+    if (!source) throw sessionNotFound(key);
+    if (options.expectSessionId !== undefined && source.id !== options.expectSessionId)
+      throw sessionChanged(key, options.expectSessionId);
+    if (!Number.isSafeInteger(options.toSeq) || options.toSeq < 1)
+      throw new SessiondError(
+        "INVALID_ARGUMENT",
+        `toSeq must be an entry's seq (1 or more), not ${options.toSeq}`,
+      );
+    const facts = await this.read(() => prefixFacts(this.lineage, source, options.toSeq - 1));
+    return this.submit(rewindOperation(source, facts, options.expectHead, this.hooks));
   }
 
-  forksOf(_sessionIds: readonly string[]): Promise<Session[]> {
-    return Promise.reject(new SessiondError("NOT_SUPPORTED", "forksOf: not built yet"));
+  forksOf(sessionIds: readonly string[]): Promise<Session[]> {
+    return this.read(() => (sessionIds.length === 0 ? [] : (this.driver.forksOf?.(sessionIds) ?? [])));
+  }
+
+  /** Forks need a driver that finds them again (`forksOf`): deleting their origin must see them. */
+  private assertBranches(): void {
+    if (!this.driver.forksOf)
+      throw new SessiondError(
+        "NOT_SUPPORTED",
+        `the ${this.backend} store's driver cannot fork (it has no forksOf)`,
+      );
   }
 
   scanSessions(scan: SessionScan): Promise<Session[]> {

@@ -1,51 +1,25 @@
-import { existsSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import type { Envelope } from "../../src/model/envelope.js";
 import { type AnthropicServer, startAnthropicServer } from "../support/anthropic-server.js";
+import { shippedCli, useOfflineClaude } from "../support/claude-cli.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-
-/** The `claude` binary the SDK ships for this platform (an optional dependency: absent elsewhere). */
-function shippedCli(): string | undefined {
-  try {
-    const manifest = createRequire(import.meta.url).resolve(
-      `@anthropic-ai/claude-agent-sdk-${process.platform}-${process.arch}/package.json`,
-    );
-    const cli = join(dirname(manifest), "claude");
-    return existsSync(cli) ? cli : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const CLI = shippedCli();
 const KEY = "telegram:42";
 const STEER = "Also say banana.";
 const tempDir = useTempDirs();
-const saved: Record<string, string | undefined> = {};
+const offline = useOfflineClaude();
 let engine: Engine | undefined;
 let server: AnthropicServer | undefined;
 
-beforeEach(() => {
-  for (const name of [
-    "HOME",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
-  ])
-    saved[name] = process.env[name];
-});
 afterEach(async () => {
   await engine?.close();
   engine = undefined;
   await server?.close();
   server = undefined;
-  for (const [name, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
 });
 
 function dm(text: string): Envelope {
@@ -76,12 +50,7 @@ describe.skipIf(CLI === undefined)("steer on the real Claude Code CLI (the SDK's
       await released;
       return { toolUses: [{ id: "toolu_real", name: "Read", input: { file_path: join(cwd, "notes.txt") } }] };
     });
-    Object.assign(process.env, {
-      HOME: tempDir("sessiond-real-claude-home-"),
-      ANTHROPIC_BASE_URL: server.baseUrl,
-      ANTHROPIC_API_KEY: "sk-ant-offline-test",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    });
+    offline(server.baseUrl, tempDir("sessiond-real-claude-home-"));
     engine = await createEngine({
       dataDir: tempDir("sessiond-real-claude-data-"),
       agentOptions: {

@@ -224,6 +224,58 @@ describe("JSONL store beside CrabTalk (its loader, test/support/crabtalk-loader.
     ]);
   });
 
+  it("a fork is a new file whose metadata line names its origin; CrabTalk loads it as the fork's own messages", async () => {
+    let store = open();
+    const init = { agent: "main", channel: "telegram", createdBy: "42" };
+    const parent = await store.append("telegram:42", [user("one"), assistant("reply one"), user("two")], {
+      init,
+    });
+    const fork = await store.fork("telegram:42", { toKey: "admin-fork-x", atSeq: 2 });
+    await store.append("admin-fork-x", [user("fork question"), assistant("fork answer")]);
+    await store.close();
+    const file = files().find((f) => metaOf(f).session_id === fork.session.id)!;
+    expect(JSON.parse(readFileSync(join(dir, file), "utf8").split("\n")[0]!).forked_from).toEqual({
+      key: "telegram:42",
+      session_id: parent.session.id,
+      seq: 2,
+      message_count: 2,
+      approx_tokens: expect.any(Number),
+      context_from_seq: 1,
+    });
+    const crab = loadContext(join(dir, file));
+    expect(crab.meta.agent).toBe("main");
+    expect(crab.messages.map((m) => `${m.role}:${m.content}`)).toEqual([
+      "user:fork question",
+      "assistant:fork answer",
+    ]);
+    store = open();
+    expect((await store.readEntries(fork.session.id)).map((e) => e.type === "message" && e.content)).toEqual([
+      "one",
+      "reply one",
+      "fork question",
+      "fork answer",
+    ]);
+    expect(await store.getSession("admin-fork-x")).toMatchObject({ entryCount: 4, messageCount: 4 });
+    await store.close();
+    // A damaged forked_from is reported with its file and line; the fork's own entries still read.
+    const [line1, ...rest] = readFileSync(join(dir, file), "utf8").split("\n");
+    const meta = JSON.parse(line1!) as Record<string, unknown>;
+    writeFileSync(
+      join(dir, file),
+      [JSON.stringify({ ...meta, forked_from: { seq: "two" } }), ...rest].join("\n"),
+    );
+    rmSync(join(dir, ".sessiond", "index.json"), { force: true });
+    store = open();
+    expect((await store.readEntries(fork.session.id)).map((e) => e.type === "message" && e.content)).toEqual([
+      "fork question",
+      "fork answer",
+    ]);
+    expect(problems).toContainEqual(
+      expect.objectContaining({ file, line: 1, reason: expect.stringContaining("forked_from is damaged") }),
+    );
+    await store.close();
+  });
+
   it("a file CrabTalk retitled (metadata rewritten, sessiond's fields gone) keeps its key and generation", async () => {
     let store = open();
     const init = { agent: "main", channel: "telegram", createdBy: "42" };

@@ -15,6 +15,11 @@
 // compaction, `[zero-total]` a crashed run's zeroed total, `[total=N]` a given running total. Otherwise
 // each turn adds $FAKE_CLAUDE_STEP (default 1) dollars.
 //
+// `--resume-session-at=UUID` keeps the resumed transcript up to the entry with that uuid (an assistant
+// message or a tool result of an earlier turn; an unknown uuid fails like the CLI: "No message found with
+// message.uuid of: …"), and `--fork-session` continues it under a new session id, the original unchanged.
+// Each call logs the prompts its session remembered before the turn (`remembered`).
+//
 // $FAKE_CLAUDE_UUIDS plays an older CLI: `single` lists only `user_message_uuid` (the turn's prompt) in a
 // result, `none` no uuid at all. Each exit is logged to $FAKE_CLAUDE_STATE/exits.jsonl with what it answered.
 import { randomUUID } from "node:crypto";
@@ -35,6 +40,8 @@ const option = (name) => {
   return at >= 0 ? argv[at + 1] : undefined;
 };
 const resume = option("resume");
+const resumeAt = option("resume-session-at");
+const fork = argv.includes("--fork-session");
 const listed = process.env.FAKE_CLAUDE_UUIDS ?? "all";
 const model = option("model");
 const out = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
@@ -46,7 +53,20 @@ if (resume !== undefined && !existsSync(sessionFile(resume))) {
 }
 const session = resume
   ? JSON.parse(readFileSync(sessionFile(resume), "utf8"))
-  : { id: randomUUID(), turns: 0, totalUsd: 0, prompts: [] };
+  : { id: randomUUID(), turns: 0, totalUsd: 0, prompts: [], chain: [] };
+session.chain ??= [];
+if (resumeAt !== undefined) {
+  // The transcript's entries, each with the number of turns complete once it is written.
+  const at = session.chain.find((entry) => entry.uuid === resumeAt);
+  if (!at) {
+    process.stderr.write(`No message found with message.uuid of: ${resumeAt}\n`);
+    process.exit(1);
+  }
+  session.chain = session.chain.filter((entry) => entry.turns <= at.turns);
+  session.prompts = session.prompts.slice(0, at.turns);
+  session.turns = at.turns;
+}
+if (fork) session.id = randomUUID();
 let appendSystemPrompt;
 
 /** User lines waiting for a turn, oldest first; `arrived` wakes a held turn. */
@@ -122,6 +142,7 @@ async function drain() {
 async function turn(message) {
   lifecycle(message, "started");
   const prompt = textOf(message);
+  const remembered = [...session.prompts];
   session.turns += 1;
   session.prompts.push(prompt);
   const step = Number(process.env.FAKE_CLAUDE_STEP ?? "1");
@@ -153,6 +174,11 @@ async function turn(message) {
       compact_metadata: { trigger: "auto", pre_tokens: 150000, post_tokens: 12000 },
     });
   }
+  const chained = () => {
+    const uuid = randomUUID();
+    session.chain.push({ uuid, turns: session.turns });
+    return uuid;
+  };
   const assistant = (content, stop_reason) =>
     out({
       type: "assistant",
@@ -167,7 +193,7 @@ async function turn(message) {
       },
       parent_tool_use_id: null,
       session_id: sid,
-      uuid: randomUUID(),
+      uuid: chained(),
     });
   const consumed = [message];
   const folded = [];
@@ -189,7 +215,7 @@ async function turn(message) {
       },
       parent_tool_use_id: null,
       session_id: sid,
-      uuid: randomUUID(),
+      uuid: chained(),
     });
     // The tool boundary: what was queued meanwhile joins this turn, oldest first.
     while (queued.length > 0 && queued[0].priority !== "later") {
@@ -202,10 +228,11 @@ async function turn(message) {
   }
   appendFileSync(
     join(state, "calls.jsonl"),
-    `${JSON.stringify({ argv, cwd: process.cwd(), model, resume, appendSystemPrompt, prompt, folded, priorities, sessionId: sid })}\n`,
+    `${JSON.stringify({ argv, cwd: process.cwd(), model, resume, resumeAt, fork, remembered, appendSystemPrompt, prompt, folded, priorities, sessionId: sid })}\n`,
   );
   const reply = `turn ${session.turns} of ${sid.slice(0, 8)} in ${process.cwd()}${folded.length ? `; heard ${folded.join(" | ")}` : ""}`;
   assistant([{ type: "text", text: reply }], "end_turn");
+  writeFileSync(sessionFile(sid), JSON.stringify(session));
   const uuids = consumed.flatMap((m) => (m.uuid ? [m.uuid] : []));
   out({
     type: "result",

@@ -50,8 +50,14 @@ describe("an incognito session on the dashboard, in Chromium", () => {
     await page.getByText("whispered").first().waitFor();
     expect(await page.locator(".session-head .badge-incognito").count()).toBe(1);
     expect(await page.getByRole("button", { name: "Export" }).isDisabled()).toBe(true);
+    // A turn while the page is open: the session comes back live, still marked; no share button either.
+    await server.gateway.deps.engine.turn(dm("8", "while the page is open"));
+    await page.getByText("while the page is open").first().waitFor();
+    expect(await page.locator(".session-head .badge-incognito").count()).toBe(1);
+    expect(await page.getByRole("button", { name: /^Share/ }).count()).toBe(0);
     await page.goto(`${server.gateway.url}/sessions/${encodeURIComponent(KEPT)}`);
     await page.getByText("kept on disk").first().waitFor();
     expect(await page.getByRole("button", { name: "Export" }).isDisabled()).toBe(false);
+    expect(await page.getByRole("button", { name: /^Share/ }).count()).toBeGreaterThan(0);
   });
 });

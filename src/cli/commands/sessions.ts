@@ -13,6 +13,7 @@ const SUBCOMMANDS: CommandTable = [
   [["reset"], async () => (await import("./sessions-reset.js")).registerReset],
   [["prune"], async () => (await import("./sessions-prune.js")).registerPrune],
   [["delete"], async () => (await import("./sessions-delete.js")).registerDelete],
+  [["share", "shares"], async () => (await import("./sessions-share.js")).registerShare],
 ];
 
 export async function registerSessions(program: Command, io: CliIo, rest?: readonly string[]): Promise<void> {

@@ -36,4 +36,7 @@ export const METRICS_DOCUMENTED: readonly DocumentedPath[] = [{ method: "GET", p
 export const LATE_DOCUMENTED: readonly DocumentedPath[] = [
   { method: "POST", path: "/api/sessions/:key/work-session" },
   { method: "DELETE", path: "/api/sessions/:key/work-session" },
+  { method: "POST", path: "/api/sessions/:key/share" },
+  { method: "GET", path: "/api/sessions/:key/shares" },
+  { method: "DELETE", path: "/api/shares/:id" },
 ];

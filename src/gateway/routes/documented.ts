@@ -7,6 +7,7 @@ import { inspectRoutes } from "./inspect.js";
 import { metricsRoutes } from "./metrics.js";
 import { searchRoutes } from "./search.js";
 import { sessionRoutes } from "./sessions.js";
+import { shareRoutes } from "./shares.js";
 import { workSessionRoutes } from "./work-sessions.js";
 
 /**
@@ -22,6 +23,7 @@ export function documentedApp(deps: RouteDeps, metrics: GatewayMetrics): Hono<Ga
   app.route("/", inspectRoutes(deps));
   app.route("/", metricsRoutes(deps, metrics));
   app.route("/", workSessionRoutes(deps));
+  app.route("/", shareRoutes(deps));
   app.onError((error) => {
     throw error;
   });

@@ -9,6 +9,7 @@ import { metricsOperations } from "./metrics.js";
 import { openAiOperations } from "./openai-operations.js";
 import { searchOperations } from "./search.js";
 import { sessionOperations } from "./sessions.js";
+import { shareOperations } from "./shares.js";
 import { turnOperations } from "./turn-operations.js";
 import { workSessionOperations } from "./work-sessions.js";
 
@@ -24,6 +25,7 @@ export const DECLARED = [
   turnOperations,
   openAiOperations,
   dashboardOperations,
+  shareOperations,
 ];
 
 /** One operation of the document, as far as callers read it. */

@@ -25,7 +25,7 @@ export const searchOperations = {
     },
     responses: {
       200: jsonResponse(
-        "{hits: [{key, sessionId, generation, archived, seq, role, ts, agent, channel, snippet}], nextCursor?, indexing, complete} (complete: false when the search ran out of its time budget: the hits are the best of what it read)",
+        "{hits: [{key, sessionId, generation, archived, seq, role, ts, agent, channel, snippet, inheritedBy?: [{key, sessionId}]}], nextCursor?, indexing, complete} (complete: false when the search ran out of its time budget: the hits are the best of what it read; inheritedBy: the forks whose history includes the message)",
       ),
       ...errorResponses,
     },

@@ -2,8 +2,11 @@ import { systemClock } from "../../lifecycle/clock.js";
 import { SessiondError } from "../../model/errors.js";
 import type { AgentRuntimeSettings, AgentSettings, PermissionMode } from "../agents.js";
 import { MemoryDocument } from "../settings-document.js";
+import { type BranchOutcome, followBranch, type RuntimeBranch } from "./branch.js";
 import type { CostTotals } from "./cost.js";
+import { clearedNotice, movedNotice } from "./notices.js";
 import type { RuntimeSessionStore } from "./store.js";
+import type { ReplyReader } from "./turn-marks.js";
 import { emptyWorkSessions, type WorkSession, WorkSessions } from "./work-sessions.js";
 
 /** A runtime session as the API and CLI show it. */
@@ -42,14 +45,7 @@ export interface AgentChange {
 
 export const SHORT_ID_LENGTH = 8;
 
-export function clearedNotice(count: number): string {
-  return `${count} saved ${count === 1 ? "session" : "sessions"} cleared, so the next run starts fresh.`;
-}
-
-/** LoCrew's words, exactly, for an agent whose working directory changed. */
-export function movedNotice(count: number): string {
-  return `Agent moved: New working directory. ${clearedNotice(count)}`;
-}
+export { clearedNotice, movedNotice };
 
 /** Records a note entry in a conversation (the engine's append). */
 export type NoteWriter = (key: string, text: string) => Promise<void>;
@@ -180,6 +176,15 @@ export class AgentRuntimes {
       );
     }
     return this.workSessions.start(agent, key, minutes);
+  }
+
+  /**
+   * After the store committed a fork or rewind: each runtime session of the branched key continues on the
+   * branch where its runtime can branch (Claude Code), else is cleared there with a note
+   * (RUNTIME_SESSIONS_CLEARED). `history` is the session store, read for the replies of marked turns.
+   */
+  branch(branch: RuntimeBranch, history: ReplyReader): Promise<BranchOutcome> {
+    return followBranch(this.store, this.note, branch, history);
   }
 
   /** Deleting a conversation deletes its runtime sessions, costs, marks and work sessions with it. */

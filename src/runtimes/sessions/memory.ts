@@ -30,6 +30,11 @@ export class MemoryRuntimeSessionStore implements RuntimeSessionStore {
       .map((r) => structuredClone(r));
   }
 
+  async clear(agent: string, key: string) {
+    this.sessions.delete(pair(agent, key));
+    this.baselines.delete(pair(agent, key));
+  }
+
   async clearAgent(agent: string) {
     const keys: string[] = [];
     for (const [id, record] of this.sessions) {

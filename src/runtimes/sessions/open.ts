@@ -27,7 +27,7 @@ import {
 export const RUNTIME_SESSIONS_FILE = "runtime-sessions.db";
 export const AGENTS_FILE = "agents.json";
 
-function runtimeDir(config: EngineConfig): string | undefined {
+export function runtimeDir(config: EngineConfig): string | undefined {
   const store = config.store;
   if (store === undefined) return config.dataDir ?? ".sessiond";
   if ("append" in store) return undefined;

@@ -77,6 +77,15 @@ export class PgRuntimeSessionStore implements RuntimeSessionStore {
     return rows.map(recordOf);
   }
 
+  async clear(agent: string, key: string) {
+    await this.written;
+    await this.rows(
+      `WITH cleared AS (DELETE FROM runtime_sessions WHERE agent = $1 AND key = $2)
+       DELETE FROM runtime_cost_baselines WHERE agent = $1 AND key = $2`,
+      [agent, key],
+    );
+  }
+
   async clearAgent(agent: string) {
     await this.written;
     const rows = await this.rows<{ key: string }>(

@@ -99,6 +99,14 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
       .map(recordOf);
   }
 
+  async clear(agent: string, key: string) {
+    await this.costsWritten;
+    this.db.transaction(() => {
+      this.sql("DELETE FROM runtime_sessions WHERE agent = ? AND key = ?").run(agent, key);
+      this.sql("DELETE FROM runtime_cost_baselines WHERE agent = ? AND key = ?").run(agent, key);
+    })();
+  }
+
   async clearAgent(agent: string) {
     await this.costsWritten;
     return this.db.transaction(() => {

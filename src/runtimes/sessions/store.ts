@@ -41,6 +41,8 @@ export interface RuntimeSessionStore {
   save(record: RuntimeSessionRecord): Promise<void>;
   /** The runtime sessions of one conversation, by agent name. */
   forKey(key: string): Promise<RuntimeSessionRecord[]>;
+  /** Clears the runtime session of (agent, key) and its baseline: its next run there starts fresh. */
+  clear(agent: string, key: string): Promise<void>;
   /** Clears every runtime session of an agent (and their baselines); returns the keys cleared. */
   clearAgent(agent: string): Promise<string[]>;
   /** Forgets everything of a conversation: its runtime sessions, baselines, costs and marks. */

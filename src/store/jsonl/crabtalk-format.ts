@@ -28,6 +28,19 @@ export interface MetadataLine {
   generation?: number;
   channel?: string;
   chat_type?: string;
+  /** A fork's (or a rewound generation's) origin, and what its first `seq` entries hold (fork-facts.ts). */
+  forked_from?: ForkedFromField;
+}
+
+/** The metadata line's `forked_from`: the entries before the file's first are that session's. */
+export interface ForkedFromField {
+  key: string;
+  session_id: string;
+  seq: number;
+  message_count: number;
+  approx_tokens: number;
+  context_from_seq: number;
+  last_compaction_seq?: number;
 }
 
 export function metadataLine(session: Session, extra: Record<string, unknown> = {}): MetadataLine {
@@ -44,7 +57,25 @@ export function metadataLine(session: Session, extra: Record<string, unknown> = 
     generation: session.generation,
     channel: session.channel,
     ...(session.chatType !== undefined ? { chat_type: session.chatType } : {}),
+    ...(session.forkedFrom ? { forked_from: forkedFromField(session) } : {}),
     ...extra,
+  };
+}
+
+/**
+ * What a fork's file says of its origin, written when the file is created: the session's counts are then
+ * those of the inherited entries alone (its own are folded in when the file is read).
+ */
+function forkedFromField(session: Session): ForkedFromField {
+  const origin = session.forkedFrom!;
+  return {
+    key: origin.key,
+    session_id: origin.sessionId,
+    seq: origin.seq,
+    message_count: session.messageCount,
+    approx_tokens: session.approxTokens,
+    context_from_seq: session.contextFromSeq,
+    ...(session.lastCompactionSeq === undefined ? {} : { last_compaction_seq: session.lastCompactionSeq }),
   };
 }
 

@@ -112,7 +112,11 @@ export class GroupApply {
   private createFile(session: Session): Tracked {
     const tracked = this.files.create(cloneSession(session));
     this.writes.pending.created.push(tracked);
-    this.writes.queue(tracked, encodeLine(metadataLine({ ...session, title: "" })));
+    // A fork has no title entry of its own: its line 1 keeps the title it began with.
+    this.writes.queue(
+      tracked,
+      encodeLine(metadataLine(session.forkedFrom ? session : { ...session, title: "" })),
+    );
     this.writes.pending.dirChanged = true;
     return tracked;
   }

@@ -169,6 +169,10 @@ export class JsonlDriver implements StoreDriver {
     return this.sessionReads.loadKept(session);
   }
 
+  forksOf(sessionIds: readonly string[]): Session[] {
+    return this.sessionReads.forksOf(sessionIds);
+  }
+
   list(query: NormalisedQuery): Session[] {
     return this.sessionReads.list(query);
   }

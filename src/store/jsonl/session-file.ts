@@ -8,6 +8,7 @@ import {
   type DecodedLine,
   decodeLine,
   derivedUlid,
+  type ForkedFromField,
   isMetadataLine,
   type MetadataLine,
 } from "./crabtalk-format.js";
@@ -127,6 +128,9 @@ export function parseSessionFile(
     createdAt,
   );
   session.id = sessionId;
+  const origin =
+    meta.forked_from === undefined ? undefined : forkedFromOf(meta.forked_from, (r) => problem(1, r));
+  if (origin) inheritFrom(session, origin);
   const decoded = lines.map((line, i) =>
     i < firstEntryLine || line.text.trim() === "" ? undefined : decodeLine(line.text),
   );
@@ -140,8 +144,8 @@ export function parseSessionFile(
   }
   const entries: Entry[] = [];
   const offsets = new Map<number, number>();
-  let lastSeq = 0;
-  let keptFrom = 1;
+  let lastSeq = origin?.seq ?? 0;
+  let keptFrom = session.contextFromSeq;
   for (let i = firstEntryLine; i < lines.length; i++) {
     const line = lines[i]!;
     const d = decoded[i];
@@ -234,6 +238,40 @@ export function parseSessionFile(
 }
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** The metadata line's `forked_from`, if every field is what sessiond writes; else reported and ignored. */
+function forkedFromOf(value: unknown, report: (reason: string) => void): ForkedFromField | undefined {
+  const v = value as Partial<Record<keyof ForkedFromField, unknown>> | null;
+  const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+  const ok =
+    typeof v === "object" &&
+    v !== null &&
+    typeof v.key === "string" &&
+    v.key !== "" &&
+    typeof v.session_id === "string" &&
+    ULID.test(v.session_id) &&
+    count(v.seq) &&
+    count(v.message_count) &&
+    count(v.approx_tokens) &&
+    count(v.context_from_seq) &&
+    (v.context_from_seq as number) >= 1 &&
+    (v.context_from_seq as number) <= (v.seq as number) + 1 &&
+    (v.last_compaction_seq === undefined ||
+      (count(v.last_compaction_seq) && (v.last_compaction_seq as number) <= (v.seq as number)));
+  if (ok) return v as ForkedFromField;
+  report("metadata forked_from is damaged; the session is read without the history it was forked from");
+  return undefined;
+}
+
+/** A fork's session as it began: its first `origin.seq` entries are its origin's. */
+function inheritFrom(session: Session, origin: ForkedFromField): void {
+  session.forkedFrom = { key: origin.key, sessionId: origin.session_id, seq: origin.seq };
+  session.entryCount = origin.seq;
+  session.messageCount = origin.message_count;
+  session.approxTokens = origin.approx_tokens;
+  session.contextFromSeq = origin.context_from_seq;
+  if (origin.last_compaction_seq !== undefined) session.lastCompactionSeq = origin.last_compaction_seq;
+}
 
 /** What is wrong with a sessiond line's header, if anything. */
 function entryProblem(d: Extract<DecodedLine, { kind: "entry" }>): string | undefined {

@@ -3,7 +3,7 @@ import type { Session } from "../../model/session.js";
 import type { KeptContext, KeyHead } from "../driver.js";
 import { keptOf } from "../entry-range.js";
 import { cloneSession } from "../session-log.js";
-import { type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
+import { forksAmong, type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
 import type { EntryRange, SessionScan } from "../store.js";
 import { guarded } from "./directory-error.js";
 import type { FileReads } from "./file-reads.js";
@@ -69,6 +69,10 @@ export class SessionReads {
     // The entry cache holds frozen entries only (entry-cache.ts).
     const { entries } = guarded(this.path, () => this.reads.load(tracked));
     return { ...keptOf(session, entries), frozen: true };
+  }
+
+  forksOf(sessionIds: readonly string[]): Session[] {
+    return forksAmong(this.sessions(), sessionIds);
   }
 
   list(query: NormalisedQuery): Session[] {

@@ -13,7 +13,7 @@ import type {
 import { keptOf, readRange } from "../entry-range.js";
 import { frozenCopy } from "../frozen.js";
 import { cloneSession } from "../session-log.js";
-import { type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
+import { forksAmong, type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
 import type { EntryRange, SessionScan } from "../store.js";
 import { MemoryDriverInbox } from "./driver-inbox.js";
 
@@ -82,6 +82,10 @@ export class MemoryDriver implements StoreDriver {
   loadKept(session: Session): KeptContext {
     // Entries are kept as frozen copies (appendEntries).
     return { ...keptOf(session, (this.byId.get(session.id)?.entries ?? []) as Entry[]), frozen: true };
+  }
+
+  forksOf(sessionIds: readonly string[]): Session[] {
+    return forksAmong(this.sessions(), sessionIds);
   }
 
   list(query: NormalisedQuery): Session[] {

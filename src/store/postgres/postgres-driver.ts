@@ -97,6 +97,15 @@ export class PostgresDriver implements StoreDriver {
     return rows.map(sessionFromRow);
   }
 
+  async forksOf(sessionIds: readonly string[]): Promise<Session[]> {
+    const rows = await query<SessionRow>(
+      this.pool,
+      "SELECT * FROM sessions WHERE fork_of = ANY($1::text[])",
+      [sessionIds],
+    );
+    return rows.map(sessionFromRow);
+  }
+
   async sessionById(id: string): Promise<Session | undefined> {
     const rows = await query<SessionRow>(this.pool, "SELECT * FROM sessions WHERE id = $1", [id]);
     return rows[0] && sessionFromRow(rows[0]);

@@ -190,6 +190,13 @@ CREATE TABLE settings_documents (name text PRIMARY KEY, body jsonb NOT NULL, ver
 CREATE TABLE search_reindex (upto bigint NOT NULL);
 INSERT INTO search_reindex (upto) SELECT max(n) FROM entries HAVING max(n) IS NOT NULL;
 `,
+  // 7: a fork (or a rewound generation) names the session whose first `fork_seq` entries it reads through.
+  `
+ALTER TABLE sessions ADD COLUMN fork_of text COLLATE "C";
+ALTER TABLE sessions ADD COLUMN fork_key text;
+ALTER TABLE sessions ADD COLUMN fork_seq int;
+CREATE INDEX sessions_forks ON sessions (fork_of) WHERE fork_of IS NOT NULL;
+`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -30,8 +30,8 @@ const SESSION_TYPES = `$1::text[], $2::text[], $3::int[], $4::text[], $5::text[]
 
 const SESSION_INSERT = `INSERT INTO sessions (id, key, generation, state, agent, channel, chat_type, created_by,
   title, created_at, last_activity_at, entry_count, message_count, approx_tokens, context_from_seq,
-  last_compaction_seq, overrides, archived_at)
-SELECT * FROM unnest(${SESSION_TYPES}) RETURNING id, sid`;
+  last_compaction_seq, overrides, archived_at, fork_of, fork_key, fork_seq)
+SELECT * FROM unnest(${SESSION_TYPES}, $19::text[], $20::text[], $21::int[]) RETURNING id, sid`;
 
 const SESSION_UPDATE = `UPDATE sessions AS s SET key = u.key, generation = u.generation, state = u.state,
   title = u.title, created_at = u.created_at, last_activity_at = u.last_activity_at,
@@ -102,6 +102,17 @@ function sessionColumns(sessions: Iterable<Session>): unknown[][] {
     s.archivedAt ?? null,
   ]);
   return columnsOf(rows, 18);
+}
+
+/** The columns of new sessions: those an update writes too, then where a fork reads its first entries. */
+function insertColumns(sessions: Iterable<Session>): unknown[][] {
+  const list = [...sessions];
+  return [
+    ...sessionColumns(list),
+    list.map((s) => s.forkedFrom?.sessionId ?? null),
+    list.map((s) => s.forkedFrom?.key ?? null),
+    list.map((s) => s.forkedFrom?.seq ?? null),
+  ];
 }
 
 /** Entries as columns, each row naming its session by id (`$1`); `sessions` gives the sid for that id. */
@@ -223,7 +234,7 @@ class Segment {
     if (ofStored.length > 0)
       stored.add("e", ENTRY_INSERT("sessions"), entryColumns(ofStored), ofStored.length);
     if (this.created.size > 0)
-      fresh.add("n", SESSION_INSERT, sessionColumns(this.created.values()), this.created.size);
+      fresh.add("n", SESSION_INSERT, insertColumns(this.created.values()), this.created.size);
     if (ofFresh.length > 0) fresh.add("f", ENTRY_INSERT("n"), entryColumns(ofFresh), ofFresh.length);
     const last = fresh.empty ? stored : fresh;
     if (notices.length > 0) {

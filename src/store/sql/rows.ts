@@ -23,6 +23,9 @@ export interface SessionRow {
   context_from_seq: number;
   last_compaction_seq: number | null;
   overrides: string;
+  fork_of?: string | null;
+  fork_key?: string | null;
+  fork_seq?: number | null;
 }
 
 export interface EntryRow {
@@ -54,6 +57,8 @@ export function sessionFromRow(row: SessionRow): Session {
   if (row.chat_type !== null) session.chatType = row.chat_type as ChatType;
   if (row.archived_at !== null) session.archivedAt = row.archived_at;
   if (row.last_compaction_seq !== null) session.lastCompactionSeq = row.last_compaction_seq;
+  if (row.fork_of != null && row.fork_key != null && row.fork_seq != null)
+    session.forkedFrom = { key: row.fork_key, sessionId: row.fork_of, seq: Number(row.fork_seq) };
   return session;
 }
 
@@ -104,7 +109,14 @@ export function sessionInsertParams(s: Session): unknown[] {
     s.createdAt,
     s.lastActivityAt,
     s.entryCount,
+    s.messageCount,
+    s.approxTokens,
+    s.contextFromSeq,
+    s.lastCompactionSeq ?? null,
     JSON.stringify(s.overrides),
+    s.forkedFrom?.sessionId ?? null,
+    s.forkedFrom?.key ?? null,
+    s.forkedFrom?.seq ?? null,
   ];
 }
 

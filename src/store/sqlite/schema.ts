@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
 import { SEARCH_SCHEMA_V1 } from "../../search/sqlite/search-schema.js";
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** The message of the triggers that refuse an entry stored twice (see SCHEMA_V2). */
 export const DUPLICATE_ENTRY = "sessiond: an entry with this seq or idempotency key is already stored";
@@ -106,6 +106,21 @@ DROP TABLE IF EXISTS search_sids;
 `;
 const SCHEMA_V5 = SEARCH_SCHEMA_V1;
 
+/**
+ * v6: a fork (or a rewound generation) names the session whose first `fork_seq` entries it reads through.
+ * Columns already there (a file whose version was set back by hand) are kept.
+ */
+function addForkColumns(db: Database.Database): void {
+  const columns = new Set((db.pragma("table_info(sessions)") as Array<{ name: string }>).map((c) => c.name));
+  for (const [name, type] of [
+    ["fork_of", "TEXT"],
+    ["fork_key", "TEXT"],
+    ["fork_seq", "INTEGER"],
+  ] as const)
+    if (!columns.has(name)) db.exec(`ALTER TABLE sessions ADD COLUMN ${name} ${type}`);
+  db.exec("CREATE INDEX IF NOT EXISTS sessions_forks ON sessions (fork_of)");
+}
+
 export function migrate(db: Database.Database): void {
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version === SCHEMA_VERSION) return;
@@ -130,6 +145,7 @@ export function migrate(db: Database.Database): void {
       // A new database has nothing to index; an upgraded one indexes what it holds from the first sid on.
       db.prepare("INSERT INTO search_state (one, backfill_after) VALUES (1, ?)").run(now < 1 ? null : 0);
     }
+    if (now < 6) addForkColumns(db);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

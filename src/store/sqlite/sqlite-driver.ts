@@ -186,6 +186,12 @@ export class SqliteDriver implements StoreDriver {
     return kept;
   }
 
+  forksOf(sessionIds: readonly string[]): Session[] {
+    return (this.sql.get(SQL.forksOf).all(JSON.stringify(sessionIds)) as SessionRow[]).map((row) =>
+      this.fromRow(row),
+    );
+  }
+
   list(query: NormalisedQuery): Session[] {
     const { sql, params } = listSessionsSql(query);
     return (this.sql.get(sql).all(params) as SessionRow[]).map(sessionFromRow);

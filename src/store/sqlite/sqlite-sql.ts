@@ -19,7 +19,9 @@ export const SQL = {
   generations: "SELECT * FROM sessions WHERE key = ? ORDER BY generation DESC",
   lastGeneration: "SELECT max(generation) AS g FROM sessions WHERE key = ?",
   insertSession: `INSERT INTO sessions (id, key, generation, state, agent, channel, chat_type, created_by, title,
-    created_at, last_activity_at, entry_count, overrides) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    created_at, last_activity_at, entry_count, message_count, approx_tokens, context_from_seq, last_compaction_seq,
+    overrides, fork_of, fork_key, fork_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  forksOf: "SELECT * FROM sessions WHERE fork_of IN (SELECT value FROM json_each(?))",
   updateSession: `UPDATE sessions SET state = ?, title = ?, created_at = ?, last_activity_at = ?, archived_at = ?,
     entry_count = ?, message_count = ?, approx_tokens = ?, context_from_seq = ?, last_compaction_seq = ?, overrides = ?
     WHERE sid = ?`,

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe } from "vitest";
 import type { StoreDriver } from "../driver.js";
 import { LogStore } from "../log-store.js";
 import type { Store } from "../store.js";
+import { branchCases } from "./cases-branches.js";
 import { crashCases } from "./cases-crash.js";
 import { faultCases } from "./cases-faults.js";
 import { lifecycleCases } from "./cases-lifecycle.js";
@@ -42,6 +43,7 @@ export function runStoreContract(given: StoreFactory): void {
     crashCases(t, factory);
     faultCases(t, factory);
     processCases(t, factory);
+    branchCases(t, factory);
   });
 }
 

@@ -7,6 +7,7 @@ import { createEngine, type Engine } from "../../../src/engine.js";
 import { runtimeResolver } from "../../../src/runtimes/resolve.js";
 import { sessionRunner } from "../../../src/runtimes/sessions/runner.js";
 import { startA2aAgent } from "../../support/a2a-server.js";
+import { forkAt, rewindTo } from "../../support/engine-branch.js";
 import { FAKE_CODEX, useFakeCliState } from "../../support/fake-clis.js";
 import { useServer } from "../../support/http-server.js";
 
@@ -64,6 +65,51 @@ describe("runtime sessions of Codex and A2A agents (engine, SDKs, local CLI and 
       ambiguousRuns: 0,
       notMeasuredRuns: 0,
     });
+  });
+
+  it("a fork or rewind clears Codex's thread and the A2A context (no fork in their SDKs), with one note naming both", async () => {
+    const { engine, config } = await setup();
+    const { key } = await say(engine, config, "coder", "look at main.ts");
+    // A second agent in the same conversation (LoCrew's multi-agent rooms): billing answers on coder's key.
+    const resolve = runtimeResolver(config, (agent) => engine.agents.settings.get(agent));
+    await engine.turnWith(
+      {
+        agent: "coder",
+        channel: "slack",
+        chat: { type: "group", id: "ops" },
+        sender: { id: "alice" },
+        text: "[need-input] refund 7",
+      },
+      (context) =>
+        sessionRunner(resolve("billing"), engine.agents.store, { agents: engine.routing.agents })({
+          ...context,
+          agent: "billing",
+        }),
+    );
+    const head = (await engine.store.getSession(key))?.entryCount ?? 0;
+    const to = "slack:group:ops-fork";
+    const fork = await forkAt(engine, key, head, to);
+    expect(fork.outcome).toEqual({ followed: [], cleared: ["billing", "coder"] });
+    expect(await engine.agents.store.forKey(to)).toEqual([]);
+    const why =
+      "billing (a2a): an A2A context cannot be forked; coder (codex): its Codex SDK has no thread fork. " +
+      "2 saved sessions cleared, so the next run starts fresh.";
+    const noteOf = async (k: string) =>
+      (await engine.history(k)).flatMap((e) => (e.type === "note" ? [[e.code, e.text]] : []));
+    expect(await noteOf(to)).toEqual([
+      ["RUNTIME_SESSIONS_CLEARED", `Forked from ${key} at entry ${head}: ${why}`],
+    ]);
+    // The parent keeps both.
+    expect((await engine.agents.store.forKey(key)).map((r) => r.agent)).toEqual(["billing", "coder"]);
+
+    await rewindTo(engine, key, head);
+    expect(await engine.agents.store.forKey(key)).toEqual([]);
+    expect((await noteOf(key)).at(-1)).toEqual([
+      "RUNTIME_SESSIONS_CLEARED",
+      `Rewound to before entry ${head}: ${why}`,
+    ]);
+    await say(engine, config, "coder", "again");
+    expect(codex.calls<{ resume?: string }>().at(-1)?.resume).toBeUndefined();
   });
 
   it("keeps one A2A context per conversation, with the task id only while the task waits for input", async () => {

@@ -9,6 +9,7 @@ import { runtimeResolver } from "../../../src/runtimes/resolve.js";
 import { PgRuntimeSessionStore } from "../../../src/runtimes/sessions/postgres.js";
 import { sessionRunner } from "../../../src/runtimes/sessions/runner.js";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import { rewindTo } from "../../support/engine-branch.js";
 import { FAKE_CLAUDE, useFakeCliState } from "../../support/fake-clis.js";
 import { type PostgresCluster, startPostgres } from "../../support/postgres.js";
 import { runtimeSessionStoreContract } from "./store-contract.js";
@@ -68,16 +69,22 @@ function say(engine: Engine, config: EngineConfig, text: string) {
   );
 }
 
+/** Two engines (gateways) on one new database, their Claude Code agent in one working directory. */
+async function twoGateways() {
+  const database = await cluster.createDatabase();
+  const cwd = mkdtempSync(join(tmpdir(), "sessiond-agent-"));
+  const configA = configFor(database, cwd);
+  const configB = configFor(database, cwd);
+  const a = await createEngine(configA);
+  engines.push(a);
+  const b = await createEngine(configB);
+  engines.push(b);
+  return { a, b, configA, configB };
+}
+
 describe("runtime sessions shared by two gateways on one PostgreSQL database", () => {
   it("resumes through gateway B the Claude Code session recorded through A, and the cost of both adds up", async () => {
-    const database = await cluster.createDatabase();
-    const cwd = mkdtempSync(join(tmpdir(), "sessiond-agent-"));
-    const configA = configFor(database, cwd);
-    const configB = configFor(database, cwd);
-    const a = await createEngine(configA);
-    engines.push(a);
-    const b = await createEngine(configB);
-    engines.push(b);
+    const { a, b, configA, configB } = await twoGateways();
 
     const first = await say(a, configA, "[total=2] go");
     const recorded = await a.agents.store.get("dev", first.key);
@@ -95,6 +102,28 @@ describe("runtime sessions shared by two gateways on one PostgreSQL database", (
     const both = { usd: 5, pricedRuns: 2, unpricedRuns: 0, ambiguousRuns: 0, notMeasuredRuns: 0 };
     expect(await a.agents.store.totals({ key: first.key })).toEqual(both);
     expect(await b.agents.store.totals({ agent: "dev" })).toEqual(both);
+  });
+});
+
+describe("a rewind followed on PostgreSQL: the turn marks kept by one gateway branch the session through another", () => {
+  it("gateway A answers two turns; after a rewind to before the second, B's next run forks A's Claude Code session at the first", async () => {
+    const { a, b, configA, configB } = await twoGateways();
+    const first = await say(a, configA, "alpha");
+    const second = await say(a, configA, "beta");
+    const parent = (await a.agents.store.get("dev", first.key))?.id;
+    const { outcome } = await rewindTo(a, first.key, second.input?.seq ?? 0);
+    expect(outcome).toEqual({ followed: ["dev"], cleared: [] });
+
+    await say(b, configB, "gamma");
+    const call = claude
+      .calls<{ resume?: string; fork: boolean; remembered: string[]; sessionId: string }>()
+      .at(-1);
+    expect(call).toMatchObject({
+      resume: parent,
+      fork: true,
+      remembered: [expect.stringContaining("alpha")],
+    });
+    expect((await a.agents.store.get("dev", first.key))?.id).toBe(call?.sessionId);
   });
 });
 

@@ -104,6 +104,39 @@ export function runtimeSessionStoreContract(name: string, factory: RuntimeSessio
       await store.close();
     });
 
+    it("clears the session and baseline of one agent in one conversation; its ledger and every other session stay", async () => {
+      const store = await factory.open();
+      for (const [agent, key] of [
+        ["dev", "k1"],
+        ["dev", "k2"],
+        ["ops", "k1"],
+      ] as const) {
+        await store.save({
+          agent,
+          key,
+          runtime: "claude-code",
+          id: `${agent}-${key}`,
+          data: {
+            "sessiond.turns": JSON.stringify([{ sessionId: "s1", inputSeq: 1, runId: "r1", at: "u1" }]),
+          },
+          savedAt: 1,
+        });
+        await recordTotals(store, [["r1", 2]], { agent, key });
+      }
+      await store.clear("dev", "k1");
+      await store.clear("dev", "k9");
+      expect(await store.get("dev", "k1")).toBeUndefined();
+      expect(await store.baseline("dev", "k1")).toBeUndefined();
+      expect(await store.costOf("dev", "k1", "r1")).toEqual({ status: "priced", usd: 2 });
+      expect((await store.forKey("k1")).map((r) => r.agent)).toEqual(["ops"]);
+      expect(await store.get("dev", "k2")).toMatchObject({
+        id: "dev-k2",
+        data: { "sessiond.turns": expect.stringContaining('"at":"u1"') },
+      });
+      expect(await store.baseline("dev", "k2")).toBeDefined();
+      await store.close();
+    });
+
     it("marks needs-attention per agent and key and clears the mark", async () => {
       const store = await factory.open();
       await store.setAttention("ops", "k1", "exit 1", 7);

@@ -41,6 +41,9 @@ export class TallyDriver implements StoreDriver {
   loadKept(session: Session): KeptContext {
     return this.inner.loadKept(session);
   }
+  forksOf(sessionIds: readonly string[]): Session[] {
+    return this.inner.forksOf(sessionIds);
+  }
   list(query: NormalisedQuery): Session[] {
     return this.inner.list(query);
   }

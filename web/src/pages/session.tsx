@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import { ApiError, deleteJson, getJson, postJson, request, sessionPath } from "../api";
 import { Confirm } from "../components/confirm";
 import { Details } from "../components/details";
+import { ShareLinks } from "../components/share-links";
 import { StateBadge } from "../components/state-badge";
 import { Transcript } from "../components/transcript";
 import { live } from "../live";
@@ -108,7 +109,11 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
         const added = event.entries.filter((e) => !known.has(e.id) && e.sessionId === event.session.id);
         return {
           ...current,
-          detail: { ...current.detail, session: event.session },
+          // The live row is the store's: the gateway's incognito mark stays from the page's read.
+          detail: {
+            ...current.detail,
+            session: current.detail.session.incognito ? { ...event.session, incognito: true } : event.session,
+          },
           entries: [...current.entries, ...added],
         };
       });
@@ -248,6 +253,7 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
       <p class="status-line" role="status">
         {message}
       </p>
+      {session && !session.incognito && <ShareLinks sessionKey={sessionKey} />}
       <div class="session-body">
         <div class="card transcript-card">
           <div class="transcript-head">
