@@ -143,6 +143,11 @@ export interface Engine {
   rewind(key: string, options: EngineRewindOptions): Promise<RewindResult & BranchedRuntimes>;
   /** The key's sessions (current, rewound, archived) and the forks taken from them. */
   branches(key: string): Promise<SessionBranch[]>;
+  /**
+   * Whether the key's sessions live in this process's memory only (a turn asked for `incognito`, or a
+   * `session.incognito_for` rule matches it): never exported, shared or searched, gone at restart.
+   */
+  isIncognito(key: string): boolean;
   /** Deletes every generation of a key; waits for a running turn of that key. */
   delete(key: string): Promise<DeleteResult>;
   /**

@@ -140,6 +140,7 @@ export class SessionEngine implements Engine {
       store: this.store,
       events: this.events,
       inbox: parts.inbox,
+      incognito: parts.incognito,
       config: parts.config,
       settings: this.sessionSettings,
       lifecycle: this.lifecycle,
@@ -290,16 +291,26 @@ export class SessionEngine implements Engine {
   }
 
   turn(envelope: Envelope, options: AgentTurnOptions = {}): Promise<TurnResult> {
-    return this.turns.turn(envelope, this.agentRunner(envelope, options), options.signal, true);
+    return this.turns.turn(
+      envelope,
+      this.agentRunner(envelope, options),
+      options.signal,
+      true,
+      options.incognito,
+    );
   }
 
   turnWith(envelope: Envelope, run: TurnRunner, options: TurnOptions = {}): Promise<TurnResult> {
     // A runner of the caller's cannot run again after a restart: only agent turns are admitted.
-    return this.turns.turn(envelope, run, options.signal, false);
+    return this.turns.turn(envelope, run, options.signal, false, options.incognito);
   }
 
   start(envelope: Envelope, options: AgentTurnOptions = {}): Promise<StartedTurn> {
-    return this.turns.start(envelope, this.agentRunner(envelope, options), options.signal);
+    return this.turns.start(envelope, this.agentRunner(envelope, options), options.signal, options.incognito);
+  }
+
+  isIncognito(key: string): boolean {
+    return this.parts.incognito.has(key);
   }
 
   recover(onTakeOver?: (report: RecoveryReport) => void): Promise<RecoveryReport> {

@@ -25,6 +25,8 @@ export interface Session {
   needsAttention?: boolean;
   /** A fork or a rewound generation: its entries up to `seq` are those of session `sessionId` of `key`. */
   forkedFrom?: ForkOrigin;
+  /** Kept in the gateway's memory only: never exported or shared, gone at its restart. */
+  incognito?: boolean;
 }
 
 export interface ForkOrigin {

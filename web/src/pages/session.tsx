@@ -116,7 +116,11 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
         const added = event.entries.filter((e) => !known.has(e.id) && e.sessionId === event.session.id);
         return {
           ...current,
-          detail: { ...current.detail, session: event.session },
+          // The live row is the store's: the gateway's incognito mark stays from the page's read.
+          detail: {
+            ...current.detail,
+            session: current.detail.session.incognito ? { ...event.session, incognito: true } : event.session,
+          },
           entries: [...current.entries, ...added],
         };
       });
@@ -239,6 +243,7 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
           <StateBadge
             state={running ? "running" : session.state}
             needsAttention={loaded?.detail.needsAttention === true}
+            incognito={session.incognito === true}
           />
         )}
       </div>
@@ -270,7 +275,12 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
               </option>
             ))}
           </select>
-          <button type="button" disabled={busy || !session} onClick={download}>
+          <button
+            type="button"
+            disabled={busy || !session || session.incognito === true}
+            title={session?.incognito ? "An incognito session is never exported" : undefined}
+            onClick={download}
+          >
             Export
           </button>
         </span>
@@ -278,7 +288,7 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
       <p class="status-line" role="status">
         {message}
       </p>
-      {session && <ShareLinks sessionKey={sessionKey} />}
+      {session && !session.incognito && <ShareLinks sessionKey={sessionKey} />}
       <BranchesPanel sessionKey={sessionKey} refresh={session?.id} />
       <div class="session-body">
         <div class="card transcript-card">

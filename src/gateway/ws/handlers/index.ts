@@ -105,6 +105,7 @@ const METHODS: Readonly<Record<string, MethodSpec>> = {
       message: "the text (as /api/chat's message)",
       session: `${SESSION}; on channel web an admin-… key, else INVALID_KEY`,
       agent: "the agent to answer",
+      incognito: "true: the session lives in the gateway's memory only (as /api/chat's incognito)",
     },
     result: "chat.delta {id, key, delta} events, then {key, reply, seq, notice?}",
   },
