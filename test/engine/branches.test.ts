@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readHistory } from "../../src/cli/history.js";
 import { exportJsonlFiles, exportSessions } from "../../src/export/index.js";
@@ -155,6 +156,33 @@ for (const backend of ["sqlite", "jsonl"] as const) {
     });
 
     if (backend === "sqlite") {
+      it("copies no entry: a fork and a rewind add session rows only", async () => {
+        for (let i = 1; i <= 3; i++) await engine.turnWith(onKey("admin-rows", `q${i}`), async () => `a${i}`);
+        await engine.store.flush();
+        const rows = () => {
+          const db = new Database(join(dataDir, "sessiond.db"), { readonly: true });
+          try {
+            return db
+              .prepare("SELECT (SELECT count(*) FROM entries) + (SELECT count(*) FROM journal) AS n")
+              .get() as {
+              n: number;
+            };
+          } finally {
+            db.close();
+          }
+        };
+        const before = rows().n;
+        await engine.fork("admin-rows", { toKey: "admin-rows-fork" });
+        await engine.fork("admin-rows", { toKey: "admin-rows-early", atSeq: 2 });
+        await engine.store.flush();
+        expect(rows().n).toBe(before);
+        await engine.rewind("admin-rows", { toSeq: 5 });
+        await engine.store.flush();
+        // The rewind's one row: the reset entry closing the generation it leaves.
+        expect(rows().n).toBe(before + 1);
+        expect((await engine.history("admin-rows-fork")).length).toBe(6);
+      });
+
       it("finds a fork's inherited messages by search, naming the fork on the hit", async () => {
         await engine.turnWith(onKey("admin-e", "the zanzibar plan"), async () => "noted");
         const { session } = await engine.fork("admin-e", { toKey: "admin-e-fork" });
