@@ -101,10 +101,20 @@ export interface ChatSpan {
     outputTokens?: number;
     finishReason?: string | null;
   }): void;
-  fail(error: unknown): void;
+  /** Ends the span with the usage event among a model call's trailing runtime events. */
+  endWith(
+    events: ReadonlyArray<{ type: string; model?: string; inputTokens?: number; outputTokens?: number }>,
+  ): void;
+  /** Ends the span as failed and gives `error` back, to be thrown. */
+  fail<E>(error: E): E;
 }
 
-const NO_CHAT: ChatSpan = { headers: () => undefined, end: () => {}, fail: () => {} };
+const NO_CHAT: ChatSpan = {
+  headers: () => undefined,
+  end: () => {},
+  endWith: () => {},
+  fail: (error) => error,
+};
 
 /** `chat {model}`, a client span around one model request. */
 export function chatSpan(provider: string, model: string, serverAddress?: string): ChatSpan {
@@ -150,10 +160,15 @@ export function chatSpan(provider: string, model: string, serverAddress?: string
       }
       finish(t, span, undefined);
     },
+    endWith(events) {
+      const usage = events.find((e) => e.type === "usage");
+      this.end(usage ? { ...usage, ...(usage.model ? {} : { model }) } : {});
+    },
     fail(error) {
-      if (ended) return;
+      if (ended) return error;
       ended = true;
       finish(t, span, error);
+      return error;
     },
   };
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { startAnthropicServer } from "../support/anthropic-server.js";
 import { waitFor } from "../support/child-output.js";
 import { sleep } from "../support/http-server.js";
 import { type ChatRequestBody, type ChatResponse, startOpenAiServer } from "../support/openai-server.js";
@@ -172,6 +173,77 @@ describe("traces grouped by session", () => {
           ["chat test-model", "compaction", conversation],
         ]),
       );
+    } finally {
+      served.kill();
+      await llm.close();
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("an Anthropic turn through /v1/chat/completions joins the caller's trace, and its title call too", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-otel-anthropic-"));
+    const receiver = await startOtlpReceiver();
+    const llm = await startAnthropicServer((body) =>
+      body.stream
+        ? { content: "hello back", usage: { inputTokens: 21, outputTokens: 4 } }
+        : { content: "Greetings", usage: { inputTokens: 9, outputTokens: 2 } },
+    );
+    const served = serveGateway(dir, TOKEN, [], {
+      OTEL_TRACES_EXPORTER: "otlp",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.origin}/v1/traces`,
+      OTEL_BSP_SCHEDULE_DELAY: "50",
+      SESSIOND_T_ANTHROPIC_KEY: "sk-ant-test-0123456789",
+    });
+    try {
+      writeFileSync(
+        join(dir, "sessiond.yaml"),
+        [
+          `models: { claude: { provider: anthropic, base_url: "${llm.baseUrl}", model: claude-test, api_key_env: SESSIOND_T_ANTHROPIC_KEY } }`,
+          "agents: [{ id: main, model: claude }]",
+          "titles: { model: claude }",
+          "",
+        ].join("\n"),
+      );
+      const url = await served.listening();
+      const res = await fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { ...auth, traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+        body: JSON.stringify({
+          model: "main",
+          user: "otel-user",
+          messages: [{ role: "user", content: "hello" }],
+        }),
+      });
+      expect(res.status).toBe(200);
+      // The title is written in the background: its span is exported once it ends.
+      await until("the title's span", async () =>
+        receiver.spans.some((span) => span.attributes["sessiond.call.purpose"] === "title")
+          ? true
+          : undefined,
+      );
+      const exited = new Promise((r) => served.child.once("exit", r));
+      served.child.kill("SIGTERM");
+      await exited;
+
+      const turn = receiver.spans.find((s) => s.name === "invoke_agent main") as ReceivedSpan;
+      expect(turn.traceId).toBe(CALLER_TRACE);
+      const chat = receiver.spans.find((s) => s.parentSpanId === turn.spanId) as ReceivedSpan;
+      expect(chat.name).toBe("chat claude-test");
+      expect(chat.attributes).toMatchObject({
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.usage.input_tokens": 21,
+        "gen_ai.usage.output_tokens": 4,
+        "gen_ai.conversation.id": turn.attributes["gen_ai.conversation.id"],
+      });
+      const streamed = llm.requests.find((r) => (r.body as { stream?: boolean }).stream);
+      expect(streamed?.headers.traceparent).toBe(`00-${CALLER_TRACE}-${chat.spanId}-01`);
+      const title = receiver.spans.find((s) => s.attributes["sessiond.call.purpose"] === "title");
+      expect(title?.attributes).toMatchObject({
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.usage.input_tokens": 9,
+        "gen_ai.conversation.id": turn.attributes["gen_ai.conversation.id"],
+      });
     } finally {
       served.kill();
       await llm.close();
