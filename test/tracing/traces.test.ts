@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { startAnthropicServer } from "../support/anthropic-server.js";
 import { waitFor } from "../support/child-output.js";
 import { sleep } from "../support/http-server.js";
@@ -244,6 +245,48 @@ describe("traces grouped by session", () => {
         "gen_ai.usage.input_tokens": 9,
         "gen_ai.conversation.id": turn.attributes["gen_ai.conversation.id"],
       });
+    } finally {
+      served.kill();
+      await llm.close();
+      await receiver.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a WebSocket connection's traceparent is the caller's trace for its chat.send turns", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sessiond-otel-ws-"));
+    const receiver = await startOtlpReceiver();
+    const llm = await startOpenAiServer();
+    const served = serveGateway(dir, TOKEN, [], { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin });
+    try {
+      writeFileSync(
+        join(dir, "sessiond.yaml"),
+        `models: { local: { provider: openai, base_url: "${llm.baseUrl}", model: m } }\nagents: [{ id: main, model: local }]\n`,
+      );
+      const url = await served.listening();
+      const socket = new WebSocket(`${url.replace("http", "ws")}/ws`, {
+        headers: { authorization: `Bearer ${TOKEN}`, traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+      });
+      const reply = await new Promise<{ ok: boolean }>((resolve, reject) => {
+        socket.on("error", reject);
+        socket.on("open", () =>
+          socket.send(
+            JSON.stringify({ type: "req", id: "1", method: "chat.send", params: { message: "hi" } }),
+          ),
+        );
+        socket.on("message", (data) => {
+          const frame = JSON.parse(String(data)) as { type: string; id?: string; ok: boolean };
+          if (frame.type === "res" && frame.id === "1") resolve(frame);
+        });
+      });
+      socket.close();
+      expect(reply.ok).toBe(true);
+      const exited = new Promise((r) => served.child.once("exit", r));
+      served.child.kill("SIGTERM");
+      await exited;
+      const turn = receiver.spans.find((s) => s.name === "invoke_agent main");
+      expect(turn?.traceId).toBe(CALLER_TRACE);
+      expect(turn?.parentSpanId).toBe(CALLER_SPAN);
     } finally {
       served.kill();
       await llm.close();
