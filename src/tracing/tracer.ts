@@ -9,7 +9,8 @@ export interface ActiveTracing {
   readonly api: typeof import("@opentelemetry/api");
 }
 
-const loadApi = optionalPackage("@opentelemetry/api", () => import("@opentelemetry/api"));
+// A dependency (prom-client installs it anyway), imported only when tracing is on.
+const loadApi = () => import("@opentelemetry/api");
 const loadSdk = optionalPackage("@opentelemetry/sdk-trace", () => import("@opentelemetry/sdk-trace"));
 const loadResources = optionalPackage("@opentelemetry/resources", () => import("@opentelemetry/resources"));
 const loadExporter = optionalPackage(
