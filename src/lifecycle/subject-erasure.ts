@@ -1,0 +1,82 @@
+import type { IdentityLinks } from "../keys/index.js";
+import { isSessiondError } from "../model/errors.js";
+import { isScrubbable } from "../store/scrub.js";
+import type { DeleteResult, Store } from "../store/store.js";
+import { type ForgottenKey, forgetIdentity } from "./identity-changes.js";
+import { direct, type InLanes } from "./in-lanes.js";
+
+/** What `engine.forget({ subject })` erased, with counts (`sessiond forget --subject`, DELETE /api/subjects/{id}). */
+export interface ErasureReceipt {
+  /** The person of `session.identity_links` the subject named, or the subject itself when it is not linked. */
+  subject: string;
+  /** The linked accounts whose keys were erased. */
+  accounts: string[];
+  /** Each key erased, with its generations (current, archives, forks) and entries. */
+  keys: ForgottenKey[];
+  sessions: number;
+  entries: number;
+  /** Inbox rows of those keys deleted (admitted inputs hold the envelope's text). */
+  inboxRows: number;
+  /** Words dropped from the search vocabulary (the search rows go with their sessions). */
+  searchTerms: number;
+  /** Keys whose runtime sessions, costs' session links and share links were deleted. */
+  runtimeAndShareKeys: number;
+  /**
+   * How the freed bytes left the store's files ("fts5 optimize + VACUUM + wal_checkpoint(TRUNCATE)" on
+   * SQLite), or "rows deleted" for a store that cannot rewrite its files (PostgreSQL: see the README's
+   * VACUUM note).
+   */
+  scrub: string;
+  erasedAt: string;
+}
+
+export interface SubjectErasureParts {
+  store: Store;
+  links: IdentityLinks;
+  agents: readonly string[];
+  inLanes?: InLanes;
+  /** After a key's sessions were deleted: its runtime sessions and share links go too. */
+  afterDelete?: (key: string) => Promise<void>;
+  now?: () => number;
+}
+
+/**
+ * Erases everything of one person (issue 34, docs/erasure.md): every key of each linked account (all
+ * generations and archives, and the forks that hold their history by reference; forgetIdentity), the
+ * runtime sessions and share links of those keys, their inbox rows, and then has the store rewrite its
+ * files so no freed byte keeps their text. A subject that is neither a person of the links nor one of
+ * their accounts is taken as one unlinked account.
+ */
+export async function forgetSubject(parts: SubjectErasureParts, subject: string): Promise<ErasureReceipt> {
+  const { store, agents, inLanes = direct, afterDelete } = parts;
+  let runtimeAndShareKeys = 0;
+  const deleteKey = async (key: string): Promise<DeleteResult> => {
+    const deleted = await store.delete(key);
+    if (deleted.sessions > 0 && afterDelete) {
+      await afterDelete(key);
+      runtimeAndShareKeys++;
+    }
+    return deleted;
+  };
+  let forgotten: Awaited<ReturnType<typeof forgetIdentity>>;
+  try {
+    forgotten = await forgetIdentity(store, subject, parts.links, agents, inLanes, deleteKey);
+  } catch (error) {
+    if (!isSessiondError(error, "INVALID_ARGUMENT") || subject.trim() === "") throw error;
+    forgotten = await forgetIdentity(store, subject, { [subject]: [subject] }, agents, inLanes, deleteKey);
+  }
+  const erasedKeys = forgotten.keys.map((k) => k.key);
+  const scrub = isScrubbable(store) ? await store.scrub(erasedKeys) : undefined;
+  return {
+    subject: forgotten.person,
+    accounts: forgotten.accounts,
+    keys: forgotten.keys,
+    sessions: forgotten.sessions,
+    entries: forgotten.entries,
+    inboxRows: scrub?.inboxRows ?? 0,
+    searchTerms: scrub?.searchTerms ?? 0,
+    runtimeAndShareKeys,
+    scrub: scrub?.method ?? "rows deleted",
+    erasedAt: new Date((parts.now ?? Date.now)()).toISOString(),
+  };
+}
