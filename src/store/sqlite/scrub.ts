@@ -25,24 +25,37 @@ export function scrubDatabase(db: Database.Database, keys: readonly string[]): S
   db.transaction(() => {
     const deleteInbox = db.prepare("DELETE FROM inbox WHERE key = ?");
     for (const key of keys) inboxRows += deleteInbox.run(key).changes;
-    const before = db.prepare("SELECT count(*) FROM search_terms").pluck().get() as number;
-    db.exec("DELETE FROM search_terms");
-    const insert = db.prepare("INSERT OR IGNORE INTO search_terms (term) VALUES (?)");
-    const page = db.prepare("SELECT row, body FROM search_rows WHERE row > ? ORDER BY row LIMIT 500");
-    for (let after = 0; ; ) {
-      const rows = page.all(after) as Array<{ row: number; body: string }>;
-      if (rows.length === 0) break;
-      for (const { body } of rows) for (const word of foldedWords(body)) insert.run(word);
-      after = rows[rows.length - 1]?.row ?? after;
-    }
-    const after = db.prepare("SELECT count(*) FROM search_terms").pluck().get() as number;
-    searchTerms = Math.max(0, before - after);
-    db.exec("INSERT INTO search_words (search_words) VALUES ('optimize')");
-    db.exec("INSERT INTO search_grams (search_grams) VALUES ('optimize')");
+    searchTerms = scrubSearchTables(db);
   })();
+  return { inboxRows, searchTerms, fileBytes: rewriteFile(db) };
+}
+
+/**
+ * Inside a transaction: `search_terms` rebuilt from the rows that remain, both FTS5 indexes merged into
+ * one segment. How many words went. (The JSONL store's search.db holds the same tables.)
+ */
+export function scrubSearchTables(db: Database.Database): number {
+  const before = db.prepare("SELECT count(*) FROM search_terms").pluck().get() as number;
+  db.exec("DELETE FROM search_terms");
+  const insert = db.prepare("INSERT OR IGNORE INTO search_terms (term) VALUES (?)");
+  const page = db.prepare("SELECT row, body FROM search_rows WHERE row > ? ORDER BY row LIMIT 500");
+  for (let after = 0; ; ) {
+    const rows = page.all(after) as Array<{ row: number; body: string }>;
+    if (rows.length === 0) break;
+    for (const { body } of rows) for (const word of foldedWords(body)) insert.run(word);
+    after = rows[rows.length - 1]?.row ?? after;
+  }
+  const after = db.prepare("SELECT count(*) FROM search_terms").pluck().get() as number;
+  db.exec("INSERT INTO search_words (search_words) VALUES ('optimize')");
+  db.exec("INSERT INTO search_grams (search_grams) VALUES ('optimize')");
+  return Math.max(0, before - after);
+}
+
+/** VACUUM (a fresh copy of the live pages), then the WAL copied back and emptied; the file's bytes. */
+export function rewriteFile(db: Database.Database): number {
   db.exec("VACUUM");
   db.pragma("wal_checkpoint(TRUNCATE)");
   const pages = db.pragma("page_count", { simple: true }) as number;
   const size = db.pragma("page_size", { simple: true }) as number;
-  return { inboxRows, searchTerms, fileBytes: pages * size };
+  return pages * size;
 }
