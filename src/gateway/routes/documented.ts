@@ -8,6 +8,7 @@ import { metricsRoutes } from "./metrics.js";
 import { searchRoutes } from "./search.js";
 import { sessionRoutes } from "./sessions.js";
 import { shareRoutes } from "./shares.js";
+import { subjectRoutes } from "./subjects.js";
 import { workSessionRoutes } from "./work-sessions.js";
 
 /**
@@ -24,6 +25,7 @@ export function documentedApp(deps: RouteDeps, metrics: GatewayMetrics): Hono<Ga
   app.route("/", metricsRoutes(deps, metrics));
   app.route("/", workSessionRoutes(deps));
   app.route("/", shareRoutes(deps));
+  app.route("/", subjectRoutes(deps));
   app.onError((error) => {
     throw error;
   });

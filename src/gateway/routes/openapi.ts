@@ -10,6 +10,7 @@ import { openAiOperations } from "./openai-operations.js";
 import { searchOperations } from "./search.js";
 import { sessionOperations } from "./sessions.js";
 import { shareOperations } from "./shares.js";
+import { subjectOperations } from "./subjects.js";
 import { turnOperations } from "./turn-operations.js";
 import { workSessionOperations } from "./work-sessions.js";
 
@@ -26,6 +27,7 @@ export const DECLARED = [
   openAiOperations,
   dashboardOperations,
   shareOperations,
+  subjectOperations,
 ];
 
 /** One operation of the document, as far as callers read it. */
