@@ -6,7 +6,7 @@ import { forgetIdentity, reconcileIdentityLinks } from "../lifecycle/identity-ch
 import type { InLanes } from "../lifecycle/in-lanes.js";
 import { nextDue, sessionRule } from "../lifecycle/reset-policy.js";
 import { applyRetention, planRetention } from "../lifecycle/retention.js";
-import { type ErasureReceipt, forgetSubject } from "../lifecycle/subject-erasure.js";
+import { type ErasureReceipt, SubjectErasure } from "../lifecycle/subject-erasure.js";
 import { resetIfDue, Sweeper, type SweepReport } from "../lifecycle/sweeper.js";
 import { TitleWriter } from "../lifecycle/title-writer.js";
 import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
@@ -65,7 +65,7 @@ export class SessionEngine implements Engine {
   readonly sessions: Engine["sessions"];
   readonly overrides: SessionOverrides;
   readonly identity: Engine["identity"];
-  private readonly erase: (subject: string) => Promise<ErasureReceipt>;
+  private readonly erasure: SubjectErasure;
   readonly agents: AgentRuntimes;
   readonly shares: Engine["shares"];
   private readonly turns: EngineTurns;
@@ -148,6 +148,7 @@ export class SessionEngine implements Engine {
       injectors: parts.injectors,
       afterTurn: (key, session) => this.titles?.afterTurn(key, session),
       route: (envelope) => this.route(envelope),
+      refuse: (route, envelope) => this.erasure.check(route, envelope),
       agentRunner: (envelope) => this.agentRunner(envelope, {}),
       append: (key, entries) => this.append(key, entries),
       setQueueMode: (key, mode) => this.overrides.change(key, [["queue.mode", mode]]),
@@ -166,8 +167,8 @@ export class SessionEngine implements Engine {
       forget: (identity) => forgetIdentity(this.store, identity, identityLinks, agents, inLanes),
     };
     const afterDelete = (key: string) => this.forgetKeyParts(key);
-    this.erase = (subject) =>
-      forgetSubject({ store: this.store, links: identityLinks, agents, inLanes, afterDelete }, subject);
+    const erasure = { store: this.store, links: identityLinks, agents, inLanes, afterDelete };
+    this.erasure = new SubjectErasure(erasure, this.dataDir);
     this.sessions = {
       list: (query) => this.store.listSessions(query),
       get: (key) => this.store.getSession(validateKey(key)),
@@ -269,7 +270,7 @@ export class SessionEngine implements Engine {
 
   /** Erasure by subject (src/lifecycle/subject-erasure.ts, docs/erasure.md). */
   forget(request: { subject: string }): Promise<ErasureReceipt> {
-    return this.erase(request.subject);
+    return this.erasure.forget(request.subject);
   }
 
   private async forgetKeyParts(key: string): Promise<void> {

@@ -45,6 +45,8 @@ export interface EngineTurnsDeps {
   /** After a reply is stored (titles). */
   afterTurn(key: string, session: Session): void;
   route(envelope: Envelope): Route;
+  /** Throws when the message must not be taken (a redelivery of an erased subject's message). */
+  refuse?(route: Route, envelope: Envelope): void;
   /** The agent's runtime as a runner: what an admitted input runs on (after a restart too). */
   agentRunner(envelope: Envelope): TurnRunner;
   /** Appends entries to a key's session (the engine's `append`). */
@@ -116,6 +118,11 @@ export class EngineTurns {
     durable: boolean,
   ): Promise<TurnResult> {
     const route = this.deps.route(envelope);
+    try {
+      this.deps.refuse?.(route, envelope);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const command = parseQueueCommand(envelope.text);
     if (command) return this.queueCommand(route, command);
     return this.actors.submit(route, envelope, run, signal, durable, true).result;
@@ -124,6 +131,7 @@ export class EngineTurns {
   /** An agent's turn, answered once its input is admitted (stored in the inbox). */
   async start(envelope: Envelope, run: TurnRunner, signal: AbortSignal | undefined): Promise<StartedTurn> {
     const route = this.deps.route(envelope);
+    this.deps.refuse?.(route, envelope);
     const command = parseQueueCommand(envelope.text);
     if (command) {
       const result = this.queueCommand(route, command);
@@ -137,8 +145,9 @@ export class EngineTurns {
   }
 
   /** Stores an inbound message as context only, in its key's lane. */
-  record(envelope: Envelope): Promise<AppendResult> {
+  async record(envelope: Envelope): Promise<AppendResult> {
     const route = this.deps.route(envelope);
+    this.deps.refuse?.(route, envelope);
     return this.actors.exclusive(route.key, () => recordInput(this.turnDeps, route, envelope));
   }
 

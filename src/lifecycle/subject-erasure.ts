@@ -1,7 +1,9 @@
-import type { IdentityLinks } from "../keys/index.js";
+import type { IdentityLinks, Route } from "../keys/index.js";
+import type { Envelope } from "../model/envelope.js";
 import { isSessiondError } from "../model/errors.js";
 import { isScrubbable } from "../store/scrub.js";
 import type { DeleteResult, Store } from "../store/store.js";
+import { ErasureTombstones, TOMBSTONE_FILE } from "./erasure-tombstones.js";
 import { type ForgottenKey, forgetIdentity } from "./identity-changes.js";
 import { direct, type InLanes } from "./in-lanes.js";
 
@@ -28,6 +30,8 @@ export interface ErasureReceipt {
    */
   scrub: string;
   erasedAt: string;
+  /** The tombstone written (keyed hashes only): the file, and how many message ids it refuses. */
+  tombstone: { file: string; messages: number } | undefined;
 }
 
 export interface SubjectErasureParts {
@@ -38,6 +42,8 @@ export interface SubjectErasureParts {
   /** After a key's sessions were deleted: its runtime sessions and share links go too. */
   afterDelete?: (key: string) => Promise<void>;
   now?: () => number;
+  /** Where the erasure is remembered, so a redelivered message does not bring it back. */
+  tombstones?: ErasureTombstones;
 }
 
 /**
@@ -50,7 +56,9 @@ export interface SubjectErasureParts {
 export async function forgetSubject(parts: SubjectErasureParts, subject: string): Promise<ErasureReceipt> {
   const { store, agents, inLanes = direct, afterDelete } = parts;
   let runtimeAndShareKeys = 0;
+  const messageIds = new Set<string>();
   const deleteKey = async (key: string): Promise<DeleteResult> => {
+    if (parts.tombstones) await collectMessageIds(store, key, messageIds);
     const deleted = await store.delete(key);
     if (deleted.sessions > 0 && afterDelete) {
       await afterDelete(key);
@@ -66,6 +74,8 @@ export async function forgetSubject(parts: SubjectErasureParts, subject: string)
     forgotten = await forgetIdentity(store, subject, { [subject]: [subject] }, agents, inLanes, deleteKey);
   }
   const erasedKeys = forgotten.keys.map((k) => k.key);
+  const erasedAt = new Date((parts.now ?? Date.now)()).toISOString();
+  parts.tombstones?.record([...forgotten.accounts, ...erasedKeys], messageIds, erasedAt);
   const scrub = isScrubbable(store) ? await store.scrub(erasedKeys) : undefined;
   return {
     subject: forgotten.person,
@@ -77,6 +87,38 @@ export async function forgetSubject(parts: SubjectErasureParts, subject: string)
     searchTerms: scrub?.searchTerms ?? 0,
     runtimeAndShareKeys,
     scrub: scrub?.method ?? "rows deleted",
-    erasedAt: new Date((parts.now ?? Date.now)()).toISOString(),
+    erasedAt,
+    tombstone: parts.tombstones ? { file: TOMBSTONE_FILE, messages: messageIds.size } : undefined,
   };
+}
+
+/** The platform message ids of a key's entries, every generation: what a redelivery would carry. */
+async function collectMessageIds(store: Store, key: string, into: Set<string>): Promise<void> {
+  for (const session of await store.generations(key)) {
+    for (const entry of await store.readEntries(session.id)) {
+      if (entry.type === "message" && entry.role === "user" && entry.idempotencyKey)
+        into.add(entry.idempotencyKey);
+    }
+  }
+}
+
+/** Erasure by subject for one engine: `forget`, and `check` before a message is taken (redeliveries). */
+export class SubjectErasure {
+  private readonly tombstones: ErasureTombstones;
+
+  constructor(
+    private readonly parts: Omit<SubjectErasureParts, "tombstones">,
+    dataDir: string,
+  ) {
+    this.tombstones = new ErasureTombstones(dataDir);
+  }
+
+  forget(subject: string): Promise<ErasureReceipt> {
+    return forgetSubject({ ...this.parts, tombstones: this.tombstones }, subject);
+  }
+
+  /** Throws SUBJECT_ERASED for a redelivered message of an erased subject (erasure-tombstones.ts). */
+  check(route: Route, envelope: Envelope): void {
+    this.tombstones.check(route, envelope);
+  }
 }
