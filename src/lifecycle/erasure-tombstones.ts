@@ -77,6 +77,19 @@ export class ErasureTombstones {
     );
   }
 
+  /**
+   * Whether `key` is an erased subject's (bare, with one of `agents`' prefix, or a `:thread:` of it): what
+   * an import skips so an old export does not bring the person back.
+   */
+  erasedKey(key: string, agents: readonly string[] = []): boolean {
+    const state = this.state;
+    if (!state) return false;
+    const readings = [key];
+    for (const agent of agents) if (key.startsWith(`${agent}:`)) readings.push(key.slice(agent.length + 1));
+    for (const reading of [...readings]) readings.push(reading.split(":thread:")[0] ?? reading);
+    return readings.some((reading) => this.accounts.has(hmac(state.secret, reading.toLowerCase())));
+  }
+
   private index(): void {
     this.accounts = new Set(this.state?.subjects.flatMap((s) => s.accounts));
     this.messages = new Set(this.state?.subjects.flatMap((s) => s.messages));
