@@ -32,6 +32,8 @@ export interface ErasureReceipt {
   erasedAt: string;
   /** The tombstone written (keyed hashes only): the file, and how many message ids it refuses. */
   tombstone: { file: string; messages: number } | undefined;
+  /** What this erasure does not reach yet (docs/erasure.md "Not done yet"): said, never implied. */
+  notErased: string[];
 }
 
 export interface SubjectErasureParts {
@@ -89,6 +91,7 @@ export async function forgetSubject(parts: SubjectErasureParts, subject: string)
     scrub: scrub?.method ?? "rows deleted",
     erasedAt,
     tombstone: parts.tombstones ? { file: TOMBSTONE_FILE, messages: messageIds.size } : undefined,
+    notErased: ["their messages in group sessions (sessions keyed by the group, not by them)"],
   };
 }
 

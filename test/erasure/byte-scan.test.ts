@@ -79,6 +79,7 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
       expect(receipt.inboxRows).toBe(3);
       expect(receipt.runtimeAndShareKeys).toBeGreaterThanOrEqual(1);
       expect(receipt.scrub).toMatch(/VACUUM/);
+      expect(receipt.notErased).toEqual([expect.stringContaining("group sessions")]);
 
       // While the store is open…
       expect(filesHolding(dir, theirs)).toEqual([]);

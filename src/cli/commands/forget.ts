@@ -39,5 +39,6 @@ export function registerForget(program: Command, io: CliIo): void {
           `with runtime sessions and share links cleared, ${plural(receipt.searchTerms, "search word")} dropped; ` +
           `files: ${receipt.scrub}\n`,
       );
+      for (const gap of receipt.notErased) io.stdout(`not erased: ${gap}\n`);
     });
 }

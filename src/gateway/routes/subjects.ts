@@ -22,7 +22,7 @@ export const subjectOperations = {
     responses: {
       200: jsonResponse(
         "{subject, accounts, keys: [{key, sessions, entries}], sessions, entries, inboxRows, searchTerms, " +
-          "runtimeAndShareKeys, scrub, erasedAt}",
+          "runtimeAndShareKeys, scrub, erasedAt, tombstone: {file, messages}, notErased: [what it does not reach]}",
       ),
       ...errorResponses,
     },
