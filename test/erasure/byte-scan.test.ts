@@ -87,8 +87,8 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
       expect(await e.agents.store.get("main", "telegram:42")).toBeUndefined();
       expect((await search(e, { text: theirs })).hits).toEqual([]);
       expect((await search(e, { text: kept })).hits.length).toBeGreaterThan(0);
-    // The vocabulary was rebuilt from what remains: the last word typed still expands to the other's word.
-    expect((await search(e, { text: kept.slice(0, 12) })).hits.length).toBeGreaterThan(0);
+      // The vocabulary was rebuilt from what remains: the last word typed still expands to the other's word.
+      expect((await search(e, { text: kept.slice(0, 12) })).hits.length).toBeGreaterThan(0);
       // …and once it closed.
       await e.close();
       engine = undefined;
