@@ -53,7 +53,15 @@ export function scrubSearchTables(db: Database.Database): number {
 
 /** VACUUM (a fresh copy of the live pages), then the WAL copied back and emptied; the file's bytes. */
 export function rewriteFile(db: Database.Database): number {
-  db.exec("VACUUM");
+  // VACUUM builds its copy in a temporary database: in a file (in the OS temp dir, holding only live data,
+  // removed after), not in memory, which would take as much memory as the database is large.
+  const tempStore = db.pragma("temp_store", { simple: true }) as number;
+  db.pragma("temp_store = FILE");
+  try {
+    db.exec("VACUUM");
+  } finally {
+    db.pragma(`temp_store = ${tempStore}`);
+  }
   db.pragma("wal_checkpoint(TRUNCATE)");
   const pages = db.pragma("page_count", { simple: true }) as number;
   const size = db.pragma("page_size", { simple: true }) as number;
