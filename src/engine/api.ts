@@ -4,6 +4,7 @@ import type { Route, RoutingConfig } from "../keys/index.js";
 import type { ForgetResult, IdentityLinkCheck } from "../lifecycle/identity-changes.js";
 import type { OverridePlan, ResolvedSetting } from "../lifecycle/overrides.js";
 import type { RetentionPlan, RetentionResult } from "../lifecycle/retention.js";
+import type { ErasureReceipt } from "../lifecycle/subject-erasure.js";
 import type { SweepReport } from "../lifecycle/sweeper.js";
 import type { CompactionEntry, Entry, EntryInput, ResetCause } from "../model/entry.js";
 import type { Envelope } from "../model/envelope.js";
@@ -223,6 +224,11 @@ export interface Engine {
     relink(): Promise<IdentityLinkCheck>;
     forget(identity: string): Promise<ForgetResult>;
   };
+  /**
+   * Erases everything of one person across identity links (sessions, archives, forks, runtime sessions,
+   * share links, inbox rows, search rows) and has the store rewrite its files without their bytes.
+   */
+  forget(request: { subject: string }): Promise<ErasureReceipt>;
   /** What an operator should hear at start-up: sessions orphaned by changed identity links. */
   startupWarnings(): Promise<string[]>;
   /** Runs the sweep now: due scheduled resets, then retention. It also runs every `sweepIntervalMs`. */

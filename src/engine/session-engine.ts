@@ -6,6 +6,7 @@ import { forgetIdentity, reconcileIdentityLinks } from "../lifecycle/identity-ch
 import type { InLanes } from "../lifecycle/in-lanes.js";
 import { nextDue, sessionRule } from "../lifecycle/reset-policy.js";
 import { applyRetention, planRetention } from "../lifecycle/retention.js";
+import { type ErasureReceipt, SubjectErasure } from "../lifecycle/subject-erasure.js";
 import { resetIfDue, Sweeper, type SweepReport } from "../lifecycle/sweeper.js";
 import { TitleWriter } from "../lifecycle/title-writer.js";
 import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
@@ -65,6 +66,7 @@ export class SessionEngine implements Engine {
   readonly sessions: Engine["sessions"];
   readonly overrides: SessionOverrides;
   readonly identity: Engine["identity"];
+  private readonly erasure: SubjectErasure;
   readonly agents: AgentRuntimes;
   readonly shares: Engine["shares"];
   private readonly turns: EngineTurns;
@@ -148,6 +150,7 @@ export class SessionEngine implements Engine {
       injectors: parts.injectors,
       afterTurn: (key, session) => this.titles?.afterTurn(key, session),
       route: (envelope) => this.route(envelope),
+      refuse: (route, envelope) => this.erasure.check(route, envelope),
       agentRunner: (envelope) => this.agentRunner(envelope, {}),
       append: (key, entries) => this.append(key, entries),
       setQueueMode: (key, mode) => this.overrides.change(key, [["queue.mode", mode]]),
@@ -165,6 +168,9 @@ export class SessionEngine implements Engine {
         reconcileIdentityLinks(this.store, this.dataDir, identityLinks, agents, { apply: true, inLanes }),
       forget: (identity) => forgetIdentity(this.store, identity, identityLinks, agents, inLanes),
     };
+    const afterDelete = (key: string) => this.forgetKeyParts(key);
+    const erasure = { store: this.store, links: identityLinks, agents, inLanes, afterDelete };
+    this.erasure = new SubjectErasure(erasure, this.dataDir);
     this.sessions = {
       list: (query) => this.store.listSessions(query),
       get: (key) => this.store.getSession(validateKey(key)),
@@ -270,10 +276,19 @@ export class SessionEngine implements Engine {
     return this.actors.exclusive(key, async () => {
       const result = await this.store.delete(key);
       if (result.sessions === 0) throw sessionNotFound(key);
-      await this.agents.forgetConversation(key);
-      await this.parts.shares.forget(key);
+      await this.forgetKeyParts(key);
       return result;
     });
+  }
+
+  /** Erasure by subject (src/lifecycle/subject-erasure.ts, docs/erasure.md). */
+  forget(request: { subject: string }): Promise<ErasureReceipt> {
+    return this.erasure.forget(request.subject);
+  }
+
+  private async forgetKeyParts(key: string): Promise<void> {
+    await this.agents.forgetConversation(key);
+    await this.parts.shares.forget(key);
   }
 
   session(key: string): AgentsSession {

@@ -49,6 +49,8 @@ export interface EngineTurnsDeps {
   /** After a reply is stored (titles). */
   afterTurn(key: string, session: Session): void;
   route(envelope: Envelope): Route;
+  /** Throws when the message must not be taken (a redelivery of an erased subject's message). */
+  refuse?(route: Route, envelope: Envelope): void;
   /** The agent's runtime as a runner: what an admitted input runs on (after a restart too). */
   agentRunner(envelope: Envelope): TurnRunner;
   /** Appends entries to a key's session (the engine's `append`). */
@@ -124,6 +126,11 @@ export class EngineTurns {
     incognito = false,
   ): Promise<TurnResult> {
     const route = this.deps.route(envelope);
+    try {
+      this.deps.refuse?.(route, envelope);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const submit = (secret: boolean): Promise<TurnResult> => {
       const command = parseQueueCommand(envelope.text);
       if (command) return this.queueCommand(route, command);
@@ -142,6 +149,7 @@ export class EngineTurns {
     incognito = false,
   ): Promise<StartedTurn> {
     const route = this.deps.route(envelope);
+    this.deps.refuse?.(route, envelope);
     // An incognito input is not admitted: answered at once, gone at a restart. Awaited only when the
     // claim must read the store, so a turn is queued in its caller's order.
     const claimed = this.deps.incognito.claim(route.key, incognito);
@@ -159,8 +167,9 @@ export class EngineTurns {
   }
 
   /** Stores an inbound message as context only, in its key's lane. */
-  record(envelope: Envelope): Promise<AppendResult> {
+  async record(envelope: Envelope): Promise<AppendResult> {
     const route = this.deps.route(envelope);
+    this.deps.refuse?.(route, envelope);
     const record = () => this.actors.exclusive(route.key, () => recordInput(this.turnDeps, route, envelope));
     const claimed = this.deps.incognito.claim(route.key, false);
     return typeof claimed === "boolean" ? record() : claimed.then(record);

@@ -63,6 +63,8 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 507;
     case "NOT_SUPPORTED":
       return 501;
+    case "SUBJECT_ERASED":
+      return 410;
     case "TURN_TIMEOUT":
       return 504;
     case "SEARCH_UNAVAILABLE":

@@ -33,7 +33,9 @@ export type ErrorCode =
   | "KEY_TAKEN"
   | "NOT_SUPPORTED"
   | "SESSION_INCOGNITO"
-  | "INCOGNITO_FULL";
+  | "INCOGNITO_FULL"
+  /** A redelivered message of a subject erased by `forget --subject`. */
+  | "SUBJECT_ERASED";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;

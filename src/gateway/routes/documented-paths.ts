@@ -42,4 +42,5 @@ export const LATE_DOCUMENTED: readonly DocumentedPath[] = [
   { method: "POST", path: "/api/sessions/:key/share" },
   { method: "GET", path: "/api/sessions/:key/shares" },
   { method: "DELETE", path: "/api/shares/:id" },
+  { method: "DELETE", path: "/api/subjects/:id" },
 ];

@@ -9,6 +9,7 @@ import { searchRoutes } from "./search.js";
 import { branchRoutes } from "./session-branches.js";
 import { sessionRoutes } from "./sessions.js";
 import { shareRoutes } from "./shares.js";
+import { subjectRoutes } from "./subjects.js";
 import { workSessionRoutes } from "./work-sessions.js";
 
 /**
@@ -26,6 +27,7 @@ export function documentedApp(deps: RouteDeps, metrics: GatewayMetrics): Hono<Ga
   app.route("/", metricsRoutes(deps, metrics));
   app.route("/", workSessionRoutes(deps));
   app.route("/", shareRoutes(deps));
+  app.route("/", subjectRoutes(deps));
   app.onError((error) => {
     throw error;
   });

@@ -11,6 +11,7 @@ import { searchOperations } from "./search.js";
 import { branchOperations } from "./session-branches.js";
 import { sessionOperations } from "./sessions.js";
 import { shareOperations } from "./shares.js";
+import { subjectOperations } from "./subjects.js";
 import { turnOperations } from "./turn-operations.js";
 import { workSessionOperations } from "./work-sessions.js";
 
@@ -28,6 +29,7 @@ export const DECLARED = [
   openAiOperations,
   dashboardOperations,
   shareOperations,
+  subjectOperations,
 ];
 
 /** One operation of the document, as far as callers read it. */
