@@ -18,6 +18,13 @@ const loadExporter = optionalPackage(
   () => import("@opentelemetry/exporter-trace-otlp-http"),
 );
 
+/** Each optional package tracing loads, by name: what `startTracing` imports (and its first-use errors). */
+export const TRACING_PACKAGES = {
+  "@opentelemetry/sdk-trace": loadSdk,
+  "@opentelemetry/resources": loadResources,
+  "@opentelemetry/exporter-trace-otlp-http": loadExporter,
+} as const;
+
 let active: ActiveTracing | undefined;
 let shutdown: (() => Promise<void>) | undefined;
 
