@@ -50,7 +50,9 @@ describe("the erasure tombstone", () => {
     // The tombstone names no one in clear: neither the account nor the message ids.
     const path = join(dir, TOMBSTONE_FILE);
     const text = readFileSync(path, "utf8");
-    for (const clear of ["4242", "msg-9001", "msg-9002", "telegram"]) expect(text).not.toContain(clear);
+    // Only outside the hex of the hashes and the secret: a random hash holds "4242" once in ~200 runs.
+    const outsideHex = text.replace(/[0-9a-f]{64}/g, "");
+    for (const clear of ["4242", "msg-9001", "msg-9002", "telegram"]) expect(outsideHex).not.toContain(clear);
     expect(statSync(path).mode & 0o777).toBe(0o600);
 
     await expect(e.turn(dm("first", "msg-9001"))).rejects.toMatchObject({ code: "SUBJECT_ERASED" });
