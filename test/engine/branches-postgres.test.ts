@@ -2,17 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEngine, type Engine, type Envelope } from "../../src/index.js";
+import { createEngine, type Engine } from "../../src/index.js";
+import { webChatOn } from "../support/envelopes.js";
 import { HeldRuntime } from "../support/held-runtime.js";
 import { type PostgresCluster, startPostgres } from "../support/postgres.js";
-
-const onKey = (key: string, text: string): Envelope => ({
-  channel: "web",
-  chat: { type: "direct", id: key },
-  sender: { id: "admin" },
-  text,
-  entryPoint: { kind: "web_chat", sessionId: key },
-});
 
 let cluster: PostgresCluster;
 const dirs: string[] = [];
@@ -49,11 +42,11 @@ describe("fork and rewind on PostgreSQL, two gateways", () => {
     const held = new HeldRuntime();
     const a = await gateway(url, held);
     const b = await gateway(url);
-    const first = a.turn(onKey("admin-pg", "first"));
+    const first = a.turn(webChatOn("admin-pg", "first"));
     await held.started(1);
     held.runs[0]!.release();
     await first;
-    const second = a.turn(onKey("admin-pg", "second"));
+    const second = a.turn(webChatOn("admin-pg", "second"));
     await held.started(2);
     const fork = await b.fork("admin-pg", { toKey: "admin-pg-fork" });
     expect(fork.forkedFrom.seq).toBe(2);

@@ -2,15 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createEngine, type Engine, type Envelope } from "../../src/index.js";
-
-const onKey = (key: string, text: string): Envelope => ({
-  channel: "web",
-  chat: { type: "direct", id: key },
-  sender: { id: "admin" },
-  text,
-  entryPoint: { kind: "web_chat", sessionId: key },
-});
+import { createEngine, type Engine } from "../../src/index.js";
+import { webChatOn } from "../support/envelopes.js";
 
 let engine: Engine | undefined;
 let dir = "";
@@ -27,11 +20,11 @@ describe("share links on forks and rewinds", () => {
       titles: { enabled: false },
       lifecycle: { sweepIntervalMs: 0 },
     });
-    await engine.turnWith(onKey("admin-s", "first question"), async () => "first answer");
-    await engine.turnWith(onKey("admin-s", "second question"), async () => "second answer");
+    await engine.turnWith(webChatOn("admin-s", "first question"), async () => "first answer");
+    await engine.turnWith(webChatOn("admin-s", "second question"), async () => "second answer");
     const before = await engine.shares.create("admin-s");
     const { session } = await engine.fork("admin-s", { toKey: "admin-s-fork", atSeq: 2 });
-    await engine.turnWith(onKey(session.key, "fork question"), async () => "fork answer");
+    await engine.turnWith(webChatOn(session.key, "fork question"), async () => "fork answer");
     const fork = await engine.shares.view((await engine.shares.create(session.key)).id);
     expect(fork?.messages.map((m) => m.content)).toEqual([
       "first question",
@@ -40,7 +33,7 @@ describe("share links on forks and rewinds", () => {
       "fork answer",
     ]);
     await engine.rewind("admin-s", { toSeq: 3 });
-    await engine.turnWith(onKey("admin-s", "another second question"), async () => "another answer");
+    await engine.turnWith(webChatOn("admin-s", "another second question"), async () => "another answer");
     const pinned = await engine.shares.view(before.id);
     expect(pinned?.messages.map((m) => m.content)).toEqual([
       "first question",
