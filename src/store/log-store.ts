@@ -3,6 +3,13 @@ import { parseEntryInput } from "../model/entry-schema.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../model/session.js";
 import type { MaybePromise, StoreDriver } from "./driver.js";
+import {
+  type EntryErasing,
+  type EntryErasure,
+  erasedSeqs,
+  eraseEntriesOperation,
+  rewrittenEntries,
+} from "./entry-erasure.js";
 import { checkRange } from "./entry-range.js";
 import { currentFence } from "./fence.js";
 import { prefixFacts } from "./fork-facts.js";
@@ -69,7 +76,7 @@ export interface LogStoreOptions {
  * and group-committed by one writer, the caches, fail-stop and what other writers changed. A backend is a
  * driver; `MemoryStore`, `SqliteStore` and `JsonlStore` are this class over theirs.
  */
-export class LogStore implements Store, ChangeReporting {
+export class LogStore implements Store, ChangeReporting, EntryErasing {
   readonly backend: string;
   /** None here: each backend's store declares its own. */
   readonly capabilities: StoreCapabilities = {};
@@ -277,6 +284,30 @@ export class LogStore implements Store, ChangeReporting {
       );
     const facts = await this.read(() => prefixFacts(this.lineage, source, options.toSeq - 1));
     return this.submit(rewindOperation(source, facts, options.expectHead, this.hooks));
+  }
+
+  /** Erasure's rewrite of some of a session's own entries (entry-erasure.ts, docs/erasure.md). */
+  async eraseEntries(sessionId: string, erasure: EntryErasure): Promise<{ rewritten: number }> {
+    if (!this.driver.rewritesEntries)
+      throw new SessiondError(
+        "NOT_SUPPORTED",
+        `the ${this.backend} store's driver cannot rewrite entries (it has no rewritesEntries)`,
+      );
+    const session = await this.getSessionById(sessionId);
+    if (!session || (erasure.bodies.size === 0 && erasure.title === undefined)) return { rewritten: 0 };
+    const seqs = erasedSeqs(session, erasure);
+    const stored =
+      seqs.length === 0
+        ? []
+        : await this.read(() =>
+            this.driver.readEntries(session, {
+              afterSeq: seqs[0]! - 1,
+              beforeSeq: seqs.at(-1)! + 1,
+              order: "asc",
+            }),
+          );
+    const entries = rewrittenEntries(stored, erasure);
+    return this.submit(eraseEntriesOperation(sessionId, entries, erasure.title, this.hooks));
   }
 
   forksOf(sessionIds: readonly string[]): Promise<Session[]> {

@@ -22,6 +22,7 @@ import { scanDirectory } from "./directory-scan.js";
 import { DriverSearch, type JsonlSearchOption } from "./driver-search.js";
 import type { FileSystem } from "./durable-fs.js";
 import { EntryCache } from "./entry-cache.js";
+import { EntryRewrite } from "./entry-rewrite.js";
 import { FileReads } from "./file-reads.js";
 import { FileWrites } from "./file-writes.js";
 import { GroupApply } from "./group-apply.js";
@@ -61,6 +62,7 @@ const ALL: ForeignChanges = { kind: "all" };
  */
 export class JsonlDriver implements StoreDriver {
   readonly backend = "jsonl";
+  readonly rewritesEntries = true;
   readonly path: string;
   readonly stats: { filesRead: number; filesFromIndex: number };
   private readonly metaDir: string;
@@ -69,6 +71,7 @@ export class JsonlDriver implements StoreDriver {
   private readonly files: SessionFiles;
   private readonly writes: FileWrites;
   private readonly titles: TitleRewrite;
+  private readonly rewrites: EntryRewrite;
   private readonly cache: EntryCache;
   private readonly changes: ChangeWatch;
   private readonly reads: FileReads;
@@ -117,6 +120,7 @@ export class JsonlDriver implements StoreDriver {
       this.fs,
       options.report,
     );
+    this.rewrites = new EntryRewrite(this.path, this.files, this.writes, this.cache, this.fs);
     this.groups = new GroupApply(
       this.path,
       this.files,
@@ -124,6 +128,7 @@ export class JsonlDriver implements StoreDriver {
       this.reads,
       this.cache,
       this.titles,
+      this.rewrites,
       this.fs,
     );
     this.sessionReads = new SessionReads(this.path, this.files, this.reads);
@@ -221,6 +226,7 @@ export class JsonlDriver implements StoreDriver {
       this.writes.write();
       const inbox = groups.flatMap((group, i) => (outcomes[i]?.ok && group.inbox) || []);
       if (inbox.length > 0) this.inbox.apply(inbox);
+      this.rewrites.rewriteDue();
       this.titles.rewriteDue();
       this.searching.committed(groups, outcomes);
       // A batch the core does not make durable (relaxed appends) is done here.
@@ -329,6 +335,7 @@ export class JsonlDriver implements StoreDriver {
     try {
       this.reads.rollBack((tracked) => this.groups.discardCreated(tracked));
       this.titles.rollBack();
+      this.rewrites.rollBack();
     } catch (again) {
       return new SessiondError(
         "STORE_FAILED",

@@ -51,6 +51,7 @@ const WRITER_SCRIPT = builtModule(import.meta.url, "writer-thread");
  */
 export class SqliteDriver implements StoreDriver {
   readonly backend = "sqlite";
+  readonly rewritesEntries = true;
   readonly path: string;
   /** The readers' connection. */
   readonly db: Database.Database;

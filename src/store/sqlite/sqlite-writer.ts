@@ -291,6 +291,20 @@ export class SqliteWriter {
         });
         return;
       }
+      case "rewriteEntries": {
+        const sid = this.requireSid(change.session.id);
+        const seqs = change.entries.map((e) => e.seq);
+        for (const seq of seqs) {
+          this.sql.get(SQL.deleteEntryAt).run(sid, seq);
+          this.sql.get(SQL.deleteJournalAt).run(sid, seq);
+        }
+        this.searchIndex.removeSeqs(sid, seqs);
+        const insert = this.sql.get(SQL.insertEntry);
+        for (const entry of change.entries) insert.run(entryInsertParams(sid, entry));
+        this.searchIndex.add(sid, change.entries);
+        this.sql.get(SQL.updateSession).run(sessionUpdateParams(sid, change.session));
+        return;
+      }
       case "deleteSession": {
         const sid = this.sidOf(change.session.id);
         if (sid === undefined) return;
