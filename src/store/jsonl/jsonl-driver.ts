@@ -14,6 +14,7 @@ import type {
   WriteGroup,
 } from "../driver.js";
 import { messageOf } from "../group-commit.js";
+import type { ErasedSender } from "../scrub.js";
 import type { NormalisedQuery } from "../session-query.js";
 import type { Durability, EntryRange, SessionScan } from "../store.js";
 import { ChangeWatch } from "./change-watch.js";
@@ -273,11 +274,14 @@ export class JsonlDriver implements StoreDriver {
    * Erasure, after the keys' sessions were deleted: a checkpoint, then the journal cut after its first
    * frame, the keys' inbox items gone from inbox.jsonl, and the search index rewritten.
    */
-  scrub(keys: readonly string[]): { inboxRows: number; searchTerms: number } {
+  scrub(
+    keys: readonly string[],
+    senders: readonly ErasedSender[] = [],
+  ): { inboxRows: number; searchTerms: number } {
     return this.guard(() => {
       this.writes.checkpoint();
       this.writes.journal.shrink();
-      const inboxRows = this.inbox.removeKeys(keys);
+      const inboxRows = this.inbox.removeKeys(keys, senders);
       return { inboxRows, searchTerms: this.searching.scrub() };
     });
   }
