@@ -1,6 +1,7 @@
 import { type Entry, type EntryBody, makeEntry } from "../model/entry.js";
 import { SessiondError } from "../model/errors.js";
 import type { Session } from "../model/session.js";
+import type { MaybePromise, StoreDriver } from "./driver.js";
 import type { Operation } from "./log-batch.js";
 import { type CommitHooks, readHead } from "./log-operations.js";
 import { chain } from "./maybe-promise.js";
@@ -27,8 +28,28 @@ export function isEntryErasing(store: object): store is EntryErasing {
   return typeof (store as Partial<EntryErasing>).eraseEntries === "function";
 }
 
+/**
+ * The session's entries at the erased seqs with their new bodies, read from the driver (NOT_SUPPORTED from a
+ * driver that does not apply `rewriteEntries`: it would keep what was to be erased).
+ */
+export function erasedEntries(
+  driver: StoreDriver,
+  session: Session,
+  erasure: EntryErasure,
+): MaybePromise<Entry[]> {
+  if (!driver.rewritesEntries)
+    throw new SessiondError(
+      "NOT_SUPPORTED",
+      `the ${driver.backend} store's driver cannot rewrite entries (it has no rewritesEntries)`,
+    );
+  const seqs = erasedSeqs(session, erasure);
+  if (seqs.length === 0) return [];
+  const range = { afterSeq: seqs[0]! - 1, beforeSeq: seqs.at(-1)! + 1, order: "asc" as const };
+  return chain(driver.readEntries(session, range), (stored) => rewrittenEntries(stored, erasure));
+}
+
 /** The seqs to rewrite, checked to be the session's own entries (a fork's inherited ones are its origin's). */
-export function erasedSeqs(session: Session, erasure: EntryErasure): number[] {
+function erasedSeqs(session: Session, erasure: EntryErasure): number[] {
   const first = (session.forkedFrom?.seq ?? 0) + 1;
   const seqs = [...erasure.bodies.keys()].sort((a, b) => a - b);
   for (const seq of seqs) {
@@ -43,7 +64,7 @@ export function erasedSeqs(session: Session, erasure: EntryErasure): number[] {
 }
 
 /** The stored entries with their new bodies: header kept, body replaced. */
-export function rewrittenEntries(stored: readonly Entry[], erasure: EntryErasure): Entry[] {
+function rewrittenEntries(stored: readonly Entry[], erasure: EntryErasure): Entry[] {
   return stored.flatMap((entry) => {
     const body = erasure.bodies.get(entry.seq);
     if (!body) return [];

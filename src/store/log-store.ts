@@ -6,9 +6,8 @@ import type { MaybePromise, StoreDriver } from "./driver.js";
 import {
   type EntryErasing,
   type EntryErasure,
-  erasedSeqs,
+  erasedEntries,
   eraseEntriesOperation,
-  rewrittenEntries,
 } from "./entry-erasure.js";
 import { checkRange } from "./entry-range.js";
 import { currentFence } from "./fence.js";
@@ -288,25 +287,9 @@ export class LogStore implements Store, ChangeReporting, EntryErasing {
 
   /** Erasure's rewrite of some of a session's own entries (entry-erasure.ts, docs/erasure.md). */
   async eraseEntries(sessionId: string, erasure: EntryErasure): Promise<{ rewritten: number }> {
-    if (!this.driver.rewritesEntries)
-      throw new SessiondError(
-        "NOT_SUPPORTED",
-        `the ${this.backend} store's driver cannot rewrite entries (it has no rewritesEntries)`,
-      );
     const session = await this.getSessionById(sessionId);
-    if (!session || (erasure.bodies.size === 0 && erasure.title === undefined)) return { rewritten: 0 };
-    const seqs = erasedSeqs(session, erasure);
-    const stored =
-      seqs.length === 0
-        ? []
-        : await this.read(() =>
-            this.driver.readEntries(session, {
-              afterSeq: seqs[0]! - 1,
-              beforeSeq: seqs.at(-1)! + 1,
-              order: "asc",
-            }),
-          );
-    const entries = rewrittenEntries(stored, erasure);
+    if (!session) return { rewritten: 0 };
+    const entries = await this.read(() => erasedEntries(this.driver, session, erasure));
     return this.submit(eraseEntriesOperation(sessionId, entries, erasure.title, this.hooks));
   }
 
