@@ -7,6 +7,17 @@ import { contentOf, type Harness, init, msg, type OpenedFactory } from "./fixtur
 
 const ERASED: EntryBody = { type: "note", code: "ERASED", level: "info", text: "erased" };
 
+const summaryOf = (summary: string): EntryBody => ({
+  type: "compaction",
+  summary,
+  fromSeq: 1,
+  throughSeq: 2,
+  firstKeptSeq: 3,
+  tokensBefore: 10,
+  tokensAfter: 2,
+  summarizer: "offline",
+});
+
 const reply = (content: string): EntryInput => ({ type: "message", role: "assistant", content });
 
 function erasing(store: Store): EntryErasing {
@@ -71,35 +82,12 @@ export function erasureCases(t: Harness, factory: OpenedFactory): void {
 
     it("erases a summary in place: the compaction keeps its pointers, its text goes", async () => {
       await t.store.append("k:c", [msg("one quokka"), reply("two"), msg("three")], { init: init() });
-      await t.store.append("k:c", [
-        {
-          type: "compaction",
-          summary: "they said quokka",
-          fromSeq: 1,
-          throughSeq: 2,
-          firstKeptSeq: 3,
-          tokensBefore: 10,
-          tokensAfter: 2,
-          summarizer: "offline",
-        },
-      ]);
+      await t.store.append("k:c", [summaryOf("they said quokka")]);
       const session = (await t.store.getSession("k:c"))!;
       await erasing(t.store).eraseEntries(session.id, {
         bodies: new Map<number, EntryBody>([
           [1, ERASED],
-          [
-            4,
-            {
-              type: "compaction",
-              summary: "(erased)",
-              fromSeq: 1,
-              throughSeq: 2,
-              firstKeptSeq: 3,
-              tokensBefore: 10,
-              tokensAfter: 2,
-              summarizer: "offline",
-            },
-          ],
+          [4, summaryOf("(erased)")],
         ]),
       });
       const context = (await t.store.loadContext("k:c"))!;
