@@ -2,7 +2,6 @@ import { Compactor } from "../compaction/compactor.js";
 import type { ModelChoice } from "../config/effective-model.js";
 import { initForKey, type Route, type RoutingConfig, routeEnvelope, validateKey } from "../keys/index.js";
 import { systemClock } from "../lifecycle/clock.js";
-import { forgetIdentity, reconcileIdentityLinks } from "../lifecycle/identity-changes.js";
 import type { InLanes } from "../lifecycle/in-lanes.js";
 import { nextDue, sessionRule } from "../lifecycle/reset-policy.js";
 import { applyRetention, planRetention } from "../lifecycle/retention.js";
@@ -50,8 +49,10 @@ import type {
   SessionBranch,
   StartedTurn,
 } from "./api.js";
-import { branchesOf, forkKeyOf, lastCompletedSeq } from "./branches.js";
+import { type BranchParts, forkIn, rewindIn } from "./branch-operations.js";
+import { branchesOf } from "./branches.js";
 import { readHistory } from "./history.js";
+import { engineIdentity } from "./identity.js";
 import { type EngineLifecycle, lifecycleOf } from "./lifecycle.js";
 import { type SessionOverrides, sessionOverrides } from "./overrides.js";
 import type { EngineParts } from "./parts.js";
@@ -161,29 +162,19 @@ export class SessionEngine implements Engine {
     this.overrides = sessionOverrides(this.store, this.sessionSettings, (key, work) =>
       this.actors.exclusive(key, work),
     );
-    const { identityLinks, agents } = parts.routing;
+    const { identityLinks: links, agents } = parts.routing;
     const afterDelete = (key: string) => this.forgetKeyParts(key);
-    this.identity = {
-      check: () => reconcileIdentityLinks(this.store, this.dataDir, identityLinks, agents),
-      relink: () =>
-        reconcileIdentityLinks(this.store, this.dataDir, identityLinks, agents, { apply: true, inLanes }),
-      forget: (identity) =>
-        forgetIdentity(this.store, identity, identityLinks, agents, inLanes, async (key) => {
-          const deleted = await this.store.delete(key);
-          if (deleted.sessions > 0) await afterDelete(key);
-          return deleted;
-        }),
-    };
-    const erasure = { store: this.store, links: identityLinks, agents, inLanes, afterDelete };
-    this.erasure = new SubjectErasure(erasure, this.dataDir);
+    const identity = { store: this.store, dataDir: this.dataDir, links, agents, inLanes, afterDelete };
+    this.identity = engineIdentity(identity);
+    this.erasure = new SubjectErasure(identity, this.dataDir);
     this.sessions = {
       list: (query) => this.store.listSessions(query),
       get: (key) => this.store.getSession(validateKey(key)),
       generations: (key) => this.store.generations(validateKey(key)),
-      resetDueAt: (session) =>
-        session.state === "active"
-          ? nextDue(session, sessionRule(session, this.lifecycle.policy))
-          : undefined,
+      resetDueAt: (session) => {
+        const { policy } = this.lifecycle;
+        return session.state === "active" ? nextDue(session, sessionRule(session, policy)) : undefined;
+      },
     };
   }
 
@@ -233,43 +224,26 @@ export class SessionEngine implements Engine {
     return this.actors.exclusive(key, () => this.store.reset(key, cause));
   }
 
-  async fork(key: string, options: EngineForkOptions = {}): Promise<ForkResult & BranchedRuntimes> {
-    validateKey(key);
-    const toKey = options.toKey === undefined ? forkKeyOf(key) : validateKey(options.toKey);
-    const source = await this.store.getSession(key);
-    if (!source) throw sessionNotFound(key);
-    const atSeq =
-      options.atSeq ??
-      ((await this.turnRunsOn(key)) ? await lastCompletedSeq(this.store, source) : source.entryCount);
-    const forked = await this.store.fork(key, { sessionId: source.id, atSeq, toKey });
-    // After the store's commit: a failure here leaves the fork, and calling branch again is safe.
-    const runtimeSessions = await this.agents.branch(
-      { kind: "fork", from: forked.forkedFrom, to: forked.session },
-      this.store,
-    );
-    return { ...forked, runtimeSessions };
-  }
-
-  /**
-   * A turn runs on the key: here, or (a store shared by gateways) in another gateway, whose input the
-   * inbox holds unfinished.
-   */
-  private async turnRunsOn(key: string): Promise<boolean> {
-    if (this.running().some((turn) => turn.key === key)) return true;
-    if (!this.inbox || !hasLeases(this.parts.store)) return false;
-    return (await this.inbox.unfinished()).some((item) => item.key === key);
+  fork(key: string, options: EngineForkOptions = {}): Promise<ForkResult & BranchedRuntimes> {
+    return forkIn(this.branchParts, key, options);
   }
 
   rewind(key: string, options: EngineRewindOptions): Promise<RewindResult & BranchedRuntimes> {
-    validateKey(key);
-    return this.actors.exclusive(key, async () => {
-      const rewound = await this.store.rewind(key, options);
-      const runtimeSessions = await this.agents.branch(
-        { kind: "rewind", from: rewound.forkedFrom, to: rewound.current },
-        this.store,
-      );
-      return { ...rewound, runtimeSessions };
-    });
+    return rewindIn(this.branchParts, key, options);
+  }
+
+  private get branchParts(): BranchParts {
+    return {
+      store: this.store,
+      agents: this.agents,
+      inLane: (key, work) => this.actors.exclusive(key, work),
+      // Here, or (a store shared by gateways) in another gateway, whose input the inbox holds unfinished.
+      turnRunsOn: async (key) => {
+        if (this.running().some((turn) => turn.key === key)) return true;
+        if (!this.inbox || !hasLeases(this.parts.store)) return false;
+        return (await this.inbox.unfinished()).some((item) => item.key === key);
+      },
+    };
   }
 
   branches(key: string): Promise<SessionBranch[]> {
@@ -302,8 +276,7 @@ export class SessionEngine implements Engine {
       key,
       inLane: (work) => this.actors.exclusive(key, work),
       context: () => this.store.loadContext(key),
-      append: (entries, expectSessionId) =>
-        this.append(key, entries, expectSessionId === undefined ? {} : { expectSessionId }),
+      append: (entries, expectSessionId) => this.append(key, entries, { expectSessionId }),
       reset: async () => {
         if (await this.store.getSession(key)) await this.store.reset(key, "api");
       },
