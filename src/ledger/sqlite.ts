@@ -1,0 +1,108 @@
+import type Database from "better-sqlite3";
+import { sqliteDatabase } from "../store/sqlite/better-sqlite3.js";
+import {
+  type CostLedger,
+  forgottenKey,
+  type LedgerEntry,
+  type LedgerGroup,
+  type LedgerTotal,
+  totalsOf,
+} from "./entry.js";
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS cost_ledger (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  at TEXT NOT NULL, agent TEXT NOT NULL, session_id TEXT NOT NULL, key TEXT NOT NULL,
+  model TEXT NOT NULL, kind TEXT NOT NULL,
+  input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER, cache_write_tokens INTEGER,
+  reported_usd REAL, usd REAL, source TEXT
+);
+CREATE INDEX IF NOT EXISTS cost_ledger_key ON cost_ledger(key);`;
+
+interface Row {
+  at: string;
+  agent: string;
+  session_id: string;
+  key: string;
+  model: string;
+  kind: LedgerEntry["kind"];
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cache_read_tokens: number | null;
+  cache_write_tokens: number | null;
+  reported_usd: number | null;
+  usd: number | null;
+  source: LedgerEntry["source"];
+}
+
+/**
+ * The ledger in its own SQLite table, apart from the session log: deleting, resetting or erasing a session's
+ * history never touches it, and it holds no text to erase.
+ */
+export class SqliteCostLedger implements CostLedger {
+  private readonly db: Database.Database;
+
+  constructor(path: string) {
+    const Sqlite = sqliteDatabase();
+    this.db = new Sqlite(path);
+    this.db.pragma("journal_mode = WAL");
+    this.db.exec(SCHEMA);
+  }
+
+  async record(e: LedgerEntry): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO cost_ledger (at, agent, session_id, key, model, kind, input_tokens, output_tokens,
+         cache_read_tokens, cache_write_tokens, reported_usd, usd, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+      )
+      .run(
+        e.at,
+        e.agent,
+        e.sessionId,
+        e.key,
+        e.model,
+        e.kind,
+        e.inputTokens ?? null,
+        e.outputTokens ?? null,
+        e.cacheReadTokens ?? null,
+        e.cacheWriteTokens ?? null,
+        e.reportedUsd ?? null,
+        e.usd,
+        e.source,
+      );
+  }
+
+  async totals(by: LedgerGroup, filter: { since?: string } = {}): Promise<LedgerTotal[]> {
+    const rows = this.db
+      .prepare("SELECT * FROM cost_ledger WHERE at >= ? ORDER BY seq")
+      .all(filter.since ?? "") as Row[];
+    return totalsOf(rows.map(toEntry), by);
+  }
+
+  async forgetKey(key: string, secret: string): Promise<number> {
+    return this.db.prepare("UPDATE cost_ledger SET key = ? WHERE key = ?").run(forgottenKey(secret, key), key)
+      .changes;
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
+
+function toEntry(r: Row): LedgerEntry {
+  const opt = (name: string, v: number | null) => (v === null ? {} : { [name]: v });
+  return {
+    at: r.at,
+    agent: r.agent,
+    sessionId: r.session_id,
+    key: r.key,
+    model: r.model,
+    kind: r.kind,
+    ...opt("inputTokens", r.input_tokens),
+    ...opt("outputTokens", r.output_tokens),
+    ...opt("cacheReadTokens", r.cache_read_tokens),
+    ...opt("cacheWriteTokens", r.cache_write_tokens),
+    ...opt("reportedUsd", r.reported_usd),
+    usd: r.usd,
+    source: r.source,
+  };
+}
