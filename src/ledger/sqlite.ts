@@ -45,6 +45,8 @@ export class SqliteCostLedger implements CostLedger {
     const Sqlite = sqliteDatabase();
     this.db = new Sqlite(path);
     this.db.pragma("journal_mode = WAL");
+    // A forgotten key's bytes are zeroed in the freed cells, not left for a file scan to find.
+    this.db.pragma("secure_delete = ON");
     this.db.exec(SCHEMA);
   }
 
