@@ -38,6 +38,8 @@ const EXTERNAL_IN_CLI = [
   "yaml",
   "@secretlint/secretlint-rule-preset-recommend",
   "pino",
+  // Imported only when tracing is on, beside the optional OpenTelemetry SDK peers, which need the same instance.
+  "@opentelemetry/api",
   ...Object.keys(manifest.peerDependencies ?? {}),
   "bufferutil",
   "utf-8-validate",

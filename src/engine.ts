@@ -5,6 +5,7 @@ import { routingConfigOf } from "./config/routing.js";
 import type { Engine, EngineHooks } from "./engine/api.js";
 import { buildModels, modelNamed, summarizerOf } from "./engine/models.js";
 import { SessionEngine } from "./engine/session-engine.js";
+import { withIncognito } from "./incognito/wire.js";
 import { systemClock } from "./lifecycle/clock.js";
 import type { Inbox } from "./model/inbox.js";
 import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
@@ -59,11 +60,15 @@ async function wireEngine(given: EngineConfig, hooks: EngineHooks, owned: Owned)
     given.store ?? { backend: "sqlite", path: join(dataDir, "sessiond.db") },
   );
   if (inbox) owned.inbox = inbox;
-  const { agents, added } = await openAgentRuntimes(given, store, async (key, text) => {
-    if (!(await store.getSession(key))) return;
+  // Through the incognito routing once it is built: an incognito key's note stays in memory.
+  let noteStore = store;
+  const noteWriter = async (key: string, text: string) => {
+    if (!(await noteStore.getSession(key))) return;
     const note = { type: "note", level: "info", code: "RUNTIME_SESSIONS_CLEARED", text } as const;
-    await store.append(key, [{ ...note, ts: clock.now() }]);
-  });
+    await noteStore.append(key, [{ ...note, ts: clock.now() }]);
+  };
+  const opened = await openAgentRuntimes(given, store, noteWriter);
+  const { added } = opened;
   // Agents added with `sessiond agents duplicate` (agents.json, or the shared database) route like the
   // config's own.
   const config: EngineConfig =
@@ -71,13 +76,21 @@ async function wireEngine(given: EngineConfig, hooks: EngineHooks, owned: Owned)
       ? given
       : { ...given, agents: [...(given.agents ?? [given.defaultAgent ?? "main"]), ...added] };
   const routing = routingConfigOf(config);
-  const shares = new EngineShares(await openShareStore(given, store), store, { now: () => clock.now() });
+  // Incognito keys' sessions and runtime sessions in memory; the inbox and runtimes opened on the store.
+  const incognito = withIncognito(store, opened.agents, config, routing, noteWriter);
+  noteStore = incognito.store;
+  const { agents } = incognito;
+  const shares = new EngineShares(await openShareStore(given, store), incognito.store, {
+    now: () => clock.now(),
+    unshareable: (key) => incognito.keys.has(key),
+  });
   const agentNotices = await agents.reconcile();
   return new SessionEngine({
     agents,
     agentNotices,
     shares,
-    store,
+    store: incognito.store,
+    incognito: incognito.keys,
     ownsStore,
     ...(inbox ? { inbox } : {}),
     routing,

@@ -2,7 +2,13 @@
  * `sessiond`: the engine and what a caller of it needs. The layers below have their own entry points
  * (`sessiond/store`, `sessiond/keys`, `sessiond/gateway`, …; the list is `exports` in package.json).
  */
-export type { AgentOptions, EngineConfig, LifecycleConfig, ModelConfig } from "./config/engine-config.js";
+export type {
+  AgentOptions,
+  EngineConfig,
+  IncognitoConfig,
+  LifecycleConfig,
+  ModelConfig,
+} from "./config/engine-config.js";
 export type { ChatMessage, InjectedContext, InjectionHook } from "./context/index.js";
 export {
   type CompactResult,
@@ -14,6 +20,7 @@ export {
   type OverrideChange,
   type PruneResult,
 } from "./engine.js";
+export type { IncognitoRule } from "./incognito/rules.js";
 export type { Route, RoutingConfig } from "./keys/index.js";
 export type { Clock } from "./lifecycle/clock.js";
 export type * from "./model/entry.js";

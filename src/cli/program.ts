@@ -20,6 +20,7 @@ const COMMANDS: CommandTable = [
   [["doctor"], async () => (await import("./commands/doctor.js")).registerDoctor],
   [["backup", "restore"], async () => (await import("./commands/backup.js")).registerBackup],
   [["shares"], async () => (await import("./commands/shares.js")).registerShares],
+  [["forget"], async () => (await import("./commands/forget.js")).registerForget],
 ];
 
 /**

@@ -5,6 +5,7 @@ import { SessiondError } from "../model/errors.js";
 import type { Session, StoredContext } from "../model/session.js";
 import type { Summarizer, SummaryResult } from "../model/summarizer.js";
 import type { AppendResult } from "../store/store.js";
+import { withConversation } from "../tracing/spans.js";
 import { chooseCut } from "./cut.js";
 import type { CompactionPolicy } from "./policy.js";
 import { capSummary } from "./summary-cap.js";
@@ -136,10 +137,13 @@ export class Compactor {
       };
       let result: SummaryResult;
       if (keeping) {
-        const kept = await keeping(asked, source);
+        const kept = await withConversation(context.session.id, "compaction", () => keeping(asked, source));
         identifiers = kept.identifiers;
         result = kept;
-      } else result = await summarizer.summarize({ ...asked, identifiers });
+      } else {
+        const ask = { ...asked, identifiers };
+        result = await withConversation(context.session.id, "compaction", () => summarizer.summarize(ask));
+      }
       summary = capSummary(result.summary.trim(), policy.summaryMaxChars, identifiers);
       model = result.model;
       checkSummary(summary, policy.summaryMaxChars, identifiers);

@@ -1,5 +1,6 @@
 import type { ChannelsConfig } from "../channels/config.js";
 import type { CompactionPolicy } from "../compaction/policy.js";
+import type { IncognitoRule } from "../incognito/rules.js";
 import type { RoutingConfig } from "../keys/index.js";
 import type { Clock, OneShotTimer } from "../lifecycle/clock.js";
 import type { ResetPolicy } from "../lifecycle/reset-policy.js";
@@ -45,6 +46,17 @@ export interface EngineConfig {
   runtimeSessions?: RuntimeSessionStore;
   /** Durable admission, recovery at start-up, results of asynchronous turns, stuck turns. */
   turns?: TurnsConfig;
+  /** Sessions kept in memory only (README "Incognito sessions"): by rule, and how much they may hold. */
+  incognito?: IncognitoConfig;
+}
+
+export interface IncognitoConfig {
+  /** Keys whose sessions are always incognito (`session.incognito_for`). */
+  for?: IncognitoRule[];
+  /** Incognito keys one process holds at most; default 10,000. */
+  maxKeys?: number;
+  /** Bytes their entries may take in memory; default 64 MiB. */
+  maxBytes?: number;
 }
 
 export interface TurnsConfig {

@@ -339,6 +339,15 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
     ...(s.identity_links ? { identityLinks: s.identity_links } : {}),
   };
   if (s.max_queued_turns !== undefined) config.maxQueuedTurns = s.max_queued_turns;
+  if (s.incognito_for || s.incognito_max_keys !== undefined || s.incognito_max_bytes !== undefined) {
+    config.incognito = {
+      ...(s.incognito_for
+        ? { for: s.incognito_for.map((rule) => (typeof rule === "string" ? { key: rule } : rule)) }
+        : {}),
+      ...(s.incognito_max_keys !== undefined ? { maxKeys: s.incognito_max_keys } : {}),
+      ...(s.incognito_max_bytes !== undefined ? { maxBytes: s.incognito_max_bytes } : {}),
+    };
+  }
   config.lifecycle = lifecycleFrom(s);
   return config;
 }

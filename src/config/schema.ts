@@ -366,6 +366,37 @@ function buildSchemas(z: typeof Zod.z) {
           .min(0)
           .optional()
           .describe("How often due resets and retention are swept; 0 turns the sweep off."),
+        incognito_for: z
+          .array(
+            z.union([
+              z.string().min(1),
+              z
+                .strictObject({
+                  key: z.string().min(1).optional(),
+                  channel: z.string().min(1).optional(),
+                  agent: z.string().min(1).optional(),
+                })
+                .refine((r) => r.key !== undefined || r.channel !== undefined || r.agent !== undefined, {
+                  message: "a rule names a key pattern, a channel or an agent",
+                }),
+            ]),
+          )
+          .optional()
+          .describe(
+            "Sessions kept in memory only: a key pattern (`*` any run of characters), or `{key, channel, agent}` (all given must match; channel and agent as read from the key).",
+          ),
+        incognito_max_keys: z
+          .number()
+          .int()
+          .min(1)
+          .optional()
+          .describe("Incognito sessions one process holds at most (default 10,000)."),
+        incognito_max_bytes: z
+          .number()
+          .int()
+          .min(1024)
+          .optional()
+          .describe("Memory the incognito sessions' entries may take, in bytes (default 64 MiB)."),
       })
       .optional(),
   });

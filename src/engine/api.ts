@@ -4,6 +4,7 @@ import type { Route, RoutingConfig } from "../keys/index.js";
 import type { ForgetResult, IdentityLinkCheck } from "../lifecycle/identity-changes.js";
 import type { OverridePlan, ResolvedSetting } from "../lifecycle/overrides.js";
 import type { RetentionPlan, RetentionResult } from "../lifecycle/retention.js";
+import type { ErasureReceipt } from "../lifecycle/subject-erasure.js";
 import type { SweepReport } from "../lifecycle/sweeper.js";
 import type { CompactionEntry, Entry, EntryInput, ResetCause } from "../model/entry.js";
 import type { Envelope } from "../model/envelope.js";
@@ -143,6 +144,11 @@ export interface Engine {
   rewind(key: string, options: EngineRewindOptions): Promise<RewindResult & BranchedRuntimes>;
   /** The key's sessions (current, rewound, archived) and the forks taken from them. */
   branches(key: string): Promise<SessionBranch[]>;
+  /**
+   * Whether the key's sessions live in this process's memory only (a turn asked for `incognito`, or a
+   * `session.incognito_for` rule matches it): never exported, shared or searched, gone at restart.
+   */
+  isIncognito(key: string): boolean;
   /** Deletes every generation of a key; waits for a running turn of that key. */
   delete(key: string): Promise<DeleteResult>;
   /**
@@ -218,6 +224,11 @@ export interface Engine {
     relink(): Promise<IdentityLinkCheck>;
     forget(identity: string): Promise<ForgetResult>;
   };
+  /**
+   * Erases everything of one person across identity links (sessions, archives, forks, runtime sessions,
+   * share links, inbox rows, search rows) and has the store rewrite its files without their bytes.
+   */
+  forget(request: { subject: string }): Promise<ErasureReceipt>;
   /** What an operator should hear at start-up: sessions orphaned by changed identity links. */
   startupWarnings(): Promise<string[]>;
   /** Runs the sweep now: due scheduled resets, then retention. It also runs every `sweepIntervalMs`. */

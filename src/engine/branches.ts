@@ -1,6 +1,7 @@
 import { MAX_KEY_BYTES } from "../keys/validate.js";
 import { newId } from "../model/ids.js";
 import type { Session } from "../model/session.js";
+import { sessionNotFound } from "../store/session-log.js";
 import type { Store } from "../store/store.js";
 import type { SessionBranch } from "./api.js";
 
@@ -39,6 +40,7 @@ export async function lastCompletedSeq(store: Store, session: Session): Promise<
 /** A key's sessions (newest first) and the forks taken from any of them. */
 export async function branchesOf(store: Store, key: string): Promise<SessionBranch[]> {
   const generations = await store.generations(key);
+  if (generations.length === 0) throw sessionNotFound(key);
   const rewoundFrom = new Set<string>();
   for (const session of generations) {
     const origin = session.forkedFrom;

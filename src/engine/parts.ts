@@ -1,6 +1,7 @@
 import type { CompactionThread } from "../compaction/thread.js";
 import type { EngineConfig } from "../config/engine-config.js";
 import type { InjectionHook } from "../context/index.js";
+import type { IncognitoKeys } from "../incognito/keys.js";
 import type { RoutingConfig } from "../keys/index.js";
 import type { Inbox } from "../model/inbox.js";
 import type { Runtime } from "../model/runtime.js";
@@ -13,6 +14,8 @@ import type { Store } from "../store/store.js";
 /** What `createEngine` opened and resolved, handed to the engine it builds. */
 export interface EngineParts {
   store: Store;
+  /** The keys whose sessions `store` keeps in memory only. */
+  incognito: IncognitoKeys;
   /** False when the caller passed the store in: closing the engine leaves it open. */
   ownsStore: boolean;
   /** The inbox the engine opened for durable admission (closed with it). */

@@ -6,6 +6,7 @@ import { forgetIdentity, reconcileIdentityLinks } from "../lifecycle/identity-ch
 import type { InLanes } from "../lifecycle/in-lanes.js";
 import { nextDue, sessionRule } from "../lifecycle/reset-policy.js";
 import { applyRetention, planRetention } from "../lifecycle/retention.js";
+import { type ErasureReceipt, SubjectErasure } from "../lifecycle/subject-erasure.js";
 import { resetIfDue, Sweeper, type SweepReport } from "../lifecycle/sweeper.js";
 import { TitleWriter } from "../lifecycle/title-writer.js";
 import type { Entry, EntryInput, ResetCause } from "../model/entry.js";
@@ -33,6 +34,7 @@ import type {
 import { observeStore, SessionEvents } from "../turns/events.js";
 import { relayForeignAppends } from "../turns/foreign-events.js";
 import type { RecoveryReport } from "../turns/inbox-recovery.js";
+import { hasLeases } from "../turns/queue-types.js";
 import type { SessionActors } from "../turns/session-actors.js";
 import type { AgentTurnOptions, TurnOptions, TurnResult, TurnRunner } from "../turns/turn.js";
 import type { EvictedTurn, RunningTurn, TurnStatus } from "../turns/turn-status.js";
@@ -64,6 +66,7 @@ export class SessionEngine implements Engine {
   readonly sessions: Engine["sessions"];
   readonly overrides: SessionOverrides;
   readonly identity: Engine["identity"];
+  private readonly erasure: SubjectErasure;
   readonly agents: AgentRuntimes;
   readonly shares: Engine["shares"];
   private readonly turns: EngineTurns;
@@ -139,6 +142,7 @@ export class SessionEngine implements Engine {
       store: this.store,
       events: this.events,
       inbox: parts.inbox,
+      incognito: parts.incognito,
       config: parts.config,
       settings: this.sessionSettings,
       lifecycle: this.lifecycle,
@@ -146,6 +150,7 @@ export class SessionEngine implements Engine {
       injectors: parts.injectors,
       afterTurn: (key, session) => this.titles?.afterTurn(key, session),
       route: (envelope) => this.route(envelope),
+      refuse: (route, envelope) => this.erasure.check(route, envelope),
       agentRunner: (envelope) => this.agentRunner(envelope, {}),
       append: (key, entries) => this.append(key, entries),
       setQueueMode: (key, mode) => this.overrides.change(key, [["queue.mode", mode]]),
@@ -163,6 +168,9 @@ export class SessionEngine implements Engine {
         reconcileIdentityLinks(this.store, this.dataDir, identityLinks, agents, { apply: true, inLanes }),
       forget: (identity) => forgetIdentity(this.store, identity, identityLinks, agents, inLanes),
     };
+    const afterDelete = (key: string) => this.forgetKeyParts(key);
+    const erasure = { store: this.store, links: identityLinks, agents, inLanes, afterDelete };
+    this.erasure = new SubjectErasure(erasure, this.dataDir);
     this.sessions = {
       list: (query) => this.store.listSessions(query),
       get: (key) => this.store.getSession(validateKey(key)),
@@ -225,8 +233,9 @@ export class SessionEngine implements Engine {
     const toKey = options.toKey === undefined ? forkKeyOf(key) : validateKey(options.toKey);
     const source = await this.store.getSession(key);
     if (!source) throw sessionNotFound(key);
-    const busy = this.running().some((turn) => turn.key === key);
-    const atSeq = options.atSeq ?? (busy ? await lastCompletedSeq(this.store, source) : source.entryCount);
+    const atSeq =
+      options.atSeq ??
+      ((await this.turnRunsOn(key)) ? await lastCompletedSeq(this.store, source) : source.entryCount);
     const forked = await this.store.fork(key, { sessionId: source.id, atSeq, toKey });
     // After the store's commit: a failure here leaves the fork, and calling branch again is safe.
     const runtimeSessions = await this.agents.branch(
@@ -234,6 +243,16 @@ export class SessionEngine implements Engine {
       this.store,
     );
     return { ...forked, runtimeSessions };
+  }
+
+  /**
+   * A turn runs on the key: here, or (a store shared by gateways) in another gateway, whose input the
+   * inbox holds unfinished.
+   */
+  private async turnRunsOn(key: string): Promise<boolean> {
+    if (this.running().some((turn) => turn.key === key)) return true;
+    if (!this.inbox || !hasLeases(this.parts.store)) return false;
+    return (await this.inbox.unfinished()).some((item) => item.key === key);
   }
 
   rewind(key: string, options: EngineRewindOptions): Promise<RewindResult & BranchedRuntimes> {
@@ -257,10 +276,19 @@ export class SessionEngine implements Engine {
     return this.actors.exclusive(key, async () => {
       const result = await this.store.delete(key);
       if (result.sessions === 0) throw sessionNotFound(key);
-      await this.agents.forgetConversation(key);
-      await this.parts.shares.forget(key);
+      await this.forgetKeyParts(key);
       return result;
     });
+  }
+
+  /** Erasure by subject (src/lifecycle/subject-erasure.ts, docs/erasure.md). */
+  forget(request: { subject: string }): Promise<ErasureReceipt> {
+    return this.erasure.forget(request.subject);
+  }
+
+  private async forgetKeyParts(key: string): Promise<void> {
+    await this.agents.forgetConversation(key);
+    await this.parts.shares.forget(key);
   }
 
   session(key: string): AgentsSession {
@@ -278,16 +306,26 @@ export class SessionEngine implements Engine {
   }
 
   turn(envelope: Envelope, options: AgentTurnOptions = {}): Promise<TurnResult> {
-    return this.turns.turn(envelope, this.agentRunner(envelope, options), options.signal, true);
+    return this.turns.turn(
+      envelope,
+      this.agentRunner(envelope, options),
+      options.signal,
+      true,
+      options.incognito,
+    );
   }
 
   turnWith(envelope: Envelope, run: TurnRunner, options: TurnOptions = {}): Promise<TurnResult> {
     // A runner of the caller's cannot run again after a restart: only agent turns are admitted.
-    return this.turns.turn(envelope, run, options.signal, false);
+    return this.turns.turn(envelope, run, options.signal, false, options.incognito);
   }
 
   start(envelope: Envelope, options: AgentTurnOptions = {}): Promise<StartedTurn> {
-    return this.turns.start(envelope, this.agentRunner(envelope, options), options.signal);
+    return this.turns.start(envelope, this.agentRunner(envelope, options), options.signal, options.incognito);
+  }
+
+  isIncognito(key: string): boolean {
+    return this.parts.incognito.has(key);
   }
 
   recover(onTakeOver?: (report: RecoveryReport) => void): Promise<RecoveryReport> {

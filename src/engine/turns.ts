@@ -1,6 +1,8 @@
 import type { Compactor } from "../compaction/compactor.js";
 import type { EngineConfig } from "../config/engine-config.js";
 import type { InjectionHook } from "../context/index.js";
+import type { IncognitoKeys } from "../incognito/keys.js";
+import { storedSessionsOf } from "../incognito/store.js";
 import type { Route } from "../keys/index.js";
 import { systemTimer } from "../lifecycle/clock.js";
 import type { EntryInput } from "../model/entry.js";
@@ -37,6 +39,8 @@ export interface EngineTurnsDeps {
   store: Store;
   events: SessionEvents;
   inbox: Inbox | undefined;
+  /** Keys kept in memory only: their inputs are never admitted to the inbox. */
+  incognito: IncognitoKeys;
   config: EngineConfig;
   settings: SessionSettings;
   lifecycle: EngineLifecycle;
@@ -45,6 +49,8 @@ export interface EngineTurnsDeps {
   /** After a reply is stored (titles). */
   afterTurn(key: string, session: Session): void;
   route(envelope: Envelope): Route;
+  /** Throws when the message must not be taken (a redelivery of an erased subject's message). */
+  refuse?(route: Route, envelope: Envelope): void;
   /** The agent's runtime as a runner: what an admitted input runs on (after a restart too). */
   agentRunner(envelope: Envelope): TurnRunner;
   /** Appends entries to a key's session (the engine's `append`). */
@@ -74,7 +80,7 @@ export class EngineTurns {
       injectors: deps.injectors,
       afterTurn: deps.afterTurn,
       lifecycle,
-      inboxInStore: deps.inbox instanceof StoreInbox && deps.inbox.store === store,
+      inboxInStore: deps.inbox instanceof StoreInbox && deps.inbox.store === storedSessionsOf(store),
     };
     this.statuses = new TurnStatuses(now, config.turns?.resultsMaxBytes);
     this.actors = new SessionActors({
@@ -108,28 +114,52 @@ export class EngineTurns {
     });
   }
 
-  /** A turn of `run`; `durable` (an agent's turn) admits its input to the inbox first. */
+  /**
+   * A turn of `run`; `durable` (an agent's turn) admits its input to the inbox first, unless the key is
+   * incognito (`incognito` asks for it; `IncognitoKeys.claim`): then nothing of it is written anywhere.
+   */
   turn(
     envelope: Envelope,
     run: TurnRunner,
     signal: AbortSignal | undefined,
     durable: boolean,
+    incognito = false,
   ): Promise<TurnResult> {
     const route = this.deps.route(envelope);
-    const command = parseQueueCommand(envelope.text);
-    if (command) return this.queueCommand(route, command);
-    return this.actors.submit(route, envelope, run, signal, durable, true).result;
+    try {
+      this.deps.refuse?.(route, envelope);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const submit = (secret: boolean): Promise<TurnResult> => {
+      const command = parseQueueCommand(envelope.text);
+      if (command) return this.queueCommand(route, command);
+      return this.actors.submit(route, envelope, run, signal, durable && !secret, true).result;
+    };
+    const claimed = this.deps.incognito.claim(route.key, incognito);
+    // Queued before this returns unless the key's first incognito turn must read the store first.
+    return typeof claimed === "boolean" ? submit(claimed) : claimed.then(submit);
   }
 
   /** An agent's turn, answered once its input is admitted (stored in the inbox). */
-  async start(envelope: Envelope, run: TurnRunner, signal: AbortSignal | undefined): Promise<StartedTurn> {
+  async start(
+    envelope: Envelope,
+    run: TurnRunner,
+    signal: AbortSignal | undefined,
+    incognito = false,
+  ): Promise<StartedTurn> {
     const route = this.deps.route(envelope);
+    this.deps.refuse?.(route, envelope);
+    // An incognito input is not admitted: answered at once, gone at a restart. Awaited only when the
+    // claim must read the store, so a turn is queued in its caller's order.
+    const claimed = this.deps.incognito.claim(route.key, incognito);
+    const kept = !(typeof claimed === "boolean" ? claimed : await claimed);
     const command = parseQueueCommand(envelope.text);
     if (command) {
       const result = this.queueCommand(route, command);
       return { id: newId(this.deps.lifecycle.clock.now()), key: route.key, result };
     }
-    const turn = this.actors.submit(route, envelope, run, signal, true);
+    const turn = this.actors.submit(route, envelope, run, signal, kept);
     // The caller that stops waiting here still gets the rejection through `result`.
     turn.result.catch(() => {});
     await turn.stored;
@@ -137,9 +167,12 @@ export class EngineTurns {
   }
 
   /** Stores an inbound message as context only, in its key's lane. */
-  record(envelope: Envelope): Promise<AppendResult> {
+  async record(envelope: Envelope): Promise<AppendResult> {
     const route = this.deps.route(envelope);
-    return this.actors.exclusive(route.key, () => recordInput(this.turnDeps, route, envelope));
+    this.deps.refuse?.(route, envelope);
+    const record = () => this.actors.exclusive(route.key, () => recordInput(this.turnDeps, route, envelope));
+    const claimed = this.deps.incognito.claim(route.key, false);
+    return typeof claimed === "boolean" ? record() : claimed.then(record);
   }
 
   recover(onTakeOver?: (report: RecoveryReport) => void): Promise<RecoveryReport> {

@@ -1,6 +1,7 @@
 import { type Handler, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
+import { withIncomingTrace } from "../tracing/spans.js";
 import { requireToken } from "./auth.js";
 import { DEFAULT_BODY_LIMIT } from "./body.js";
 import type { GatewayDeps } from "./deps.js";
@@ -42,6 +43,8 @@ export function createGatewayApp(deps: GatewayDeps, options: GatewayOptions = {}
 
   // A caller's X-Request-Id is kept when it is at most 128 word characters, `-` or `=`; else a UUID.
   app.use(requestId({ limitLength: 128 }));
+  // A W3C traceparent on the request: the turns it starts are spans of the caller's trace.
+  app.use((c, next) => withIncomingTrace(c.req.header("traceparent"), c.req.header("tracestate"), next));
   app.use(async (c, next) => {
     const start = performance.now();
     await next();

@@ -12,10 +12,15 @@ export const MAX_JSON_DEPTH = 64;
 /**
  * The request body as a JSON object. Over `limit` bytes is 413, whether Content-Length says so up front
  * or the stream runs past it; anything but a JSON object, or one nested deeper than `MAX_JSON_DEPTH`, is
- * 400 INVALID_JSON.
+ * 400 INVALID_JSON. `optional`: an empty body is `{}` (a route whose every field has a default).
  */
-export async function readJsonObject(c: Context, limit: number): Promise<Record<string, unknown>> {
+export async function readJsonObject(
+  c: Context,
+  limit: number,
+  { optional = false }: { optional?: boolean } = {},
+): Promise<Record<string, unknown>> {
   const text = await readBodyText(c, limit);
+  if (optional && text.trim() === "") return {};
   if (text.trim() === "")
     throw new HttpError(400, "INVALID_JSON", "the request body is empty; expected a JSON object");
   let parsed: unknown;

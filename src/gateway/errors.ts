@@ -57,9 +57,14 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
     case "LEASE_LOST":
     case "SESSION_HAS_FORKS":
     case "KEY_TAKEN":
+    case "SESSION_INCOGNITO":
       return 409;
+    case "INCOGNITO_FULL":
+      return 507;
     case "NOT_SUPPORTED":
       return 501;
+    case "SUBJECT_ERASED":
+      return 410;
     case "TURN_TIMEOUT":
       return 504;
     case "SEARCH_UNAVAILABLE":

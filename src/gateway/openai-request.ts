@@ -11,6 +11,7 @@ export interface ChatCompletionBody {
   user?: string | null;
   model?: string | null;
   stream?: boolean | null;
+  incognito?: boolean | null;
 }
 
 /** What sessiond reads of a `POST /v1/chat/completions` body. */
@@ -23,6 +24,8 @@ export interface ChatCompletionRequest {
   history: ClientMessage[];
   /** The client's name for its session (`X-Sessiond-Session`, else `user`), checked as a key part. */
   session?: string;
+  /** Keep the session in memory only (sessiond's own field, sent as the SDKs' `extra_body`). */
+  incognito: boolean;
 }
 
 /** The conversation out of a checked body (and the session header); 400 for what the schema cannot tell. */
@@ -42,6 +45,7 @@ export function parseChatCompletion(
   return {
     model: body.model ?? undefined,
     stream: body.stream === true,
+    incognito: body.incognito === true,
     text,
     history,
     ...(session ? { session } : {}),

@@ -46,7 +46,8 @@ export async function searchSessions(
     });
     for (const session of page.sessions) {
       scanned++;
-      if (!matchesText(session, text)) continue;
+      // Incognito sessions are listed, never found by what they hold (their titles come from their text).
+      if (!matchesText(session, text) || engine.isIncognito(session.key)) continue;
       found.push(session);
       if (found.length === limit) {
         const more = page.nextCursor !== undefined || session !== page.sessions.at(-1);

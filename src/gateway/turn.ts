@@ -6,6 +6,8 @@ import type { RouteDeps } from "./types.js";
 export interface RunTurnOptions {
   /** Every text delta as the runtime streams it. */
   onText?: (delta: string) => void | Promise<void>;
+  /** Keep the session in memory only (`TurnOptions.incognito`). */
+  incognito?: boolean;
 }
 
 /** Runs one turn on the routed agent's runtime; cancelled only when shutdown's grace period runs out. */
@@ -14,13 +16,17 @@ export function runTurn(
   envelope: Envelope,
   options: RunTurnOptions = {},
 ): Promise<TurnResult> {
-  const { onText } = options;
+  const { onText, incognito } = options;
   const onEvent = onText
     ? async (event: RuntimeEvent) => {
         if (event.type === "text" && event.delta) await onText(event.delta);
       }
     : undefined;
-  return deps.engine.turn(envelope, { signal: deps.shutdownSignal, ...(onEvent ? { onEvent } : {}) });
+  return deps.engine.turn(envelope, {
+    signal: deps.shutdownSignal,
+    ...(onEvent ? { onEvent } : {}),
+    ...(incognito ? { incognito } : {}),
+  });
 }
 
 /**

@@ -16,6 +16,8 @@ export interface ImportOptions {
   onProgress?: (done: number, total: number) => void;
   /** The routing the store is served with (default: sessiond's defaults); imported chats get its keys. */
   routing?: RoutingConfig;
+  /** Keys of subjects erased by `forget --subject` (erasure-tombstones.ts): left out and reported. */
+  erased?: (key: string) => boolean;
 }
 
 /** What came in (or would, with dryRun), counted by kind. */
@@ -97,6 +99,13 @@ export async function importSessions(
       for (const assumed of s.assumed) report.assumptions.push({ file: s.file, key, assumed });
   let done = 0;
   for (const [key, sessions] of byKey) {
+    if (options.erased?.(key)) {
+      // The file names the source's session; the key itself is not repeated in the report.
+      for (const s of sessions)
+        report.leftOut.push({ file: s.file, reason: "its person was erased (sessiond forget --subject)" });
+      done += sessions.length;
+      continue;
+    }
     try {
       await importKey(store, key, sessions, source, report);
     } catch (error) {

@@ -319,6 +319,8 @@ export async function forgetIdentity(
   links: IdentityLinks,
   agents: readonly string[] = [],
   inLanes: InLanes = direct,
+  /** Deletes one key (in its lane); the engine's also deletes its runtime sessions and share links. */
+  deleteKey: (key: string) => Promise<DeleteResult> = (key) => store.delete(key),
 ): Promise<ForgetResult> {
   compileIdentityLinks(links);
   const person = personOf(identity, links);
@@ -335,13 +337,13 @@ export async function forgetIdentity(
   const forget = async (key: string, depth: number): Promise<void> => {
     let deleted: DeleteResult;
     try {
-      deleted = await inLanes([key], () => store.delete(key));
+      deleted = await inLanes([key], () => deleteKey(key));
     } catch (error) {
       // The person's history lives on in forks of it: they go first (their own forks before them).
       if (!isSessiondError(error, "SESSION_HAS_FORKS") || depth > MAX_FORK_DEPTH) throw error;
       const forks = (error.details?.forks ?? []) as Array<{ key: string }>;
       for (const fork of new Set(forks.map((f) => f.key))) await forget(fork, depth + 1);
-      deleted = await inLanes([key], () => store.delete(key));
+      deleted = await inLanes([key], () => deleteKey(key));
     }
     if (deleted.sessions === 0) return;
     result.keys.push({ key, ...deleted });

@@ -1,6 +1,7 @@
 import type { Session } from "../model/session.js";
 import type { TextModel } from "../model/text-model.js";
 import type { Store } from "../store/store.js";
+import { withConversation } from "../tracing/spans.js";
 import { direct, type InLanes } from "./in-lanes.js";
 import { titleFromExchange } from "./titles.js";
 
@@ -36,7 +37,9 @@ export class TitleWriter {
       const assistant = first.find((e) => e.type === "message" && e.role === "assistant");
       if (user?.type !== "message" || assistant?.type !== "message") return;
       const model = typeof this.model === "function" ? this.model(session) : this.model;
-      const title = await titleFromExchange({ user: user.content, assistant: assistant.content, key }, model);
+      const title = await withConversation(session.id, "title", () =>
+        titleFromExchange({ user: user.content, assistant: assistant.content, key }, model),
+      );
       // The model is asked outside the lane (it may be slow); the check and the write hold it, and
       // expectSessionId keeps another process's reset from putting the title on the next generation.
       await this.inLanes([key], async () => {

@@ -31,7 +31,11 @@ export type ErrorCode =
   | "SEARCH_UNAVAILABLE"
   | "SESSION_HAS_FORKS"
   | "KEY_TAKEN"
-  | "NOT_SUPPORTED";
+  | "NOT_SUPPORTED"
+  | "SESSION_INCOGNITO"
+  | "INCOGNITO_FULL"
+  /** A redelivered message of a subject erased by `forget --subject`. */
+  | "SUBJECT_ERASED";
 
 export class SessiondError extends Error {
   readonly code: ErrorCode;

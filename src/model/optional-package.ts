@@ -13,6 +13,9 @@ export const OPTIONAL_PACKAGES = {
   "gpt-tokenizer": "exact token counts (countTokens)",
   "@discordjs/ws": "the Discord Gateway (channels.discord.gateway)",
   pg: "the PostgreSQL store (store.backend: postgres)",
+  "@opentelemetry/sdk-trace": "tracing (OTEL_TRACES_EXPORTER or OTEL_EXPORTER_OTLP_ENDPOINT)",
+  "@opentelemetry/resources": "tracing (OTEL_TRACES_EXPORTER or OTEL_EXPORTER_OTLP_ENDPOINT)",
+  "@opentelemetry/exporter-trace-otlp-http": "tracing (OTEL_TRACES_EXPORTER or OTEL_EXPORTER_OTLP_ENDPOINT)",
 } as const;
 
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;

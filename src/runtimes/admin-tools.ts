@@ -75,6 +75,8 @@ export interface SessionReader {
   history(key: string, options: { limit: number }): Promise<Entry[]>;
   /** The store, searched when it has a search index (`sessions_search`). */
   store: { readonly backend: string };
+  /** Incognito sessions are not offered: what a tool reads is stored with the reader's session. */
+  isIncognito?(key: string): boolean;
 }
 
 export interface AdminToolDeps {
@@ -148,7 +150,8 @@ async function sessionsList(
     limit,
     ...(typeof args.agent === "string" ? { agent: args.agent } : {}),
   });
-  const sessions = page.sessions.map((s) => ({
+  const shown = page.sessions.filter((s) => !engine.isIncognito?.(s.key));
+  const sessions = shown.map((s) => ({
     key: s.key,
     agent: s.agent,
     title: s.title,
@@ -166,6 +169,7 @@ async function sessionsHistory(
   if (typeof args.key !== "string" || args.key === "") return failure("key must be a non-empty string");
   const limit = limitOf(args.limit);
   if (limit === undefined) return failure("limit must be a positive integer");
+  if (engine.isIncognito?.(args.key)) return failure(`session ${args.key} is incognito: it cannot be read`);
   const entries = await engine.history(args.key, { limit });
   const messages = entries.flatMap((e) =>
     e.type === "message" && !e.autoInjected

@@ -3,6 +3,7 @@ import type { ChatCompletionMessageParam } from "openai/resources/chat/completio
 import { SessiondError } from "../model/errors.js";
 import type { RuntimeEvent, RuntimeMessage, RuntimeRun } from "../model/runtime.js";
 import type { ModelEndpoint } from "../model/text-model.js";
+import { chatSpan } from "../tracing/spans.js";
 import type { DescribedRuntime } from "./echo.js";
 import { createAnthropicClient } from "./llm/anthropic.js";
 import { LlmError, toLlmError } from "./llm/errors.js";
@@ -170,9 +171,10 @@ function anthropicRun(config: ModelRuntimeConfig): RunFn {
       };
       let text = "";
       let trailing: RuntimeEvent[] = [];
+      const span = chatSpan(ANTHROPIC, config.model, config.baseUrl);
       try {
         if (!streaming) {
-          const message = await client.messages.create(body, { signal: run.signal });
+          const message = await client.messages.create(body, { signal: run.signal, headers: span.headers() });
           for (const event of messageEvents(message, config.model)) {
             if (event.type === "text") {
               text += event.delta;
@@ -180,7 +182,10 @@ function anthropicRun(config: ModelRuntimeConfig): RunFn {
             } else trailing.push(event);
           }
         } else {
-          const stream = await client.messages.create({ ...body, stream: true }, { signal: run.signal });
+          const stream = await client.messages.create(
+            { ...body, stream: true },
+            { signal: run.signal, headers: span.headers() },
+          );
           const events = streamEvents(stream, config.model);
           for (let step = await events.next(); ; step = await events.next()) {
             if (step.done) {
@@ -192,10 +197,12 @@ function anthropicRun(config: ModelRuntimeConfig): RunFn {
           }
         }
       } catch (error) {
-        throw toLlmError(error, ANTHROPIC, sdk, anthropic.secret, run.signal);
+        throw span.fail(toLlmError(error, ANTHROPIC, sdk, anthropic.secret, run.signal));
       }
       // Like the OpenAI client, the SDK may end a stream quietly when its signal aborts: that is no reply.
-      if (run.signal.aborted) throw new LlmError(ANTHROPIC, "aborted", `${ANTHROPIC}: request aborted`);
+      if (run.signal.aborted)
+        throw span.fail(new LlmError(ANTHROPIC, "aborted", `${ANTHROPIC}: request aborted`));
+      span.endWith(trailing);
       const calls = trailing.flatMap((e) => (e.type === "tool_call" ? [{ ...e, id: e.id ?? "" }] : []));
       if (!tools || calls.length === 0) {
         // Without tools the calls are only reported, as the model made them.

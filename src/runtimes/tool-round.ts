@@ -1,4 +1,5 @@
 import type { RuntimeEvent, RuntimeRun, RuntimeToolResult, RuntimeTools } from "../model/runtime.js";
+import { tracedTool } from "../tracing/spans.js";
 
 /** A tool call of the model's, with the id its result must carry. */
 export interface RoundCall {
@@ -36,7 +37,7 @@ export async function* toolRound(
     steered ||= steering?.pending() ?? false;
     const outcome: RuntimeToolResult = steered
       ? { content: SKIPPED_BY_STEER, failed: true }
-      : await executeTool(tools, call, run.signal);
+      : await tracedTool(call, () => executeTool(tools, call, run.signal));
     yield {
       type: "tool_call",
       id: call.id,

@@ -1,3 +1,4 @@
+import { incognitoRefusal } from "../incognito/errors.js";
 import { validateKey } from "../keys/index.js";
 import { SessiondError } from "../model/errors.js";
 import { redactSecrets } from "../secrets/index.js";
@@ -27,7 +28,7 @@ export interface Shares {
 export interface SharesOptions {
   now: () => number;
   /**
-   * Keys that may not be shared: incognito sessions (kept in memory only) answer INVALID_ARGUMENT. The
+   * Keys that may not be shared: incognito sessions (kept in memory only) answer SESSION_INCOGNITO. The
    * engine passes its incognito routing here.
    */
   unshareable?: (key: string) => boolean;
@@ -42,9 +43,7 @@ export class EngineShares implements Shares {
 
   async create(key: string): Promise<ShareLink> {
     validateKey(key);
-    if (this.options.unshareable?.(key)) {
-      throw new SessiondError("INVALID_ARGUMENT", "an incognito session cannot be shared");
-    }
+    if (this.options.unshareable?.(key)) throw incognitoRefusal(key, "shared");
     const session = await this.store.getSession(key);
     if (!session) throw sessionNotFound(key);
     if ((await this.links.forKey(key)).length >= MAX_SHARES_PER_KEY) {

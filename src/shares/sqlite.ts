@@ -35,6 +35,8 @@ export class SqliteShareStore implements ShareStore {
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = FULL");
       db.pragma("busy_timeout = 5000");
+      // A deleted link's title leaves no bytes in the file's free space (erasure by subject).
+      db.pragma("secure_delete = ON");
       db.exec(SCHEMA);
       this.db = db;
       return db;
@@ -78,7 +80,11 @@ export class SqliteShareStore implements ShareStore {
   }
 
   async deleteKey(key: string) {
-    this.open(false)?.prepare("DELETE FROM shares WHERE key = ?").run(key);
+    const db = this.open(false);
+    if (!db) return;
+    db.prepare("DELETE FROM shares WHERE key = ?").run(key);
+    // Older WAL frames still hold the title: copied back and emptied (erasure by subject).
+    db.pragma("wal_checkpoint(TRUNCATE)");
   }
 
   async close() {

@@ -35,6 +35,15 @@ function forkedSession(
   return session;
 }
 
+/** A rewind computed on a head (`expectHead`) that has moved on since. */
+export function headMoved(key: string, expectHead: number, head: number): SessiondError {
+  return new SessiondError(
+    "SESSION_CHANGED",
+    `the rewind was computed on entry ${expectHead}, but the session of ${JSON.stringify(key)} is at entry ${head} now`,
+    { details: { key, expectHead, head } },
+  );
+}
+
 function keyTaken(key: string): SessiondError {
   return new SessiondError(
     "KEY_TAKEN",
@@ -105,11 +114,7 @@ export function rewindOperation(
       if (!current) throw sessionNotFound(key);
       if (current.id !== source.id) throw sessionChanged(key, source.id);
       if (expectHead !== undefined && current.entryCount !== expectHead)
-        throw new SessiondError(
-          "SESSION_CHANGED",
-          `the rewind was computed on entry ${expectHead}, but the session of ${JSON.stringify(key)} is at entry ${current.entryCount} now`,
-          { details: { key, expectHead, head: current.entryCount } },
-        );
+        throw headMoved(key, expectHead, current.entryCount);
       const archived = cloneSession(current);
       const next = forkedSession(
         archived,

@@ -6,7 +6,7 @@ import type { MaybePromise, StoreDriver } from "./driver.js";
 import { checkRange } from "./entry-range.js";
 import { currentFence } from "./fence.js";
 import { prefixFacts } from "./fork-facts.js";
-import { forkOperation, rewindOperation } from "./fork-operations.js";
+import { forkOperation, headMoved, rewindOperation } from "./fork-operations.js";
 import { GroupCommit } from "./group-commit.js";
 import { KeyMemory } from "./key-memory.js";
 import { Lineage } from "./lineage.js";
@@ -266,10 +266,14 @@ export class LogStore implements Store, ChangeReporting {
     if (!source) throw sessionNotFound(key);
     if (options.expectSessionId !== undefined && source.id !== options.expectSessionId)
       throw sessionChanged(key, options.expectSessionId);
-    if (!Number.isSafeInteger(options.toSeq) || options.toSeq < 1)
+    // A head that moved on says more than a seq that is not there (any more).
+    if (options.expectHead !== undefined && options.expectHead !== source.entryCount)
+      throw headMoved(key, options.expectHead, source.entryCount);
+    if (!Number.isSafeInteger(options.toSeq) || options.toSeq < 1 || options.toSeq > source.entryCount)
       throw new SessiondError(
         "INVALID_ARGUMENT",
-        `toSeq must be an entry's seq (1 or more), not ${options.toSeq}`,
+        `toSeq ${options.toSeq} is not an entry of ${JSON.stringify(key)}: a rewind leaves out an entry 1..${source.entryCount} and all after it`,
+        { details: { toSeq: options.toSeq, entryCount: source.entryCount } },
       );
     const facts = await this.read(() => prefixFacts(this.lineage, source, options.toSeq - 1));
     return this.submit(rewindOperation(source, facts, options.expectHead, this.hooks));

@@ -136,3 +136,14 @@ export function sweepOf(scan: SessionScan & { limit: number }, sessions: Iterabl
   for (const session of sessions) if (matchesScan(scan, session)) matching.push(session);
   return matching.sort(compareScan).slice(0, scan.limit).map(cloneSession);
 }
+
+/** The sessions among `sessions` forked (or rewound) from one of `sessionIds`, as copies: a scan, for stores held in memory. */
+export function forksAmong(sessions: Iterable<Session>, sessionIds: readonly string[]): Session[] {
+  const wanted = new Set(sessionIds);
+  const forks: Session[] = [];
+  for (const session of sessions) {
+    const origin = session.forkedFrom;
+    if (origin && wanted.has(origin.sessionId)) forks.push(cloneSession(session));
+  }
+  return forks;
+}

@@ -8,6 +8,7 @@ import type { StoredContext } from "../model/session.js";
 import { redactSecrets } from "../secrets/redact.js";
 import { sessionNotFound } from "../store/session-log.js";
 import type { AppendResult } from "../store/store.js";
+import { tracedTurn } from "../tracing/spans.js";
 import { endsWithReply } from "./admission.js";
 import { DEFAULT_TURN_TIMEOUT_MS, stopped, timedOut, turnDeadline, untilDeadline } from "./deadline.js";
 import { freshen } from "./freshen.js";
@@ -113,7 +114,7 @@ export async function runTurn(
     context.progress = progress;
     context.steering = steeringOf(deps, route, input, batch.steering, steered);
     watch(progress);
-    running = batch.run(context);
+    running = tracedTurn(envelope, route.agent, input.sessionId, () => batch.run(context));
     const out = await untilDeadline(running, signal);
     reply = typeof out === "string" ? { content: out } : out;
     // A reply that was complete when a newer message interrupted it is kept whole.

@@ -7,6 +7,7 @@ import { type AdmitInput, type Inbox, isSharedInbox } from "../model/inbox.js";
 import { DEFAULT_QUEUE, type QueueSettings } from "../model/queue.js";
 import type { InboxWrite } from "../store/driver.js";
 import { admitWrite } from "../store/store-inbox.js";
+import { noteIncomingTrace } from "../tracing/spans.js";
 import { admissionOf, admittedEnvelope, inboxEnd } from "./admission.js";
 import type { SessionEvents } from "./events.js";
 import { holdAll } from "./lanes.js";
@@ -102,6 +103,7 @@ export class SessionActors {
       admission = pending;
     }
     const runs = admission ? admittedEnvelope(id, envelope) : envelope;
+    noteIncomingTrace(runs);
     const { item, result } = this.itemOf(id, route, runs, run, signal, admission);
     actor.submit(item);
     return {

@@ -82,6 +82,12 @@ export interface TurnResult {
 
 export interface TurnOptions {
   signal?: AbortSignal;
+  /**
+   * Keep the key's session in this process's memory only: no entry, inbox row, search row, title or
+   * runtime session reaches a disk or database, and it is gone at restart. The first turn of a key decides
+   * (one that has a stored session fails with KEY_TAKEN); later turns of the key are incognito anyway.
+   */
+  incognito?: boolean;
 }
 
 /** A turn the engine runs on the agent's own runtime (`engine.turn(envelope, options)`). */

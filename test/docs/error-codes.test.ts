@@ -120,6 +120,12 @@ describe("the documented statuses (docs/gateway.md) against a real gateway", () 
     ["SESSION_NOT_FOUND", () => call("GET", "/api/sessions/web%3Anobody")],
     ["AGENT_NOT_FOUND", () => call("GET", "/api/agents/nobody")],
     ["NOTHING_TO_COMPACT", () => call("POST", "/api/sessions/admin-session/compact", {})],
+    // admin-session holds the chat's input and reply: its head is 2, and the key has a session.
+    [
+      "SESSION_CHANGED",
+      () => call("POST", "/api/sessions/admin-session/rewind", { to_seq: 2, expect_head: 1 }),
+    ],
+    ["KEY_TAKEN", () => call("POST", "/api/sessions/admin-session/fork", { to_key: "admin-session" })],
     [
       "PAYLOAD_TOO_LARGE",
       () => call("POST", "/api/chat", { message: "x".repeat(4096), session_id: "admin-session" }),

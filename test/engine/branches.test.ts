@@ -1,21 +1,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readHistory } from "../../src/cli/history.js";
 import { exportJsonlFiles, exportSessions } from "../../src/export/index.js";
 import { createEngine, type Engine, type Envelope, type TurnContext } from "../../src/index.js";
 import { searchStore } from "../../src/search/searchable.js";
 import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
-
-/** A web chat on an explicit key: how the gateway's chat reaches a fork. */
-const onKey = (key: string, text: string): Envelope => ({
-  channel: "web",
-  chat: { type: "direct", id: key },
-  sender: { id: "admin" },
-  text,
-  entryPoint: { kind: "web_chat", sessionId: key },
-});
+import { webChatOn } from "../support/envelopes.js";
 
 const said = (context: TurnContext) =>
   context.entries.map((e) => (e.type === "message" ? `${e.role}:${e.content}` : e.type));
@@ -40,17 +33,17 @@ for (const backend of ["sqlite", "jsonl"] as const) {
     });
 
     it("sends a fork's runtime its inherited history, then its own; the parent's runtime never sees the fork's", async () => {
-      await engine.turnWith(onKey("admin-a", "my name is Ada"), async () => "hello Ada");
+      await engine.turnWith(webChatOn("admin-a", "my name is Ada"), async () => "hello Ada");
       const { session, forkedFrom } = await engine.fork("admin-a");
       expect(session.key).toMatch(/^admin-a\/fork-[0-9a-z]{10}$/);
       expect(forkedFrom).toMatchObject({ key: "admin-a", seq: 2 });
       let seen: string[] = [];
-      await engine.turnWith(onKey(session.key, "what is my name?"), async (context) => {
+      await engine.turnWith(webChatOn(session.key, "what is my name?"), async (context) => {
         seen = said(context);
         return "Ada";
       });
       expect(seen).toEqual(["user:my name is Ada", "assistant:hello Ada", "user:what is my name?"]);
-      await engine.turnWith(onKey("admin-a", "in the parent"), async (context) => {
+      await engine.turnWith(webChatOn("admin-a", "in the parent"), async (context) => {
         seen = said(context);
         return "ok";
       });
@@ -67,7 +60,7 @@ for (const backend of ["sqlite", "jsonl"] as const) {
       expect(session.key).toMatch(/^admin-fork-[0-9a-z]{10}$/);
       expect(session.forkedFrom).toMatchObject({ key: "telegram:42", seq: 2 });
       let seen: string[] = [];
-      await engine.turnWith(onKey(session.key, "go on"), async (context) => {
+      await engine.turnWith(webChatOn(session.key, "go on"), async (context) => {
         seen = said(context);
         return "going on";
       });
@@ -75,7 +68,7 @@ for (const backend of ["sqlite", "jsonl"] as const) {
     });
 
     it("forks from the last completed entry while a turn runs, and the running turn ends in the parent only", async () => {
-      await engine.turnWith(onKey("admin-b", "first"), async () => "first reply");
+      await engine.turnWith(webChatOn("admin-b", "first"), async () => "first reply");
       let release!: () => void;
       const gate = new Promise<void>((resolve) => {
         release = resolve;
@@ -84,7 +77,7 @@ for (const backend of ["sqlite", "jsonl"] as const) {
       const running = new Promise<void>((resolve) => {
         started = resolve;
       });
-      const turn = engine.turnWith(onKey("admin-b", "second"), async () => {
+      const turn = engine.turnWith(webChatOn("admin-b", "second"), async () => {
         started();
         await gate;
         return "second reply";
@@ -109,19 +102,22 @@ for (const backend of ["sqlite", "jsonl"] as const) {
     });
 
     it("rewinds: the next turn's runtime gets the history before the entry, and the branch stays listed", async () => {
-      await engine.turnWith(onKey("admin-c", "q1"), async () => "a1");
-      await engine.turnWith(onKey("admin-c", "q2"), async () => "a2");
+      await engine.turnWith(webChatOn("admin-c", "q1"), async () => "a1");
+      await engine.turnWith(webChatOn("admin-c", "q2"), async () => "a2");
       await expect(engine.rewind("admin-c", { toSeq: 3, expectHead: 3 })).rejects.toMatchObject({
         code: "SESSION_CHANGED",
       });
       const rewound = await engine.rewind("admin-c", { toSeq: 3, expectHead: 4 });
       let seen: string[] = [];
-      await engine.turnWith(onKey("admin-c", "q2, asked again"), async (context) => {
+      await engine.turnWith(webChatOn("admin-c", "q2, asked again"), async (context) => {
         seen = said(context);
         return "a2'";
       });
       expect(seen).toEqual(["user:q1", "assistant:a1", "user:q2, asked again"]);
       await engine.fork("admin-c", { toKey: "admin-c-fork", atSeq: 2 });
+      await expect(engine.branches("admin-nothing-here")).rejects.toMatchObject({
+        code: "SESSION_NOT_FOUND",
+      });
       const branches = await engine.branches("admin-c");
       expect(branches.map((b) => [b.key, b.kind, b.session.id])).toEqual([
         ["admin-c", "current", rewound.current.id],
@@ -140,7 +136,7 @@ for (const backend of ["sqlite", "jsonl"] as const) {
 
     it("compacts a fork whose kept entries are inherited, keeping the origin's archive whole", async () => {
       for (let i = 1; i <= 3; i++)
-        await engine.turnWith(onKey("admin-d", `question ${i}`), async () => `answer ${i}`);
+        await engine.turnWith(webChatOn("admin-d", `question ${i}`), async () => `answer ${i}`);
       const { session } = await engine.fork("admin-d", { toKey: "admin-d-fork" });
       const compacted = await engine.compact("admin-d-fork");
       expect(compacted.entry.sessionId).toBe(session.id);
@@ -152,8 +148,36 @@ for (const backend of ["sqlite", "jsonl"] as const) {
     });
 
     if (backend === "sqlite") {
+      it("copies no entry: a fork and a rewind add session rows only", async () => {
+        for (let i = 1; i <= 3; i++)
+          await engine.turnWith(webChatOn("admin-rows", `q${i}`), async () => `a${i}`);
+        await engine.store.flush();
+        const rows = () => {
+          const db = new Database(join(dataDir, "sessiond.db"), { readonly: true });
+          try {
+            return db
+              .prepare("SELECT (SELECT count(*) FROM entries) + (SELECT count(*) FROM journal) AS n")
+              .get() as {
+              n: number;
+            };
+          } finally {
+            db.close();
+          }
+        };
+        const before = rows().n;
+        await engine.fork("admin-rows", { toKey: "admin-rows-fork" });
+        await engine.fork("admin-rows", { toKey: "admin-rows-early", atSeq: 2 });
+        await engine.store.flush();
+        expect(rows().n).toBe(before);
+        await engine.rewind("admin-rows", { toSeq: 5 });
+        await engine.store.flush();
+        // The rewind's one row: the reset entry closing the generation it leaves.
+        expect(rows().n).toBe(before + 1);
+        expect((await engine.history("admin-rows-fork")).length).toBe(6);
+      });
+
       it("finds a fork's inherited messages by search, naming the fork on the hit", async () => {
-        await engine.turnWith(onKey("admin-e", "the zanzibar plan"), async () => "noted");
+        await engine.turnWith(webChatOn("admin-e", "the zanzibar plan"), async () => "noted");
         const { session } = await engine.fork("admin-e", { toKey: "admin-e-fork" });
         const result = await searchStore(engine.store, { text: "zanzibar" });
         expect(result.hits).toHaveLength(1);
@@ -162,9 +186,9 @@ for (const backend of ["sqlite", "jsonl"] as const) {
     }
 
     it("exports a fork with its inherited history, as a file that reads whole on its own", async () => {
-      await engine.turnWith(onKey("admin-x", "inherited question"), async () => "inherited answer");
+      await engine.turnWith(webChatOn("admin-x", "inherited question"), async () => "inherited answer");
       const { session } = await engine.fork("admin-x", { toKey: "admin-x-fork" });
-      await engine.turnWith(onKey("admin-x-fork", "own question"), async () => "own answer");
+      await engine.turnWith(webChatOn("admin-x-fork", "own question"), async () => "own answer");
       const history = await readHistory(engine, "admin-x-fork", { all: true });
       const markdown = exportSessions("md", history.sessions, history.entries);
       expect(markdown).toContain("inherited question");
@@ -191,7 +215,7 @@ for (const backend of ["sqlite", "jsonl"] as const) {
     });
 
     it("forgets a person with the forks of their sessions, and keeps a forked history from being deleted alone", async () => {
-      await engine.turnWith(onKey("admin-f", "hello"), async () => "hi");
+      await engine.turnWith(webChatOn("admin-f", "hello"), async () => "hi");
       await engine.fork("admin-f", { toKey: "admin-f-fork" });
       await expect(engine.delete("admin-f")).rejects.toMatchObject({ code: "SESSION_HAS_FORKS" });
       expect(await engine.sessions.get("admin-f")).toBeDefined();

@@ -42,7 +42,21 @@ const uses = {
     .then((m) => m.openStore({ backend: "postgres", url: "postgres://127.0.0.1:9/sessiond" })),
   "@discordjs/ws": () => import("./dist/src/channels/discord-gateway.js")
     .then((m) => m.openDiscordGateway({ api: "http://127.0.0.1:9", token: "t", onMessage: () => {} })),
+  // Tracing imports all three at once (startTracing, checked below): each one's loader alone here.
+  ...Object.fromEntries(
+    ["@opentelemetry/sdk-trace", "@opentelemetry/resources", "@opentelemetry/exporter-trace-otlp-http"].map(
+      (name) => [name, () => import("./dist/src/tracing/tracer.js").then((m) => m.TRACING_PACKAGES[name]())],
+    ),
+  ),
 };
+try {
+  const { startTracing } = await import("./dist/src/tracing/tracer.js");
+  await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" }, "/nonexistent-sessiond-probe");
+  console.error("startTracing started without its packages");
+  process.exit(1);
+} catch (error) {
+  if (error.code !== "PACKAGE_MISSING" || !String(error.details?.package).startsWith("@opentelemetry/")) throw error;
+}
 const out = {};
 for (const [name, use] of Object.entries(uses)) {
   // Twice: a failed load is not kept, and says the same the second time.

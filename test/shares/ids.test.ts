@@ -30,7 +30,7 @@ describe("share ids", () => {
 });
 
 describe("the unshareable hook (incognito sessions)", () => {
-  it("refuses a key it names with INVALID_ARGUMENT and makes no link", async () => {
+  it("refuses a key it names with SESSION_INCOGNITO and makes no link", async () => {
     const store = new MemoryStore();
     await store.append("main:secretive", [{ type: "message", role: "user", content: "off the record" }], {
       init: { agent: "main", channel: "app_api", createdBy: "me" },
@@ -40,7 +40,7 @@ describe("the unshareable hook (incognito sessions)", () => {
       now: () => 1,
       unshareable: (key) => key === "main:secretive",
     });
-    await expect(shares.create("main:secretive")).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(shares.create("main:secretive")).rejects.toMatchObject({ code: "SESSION_INCOGNITO" });
     expect(await links.forKey("main:secretive")).toEqual([]);
     await store.close();
   });

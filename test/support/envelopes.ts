@@ -10,3 +10,14 @@ export function telegramDm(text: string, platformMessageId?: string): Envelope {
     ...(platformMessageId ? { platformMessageId } : {}),
   };
 }
+
+/** A web chat on an explicit key (`admin-…`): how the gateway's chat, and so a fork's chat, reaches a key. */
+export function webChatOn(key: string, text: string): Envelope {
+  return {
+    channel: "web",
+    chat: { type: "direct", id: key },
+    sender: { id: "admin" },
+    text,
+    entryPoint: { kind: "web_chat", sessionId: key },
+  };
+}

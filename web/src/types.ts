@@ -23,6 +23,37 @@ export interface Session {
   overrides: Record<string, OverrideValue>;
   /** Set by gateways that track it (issue 6); absent otherwise. */
   needsAttention?: boolean;
+  /** A fork or a rewound generation: its entries up to `seq` are those of session `sessionId` of `key`. */
+  forkedFrom?: ForkOrigin;
+  /** Kept in the gateway's memory only: never exported or shared, gone at its restart. */
+  incognito?: boolean;
+}
+
+export interface ForkOrigin {
+  key: string;
+  sessionId: string;
+  seq: number;
+}
+
+/** One line of `GET /api/sessions/{key}/branches`. */
+export interface Branch {
+  kind: "current" | "rewound" | "archived" | "fork";
+  key: string;
+  session: Session;
+}
+
+/** The agents whose runtime sessions followed a fork or rewind, and those whose were cleared. */
+export interface RuntimeSessionsAnswer {
+  followed: string[];
+  cleared: string[];
+}
+
+/** What `POST …/fork` answers. */
+export interface ForkAnswer {
+  key: string;
+  session: Session;
+  forked_from: { key: string; session_id: string; seq: number };
+  runtime_sessions: RuntimeSessionsAnswer;
 }
 
 export interface SessionPage {

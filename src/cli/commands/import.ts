@@ -41,11 +41,18 @@ export function registerImport(program: Command, io: CliIo): void {
     .action(async (path: string, _options: unknown, command: Command) => {
       const options = command.optsWithGlobals<ImportOptions>();
       const dryRun = options.dryRun === true;
-      const [{ importSessions }, { readSource }, { parseAgentMap }, { parseAccountMap }] = await Promise.all([
+      const [
+        { importSessions },
+        { readSource },
+        { parseAgentMap },
+        { parseAccountMap },
+        { ErasureTombstones },
+      ] = await Promise.all([
         import("../../import/importer.js"),
         import("../../import/read-source.js"),
         import("../../import/agent-map.js"),
         import("../../import/account-map.js"),
+        import("../../lifecycle/erasure-tombstones.js"),
       ]);
       const agentMap = options.agentMap !== undefined ? parseAgentMap(options.agentMap) : undefined;
       const accountMap = options.accountMap !== undefined ? parseAccountMap(options.accountMap) : undefined;
@@ -55,6 +62,7 @@ export function registerImport(program: Command, io: CliIo): void {
         dryRun ? "checking" : "importing",
       );
       const report = await withEngine(options, io, { readOnly: dryRun }, (engine) => {
+        const tombstones = new ErasureTombstones(engine.dataDir);
         const read = readSource(options.from, resolve(io.cwd, path), {
           agent: options.agent ?? engine.routing.defaultAgent,
           ...(agentMap ? { agentMap } : {}),
@@ -64,6 +72,7 @@ export function registerImport(program: Command, io: CliIo): void {
           dryRun,
           onProgress: progress,
           routing: engine.routing,
+          erased: (key) => tombstones.erasedKey(key, engine.routing.agents),
         });
       });
       if (options.json) {

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { AttachedChannels } from "../../channels/index.js";
 import { DEFAULT_GRACE_MS, DEFAULT_HOST, DEFAULT_PORT } from "../../gateway/defaults.js";
 import type { startGateway } from "../../gateway/server.js";
+import { startTracing, stopTracing } from "../../tracing/tracer.js";
 import type { RecoveryReport } from "../../turns/inbox-recovery.js";
 import { type GlobalOptions, loadCliConfig, routingFromConfig } from "../context.js";
 import type { CliIo } from "../io.js";
@@ -92,6 +93,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       const channels = channelsModule?.createChannels(configured, { env: io.env });
       let attached: AttachedChannels | undefined;
       const token = resolveToken(config.dataDir, io.env);
+      const tracing = await startTracing(io.env, config.dataDir);
       limitHeapGrowth();
       // One gateway per data dir, before the engine opens: a second `serve` here touches nothing. Gateways
       // that share a PostgreSQL store coordinate through its leases and heartbeats instead.
@@ -171,6 +173,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
           : `access token: ${token.generated ? "generated and " : ""}stored in ${token.path} (mode 0600)\n`,
       );
       io.stdout(`store: ${engine.store.backend} in ${engine.dataDir}\n`);
+      if (tracing.enabled) io.stdout(`tracing: OTLP/HTTP (${tracing.reason})\n`);
       io.stdout(`${dashboardLine(gateway.url)}\n`);
       for (const agent of engine.routing.agents) {
         io.stdout(`agent ${agent}: ${describeRuntime(engine.runtimeFor(agent))}\n`);
@@ -181,6 +184,7 @@ export function registerServe(program: Command, io: CliIo, stopSignal: StopSigna
       const signal = await stopSignal();
       io.stdout(`${signal}: shutting down\n`);
       await gateway.close();
+      await stopTracing();
       lock?.release();
     });
 }

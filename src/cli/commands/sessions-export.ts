@@ -5,6 +5,7 @@ import { type Command, Option } from "commander";
 import type { Engine } from "../../engine.js";
 import { EXPORT_FORMATS, type ExportFormat, exportJsonlFiles, exportSessions } from "../../export/index.js";
 import { makeDirSync } from "../../fs/make-dir.js";
+import { incognitoRefusal } from "../../incognito/errors.js";
 import { safeFileStem } from "../../keys/index.js";
 import { type GlobalOptions, withEngine } from "../context.js";
 import { CliError, UsageError } from "../errors.js";
@@ -55,9 +56,11 @@ export function registerExport(sessions: Command, io: CliIo): void {
       const output = options.output === "-" ? undefined : options.output;
       const format = options.format ?? (output ? BY_EXTENSION[extname(output).toLowerCase()] : undefined);
       if (!format) throw new UsageError("pass --format json|jsonl|md");
-      const history = await withEngine(options, io, { readOnly: true }, (engine) =>
-        readHistory(engine, key, options),
-      );
+      const history = await withEngine(options, io, { readOnly: true }, (engine) => {
+        // A key a session.incognito_for rule matches: whatever it held was in a gateway's memory only.
+        if (engine.isIncognito(key)) throw incognitoRefusal(key, "exported");
+        return readHistory(engine, key, options);
+      });
       const text = exportSessions(format, history.sessions, history.entries, {
         generations: options.all === true,
       });

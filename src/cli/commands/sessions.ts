@@ -11,6 +11,7 @@ const SUBCOMMANDS: CommandTable = [
   [["set", "unset"], async () => (await import("./sessions-overrides.js")).registerOverrides],
   [["relink", "forget"], async () => (await import("./sessions-identity.js")).registerIdentity],
   [["reset"], async () => (await import("./sessions-reset.js")).registerReset],
+  [["fork", "rewind", "branches"], async () => (await import("./sessions-branches.js")).registerBranches],
   [["prune"], async () => (await import("./sessions-prune.js")).registerPrune],
   [["delete"], async () => (await import("./sessions-delete.js")).registerDelete],
   [["share", "shares"], async () => (await import("./sessions-share.js")).registerShare],
@@ -19,6 +20,6 @@ const SUBCOMMANDS: CommandTable = [
 export async function registerSessions(program: Command, io: CliIo, rest?: readonly string[]): Promise<void> {
   const sessions = program
     .command("sessions")
-    .description("list, inspect, export, compact, reset and delete stored sessions");
+    .description("list, inspect, export, compact, reset, fork, rewind and delete stored sessions");
   await registerCommands(sessions, io, SUBCOMMANDS, rest);
 }

@@ -13,6 +13,7 @@ export function formatFacts(session: Session, now: number): string {
     ["channel", `${session.channel}${session.chatType ? ` (${session.chatType})` : ""}`],
     ["created by", session.createdBy],
     ["title", session.title === "" ? "(none)" : session.title],
+    ...(session.forkedFrom ? [["history from", formatOrigin(session)] as [string, string]] : []),
     [
       "entries",
       `${session.entryCount} (${plural(session.messageCount, "message")}, ~${session.approxTokens} tokens)`,
@@ -34,4 +35,15 @@ export function formatGenerationLine(session: Session, now: number): string {
   const end =
     session.archivedAt !== undefined ? `archived ${formatWhen(session.archivedAt, now)}` : session.state;
   return `generation ${session.generation}  ${session.id}  ${plural(session.entryCount, "entry")}  created ${formatWhen(session.createdAt, now)}  ${end}`;
+}
+
+/**
+ * Where a fork's or a rewound generation's history comes from: `KEY at #SEQ (session ID)`; a rewound
+ * generation's origin is its own key's earlier session. Empty when the session has its own history.
+ */
+export function formatOrigin(session: Session): string {
+  const origin = session.forkedFrom;
+  if (!origin) return "";
+  const where = origin.key === session.key ? "this key" : origin.key;
+  return `${where} at #${origin.seq} (session ${origin.sessionId})`;
 }

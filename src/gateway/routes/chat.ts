@@ -20,7 +20,7 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   app.post("/api/chat", async (c) => {
     const { chatBody } = await turnSchemas();
     const body = bodyOf(chatBody, await readJsonObject(c, deps.bodyLimit));
-    const { message: text, session_id: sessionId, agent } = body;
+    const { message: text, session_id: sessionId, agent, incognito } = body;
     const sender = body.sender ?? "admin";
     const envelope: Envelope = {
       ...(agent ? { agent } : {}),
@@ -31,13 +31,13 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       entryPoint: { kind: "web_chat", ...(sessionId ? { sessionId } : {}) },
     };
     // Only the web chat names a sender that can be a listed human admin: the engine offers them the admin tools.
-    return answer(c, deps, envelope);
+    return answer(c, deps, envelope, incognito);
   });
 
   app.post("/api/webhook", async (c) => {
     const { webhookBody } = await turnSchemas();
     const body = bodyOf(webhookBody, await readJsonObject(c, deps.bodyLimit));
-    const { peer, message: text, subject_ref: subjectRef, agent, message_id: messageId } = body;
+    const { peer, message: text, subject_ref: subjectRef, agent, message_id: messageId, incognito } = body;
     const channel = body.channel ?? "webhook";
     // Every request past the auth middleware carried the gateway token.
     const entryPoint: EntryPoint = {
@@ -45,7 +45,7 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       gatewayToken: true,
       ...(subjectRef ? { subjectRef } : {}),
     };
-    return answer(c, deps, {
+    const envelope: Envelope = {
       ...(agent ? { agent } : {}),
       channel,
       chat: { type: "direct", id: peer },
@@ -53,22 +53,24 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       text,
       ...(messageId ? { platformMessageId: messageId } : {}),
       entryPoint,
-    });
+    };
+    return answer(c, deps, envelope, incognito);
   });
 
   const app_api = async (c: Context<GatewayEnv>) => {
     const [user, sessionId] = rawSegments(c, "/api/app/");
     if (user === undefined) throw new HttpError(400, "INVALID_ARGUMENT", "the path names no user");
     const { appBody } = await turnSchemas();
-    const { message: text, agent } = bodyOf(appBody, await readJsonObject(c, deps.bodyLimit));
-    return answer(c, deps, {
+    const { message: text, agent, incognito } = bodyOf(appBody, await readJsonObject(c, deps.bodyLimit));
+    const envelope: Envelope = {
       ...(agent ? { agent } : {}),
       channel: "app_api",
       chat: { type: "direct", id: user },
       sender: { id: user },
       text,
       entryPoint: { kind: "app_api", user, ...(sessionId !== undefined ? { sessionId } : {}) },
-    });
+    };
+    return answer(c, deps, envelope, incognito);
   };
   app.post("/api/app/:user", app_api);
   app.post("/api/app/:user/:session", app_api);
@@ -99,23 +101,30 @@ export function chatRoutes(deps: RouteDeps): Hono<GatewayEnv> {
 }
 
 /** A JSON reply, or an SSE stream (`delta` events, then `done` or `error`) when the client asks for one. */
-async function answer(c: Context<GatewayEnv>, deps: RouteDeps, envelope: Envelope): Promise<Response> {
+async function answer(
+  c: Context<GatewayEnv>,
+  deps: RouteDeps,
+  envelope: Envelope,
+  incognito?: boolean,
+): Promise<Response> {
+  const flag = incognito ? { incognito } : {};
   if (wantsAsync(c)) {
     // Answered once the input is admitted (in the inbox); the turn runs on, GET /api/turns/{id} tells.
-    const started = await deps.engine.start(envelope, { signal: deps.shutdownSignal });
+    const started = await deps.engine.start(envelope, { signal: deps.shutdownSignal, ...flag });
     c.header("Location", `/api/turns/${started.id}`);
     if (c.req.query("async") === undefined) c.header("Preference-Applied", "respond-async");
     return c.json({ id: started.id, key: started.key, session_id: started.key, state: "queued" }, 202);
   }
   if (!(c.req.header("accept") ?? "").includes("text/event-stream")) {
     // A bad key or agent is a plain 400 from the turn's own routing.
-    return c.json(await turnReply(deps, await runTurn(deps, envelope)));
+    return c.json(await turnReply(deps, await runTurn(deps, envelope, flag)));
   }
   // Routing first, so a bad key or agent is a plain 400 before the stream starts.
   deps.engine.route(envelope);
   return sseReply(c, async (stream) => {
     try {
       const result = await runTurn(deps, envelope, {
+        ...flag,
         onText: (delta) => stream.writeSSE({ event: "delta", data: JSON.stringify({ text: delta }) }),
       });
       await stream.writeSSE({ event: "done", data: JSON.stringify(await turnReply(deps, result)) });

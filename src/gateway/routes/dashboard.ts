@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { readHistory } from "../../cli/history.js";
 import { type ExportFormat, exportSessions } from "../../export/index.js";
+import { incognitoRefusal } from "../../incognito/errors.js";
 import { keyFromPath } from "../body.js";
 import { overview } from "../overview.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
@@ -22,6 +23,7 @@ export function dashboardRoutes(deps: RouteDeps): Hono<GatewayEnv> {
   // The CLI's `sessions export`, over HTTP: the dashboard downloads what this answers.
   app.get("/api/sessions/:key/export", async (c) => {
     const key = keyFromPath(c, "/api/sessions/");
+    if (engine.isIncognito(key)) throw incognitoRefusal(key, "exported");
     const { exportQuery } = await dashboardSchemas();
     const query = queryOf(exportQuery, c.req.query());
     const format = query.format ?? "json";

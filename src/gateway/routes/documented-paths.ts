@@ -19,6 +19,9 @@ export const EARLY_DOCUMENTED: readonly DocumentedPath[] = [
   { method: "POST", path: "/api/sessions/:key/compact" },
   { method: "POST", path: "/api/sessions/:key/reset" },
   { method: "DELETE", path: "/api/sessions/:key" },
+  { method: "POST", path: "/api/sessions/:key/fork" },
+  { method: "POST", path: "/api/sessions/:key/rewind" },
+  { method: "GET", path: "/api/sessions/:key/branches" },
   { method: "GET", path: "/api/search" },
   { method: "GET", path: "/api/agents" },
   { method: "GET", path: "/api/agents/:name" },
@@ -39,4 +42,5 @@ export const LATE_DOCUMENTED: readonly DocumentedPath[] = [
   { method: "POST", path: "/api/sessions/:key/share" },
   { method: "GET", path: "/api/sessions/:key/shares" },
   { method: "DELETE", path: "/api/shares/:id" },
+  { method: "DELETE", path: "/api/subjects/:id" },
 ];

@@ -6,8 +6,10 @@ import { healthRoutes } from "./health.js";
 import { inspectRoutes } from "./inspect.js";
 import { metricsRoutes } from "./metrics.js";
 import { searchRoutes } from "./search.js";
+import { branchRoutes } from "./session-branches.js";
 import { sessionRoutes } from "./sessions.js";
 import { shareRoutes } from "./shares.js";
+import { subjectRoutes } from "./subjects.js";
 import { workSessionRoutes } from "./work-sessions.js";
 
 /**
@@ -18,12 +20,14 @@ export function documentedApp(deps: RouteDeps, metrics: GatewayMetrics): Hono<Ga
   const app = new Hono<GatewayEnv>();
   app.route("/", healthRoutes(deps));
   app.route("/", sessionRoutes(deps));
+  app.route("/", branchRoutes(deps));
   app.route("/", searchRoutes(deps));
   app.route("/", agentRoutes(deps));
   app.route("/", inspectRoutes(deps));
   app.route("/", metricsRoutes(deps, metrics));
   app.route("/", workSessionRoutes(deps));
   app.route("/", shareRoutes(deps));
+  app.route("/", subjectRoutes(deps));
   app.onError((error) => {
     throw error;
   });

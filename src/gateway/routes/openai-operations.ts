@@ -42,6 +42,10 @@ export const completionBody = z.object({
     .boolean({ error: "stream must be true or false" })
     .nullish()
     .openapi({ description: "true: SSE chunks, then [DONE]" }),
+  incognito: z.boolean({ error: "incognito must be true or false" }).nullish().openapi({
+    description:
+      "sessiond's own (extra_body): true keeps the session in the gateway's memory only, as /api/chat's incognito",
+  }),
 });
 
 export const openAiOperations = {

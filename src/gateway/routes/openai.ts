@@ -42,6 +42,7 @@ export function openAiRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     );
     const agent = agentOf(deps, request.model);
     const { text, session } = request;
+    const flag = request.incognito ? { incognito: true } : {};
     const clientIp = clientIpOf(c, deps.trustProxyHeader);
     const envelope: Envelope = {
       agent,
@@ -56,7 +57,7 @@ export function openAiRoutes(deps: RouteDeps): Hono<GatewayEnv> {
     const id = `chatcmpl-${ulid()}`;
     const created = Math.floor(Date.now() / 1000);
     if (!request.stream) {
-      const result = await runTurn(deps, envelope);
+      const result = await runTurn(deps, envelope, flag);
       const content = result.reply?.content ?? result.notice ?? "";
       const prompt = Math.ceil(text.length / 4);
       const completion = Math.ceil(content.length / 4);
@@ -84,6 +85,7 @@ export function openAiRoutes(deps: RouteDeps): Hono<GatewayEnv> {
       let streamed = false;
       try {
         const result = await runTurn(deps, envelope, {
+          ...flag,
           onText: (delta) => {
             streamed = true;
             return stream.writeSSE({ data: chunk({ content: delta }, null) });

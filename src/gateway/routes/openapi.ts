@@ -8,8 +8,10 @@ import { inspectOperations } from "./inspect.js";
 import { metricsOperations } from "./metrics.js";
 import { openAiOperations } from "./openai-operations.js";
 import { searchOperations } from "./search.js";
+import { branchOperations } from "./session-branches.js";
 import { sessionOperations } from "./sessions.js";
 import { shareOperations } from "./shares.js";
+import { subjectOperations } from "./subjects.js";
 import { turnOperations } from "./turn-operations.js";
 import { workSessionOperations } from "./work-sessions.js";
 
@@ -18,6 +20,7 @@ export const DECLARED = [
   healthOperations,
   metricsOperations,
   sessionOperations,
+  branchOperations,
   searchOperations,
   agentOperations,
   inspectOperations,
@@ -26,6 +29,7 @@ export const DECLARED = [
   openAiOperations,
   dashboardOperations,
   shareOperations,
+  subjectOperations,
 ];
 
 /** One operation of the document, as far as callers read it. */

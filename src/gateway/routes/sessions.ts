@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Session } from "../../model/session.js";
 import type { SessionQuery } from "../../store/store.js";
 import { keyFromPath } from "../body.js";
 import { HttpError } from "../errors.js";
@@ -116,7 +117,7 @@ export function sessionRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
     if (text) return c.json(await searchSessions(engine, query, text));
     const page = await engine.sessions.list(query);
     const attention = await engine.agents.store.attentionKeys();
-    const sessions = page.sessions.map((s) => (attention.has(s.key) ? { ...s, needsAttention: true } : s));
+    const sessions = page.sessions.map((s) => marked(engine, s, attention.has(s.key)));
     return c.json({ sessions, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
   });
 
@@ -125,7 +126,11 @@ export function sessionRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
     const session = await engine.sessions.get(key);
     if (!session) throw notFound(key);
     const runtimes = await engine.agents.conversation(key);
-    return c.json({ session, queued: engine.queued().get(key) ?? 0, ...runtimes });
+    return c.json({
+      session: marked(engine, session, false),
+      queued: engine.queued().get(key) ?? 0,
+      ...runtimes,
+    });
   });
 
   app.openapi(sessionOperations.history, async (c) => {
@@ -160,6 +165,13 @@ export function sessionRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
   });
 
   return app;
+}
+
+/** A listed session with what the list marks: needs attention, incognito (kept in memory only). */
+function marked(engine: RouteDeps["engine"], session: Session, needsAttention: boolean) {
+  const incognito = engine.isIncognito(session.key);
+  if (!needsAttention && !incognito) return session;
+  return { ...session, ...(needsAttention ? { needsAttention } : {}), ...(incognito ? { incognito } : {}) };
 }
 
 function notFound(key: string): HttpError {

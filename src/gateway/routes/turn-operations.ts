@@ -14,11 +14,22 @@ import {
  * OpenAPI document shows them. Their handlers check each body with these schemas, loaded on the first
  * turn (routes/schemas-on-demand.ts), so serving starts without zod.
  */
+/** `incognito: true`: the session is kept in memory only (README "Incognito sessions"). */
+const incognitoFlag = z
+  .boolean({ error: "incognito must be true or false" })
+  .nullish()
+  .transform((value) => value ?? undefined)
+  .openapi({
+    description:
+      "true: the session lives in the gateway's memory only (nothing on disk, no search or export, gone at restart); the key's first turn decides",
+  });
+
 export const chatBody = z.object({
   message: requiredText("message"),
   session_id: optionalText("session_id", "admin-session (the default) or admin-…"),
   sender: optionalText("sender", "who is talking (default admin): a listed admin gets the admin tools"),
   agent: optionalText("agent"),
+  incognito: incognitoFlag,
 });
 
 export const webhookBody = z.object({
@@ -28,9 +39,14 @@ export const webhookBody = z.object({
   subject_ref: optionalText("subject_ref", "the key becomes p2p:<peer>:<agent>:for:<subject_ref>"),
   agent: optionalText("agent"),
   message_id: optionalText("message_id", "the platform's id: a redelivery is not stored twice"),
+  incognito: incognitoFlag,
 });
 
-export const appBody = z.object({ message: requiredText("message"), agent: optionalText("agent") });
+export const appBody = z.object({
+  message: requiredText("message"),
+  agent: optionalText("agent"),
+  incognito: incognitoFlag,
+});
 
 /** A chat webhook's payload is whatever the sender posts: the entity and text are read from known shapes. */
 const hookPayload = z.record(z.string(), z.unknown()).openapi({

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { MAX_WORK_SESSION_MINUTES } from "../../model/work-session.js";
-import { sessionNotFound } from "../../store/session-log.js";
 import { keyFromPath, readJsonObject } from "../body.js";
+import { existingKey } from "../existing-key.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 import {
   bodyOf,
@@ -62,10 +62,7 @@ export const workSessionOperations = {
 export function workSessionRoutes(deps: RouteDeps): OpenAPIHono<GatewayEnv> {
   const { engine } = deps;
   const app = documentedRoutes();
-  const existing = async (key: string) => {
-    if (!(await engine.sessions.get(key))) throw sessionNotFound(key);
-    return key;
-  };
+  const existing = (key: string) => existingKey(engine, key);
 
   app.post(honoPath(workSessionOperations.start), async (c) => {
     const key = await existing(keyFromPath(c, PREFIX));

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
+import { withIncomingTrace } from "../../tracing/spans.js";
 import type { GatewayDeps } from "../deps.js";
 import { presentedToken, tokenMatches } from "./auth.js";
 import { type Connection, type ConnectionParams, connectionParams } from "./connection.js";
@@ -64,10 +65,19 @@ export function attachWebSocket(
       return;
     }
     const params = connectionParams(randomUUID(), url.searchParams);
-    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, params));
+    // The upgrade request's W3C traceparent, when it has one, is the caller's trace for the connection's turns.
+    const trace = {
+      parent: headerOf(request.headers.traceparent),
+      state: headerOf(request.headers.tracestate),
+    };
+    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, params, trace));
   };
 
-  const serve = (ws: WebSocket, params: ConnectionParams): void => {
+  const serve = (
+    ws: WebSocket,
+    params: ConnectionParams,
+    trace: { parent?: string; state?: string },
+  ): void => {
     const sender = new GuardedSender(ws, limits, deps.logger, params.id);
     const send = (frame: ServerFrame): void => {
       if (ws.readyState === WebSocket.OPEN) sender.send(JSON.stringify(frame));
@@ -124,7 +134,9 @@ export function attachWebSocket(
       }
       inFlight++;
       // Requests run concurrently (up to maxInFlight): a sessions.kill must get through while a chat.send streams.
-      const task = handler(request.params, { deps, turns, connection, request }).then(
+      const task = withIncomingTrace(trace.parent, trace.state, () =>
+        handler(request.params, { deps, turns, connection, request }),
+      ).then(
         (result) => connection.send({ type: "res", id: request.id, ok: true, result }),
         (error: unknown) => {
           const wire = wireError(error);
@@ -206,4 +218,8 @@ function refuse(socket: Duplex, status: number, reason: string, code?: string): 
       (status === 401 ? 'WWW-Authenticate: Bearer realm="sessiond"\r\n' : "") +
       `\r\n${body}`,
   );
+}
+
+function headerOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }

@@ -3,6 +3,7 @@ import { readUsage } from "../../ledger/usage.js";
 import { SessiondError } from "../../model/errors.js";
 import { optionalPackage } from "../../model/optional-package.js";
 import type { Completion, CompletionRequest, ModelEndpoint, TextModel } from "../../model/text-model.js";
+import { chatSpan } from "../../tracing/spans.js";
 import { resolveApiKey, toLlmError, validateModelOptions } from "./errors.js";
 
 /** The key env var defaults to ANTHROPIC_API_KEY when neither `apiKey` nor `apiKeyEnv` is given. */
@@ -62,6 +63,7 @@ export function anthropicModel(config: AnthropicConfig): TextModel {
     async complete(request: CompletionRequest): Promise<Completion> {
       const { sdk, client } = await anthropic.load();
       let response: Anthropic.Message;
+      const span = chatSpan(PROVIDER, config.model, config.baseUrl);
       try {
         response = await client.messages.create(
           {
@@ -71,11 +73,17 @@ export function anthropicModel(config: AnthropicConfig): TextModel {
             messages: [{ role: "user", content: request.user }],
             ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
           },
-          request.signal ? { signal: request.signal } : undefined,
+          { ...(request.signal ? { signal: request.signal } : {}), headers: span.headers() },
         );
       } catch (error) {
-        throw toLlmError(error, PROVIDER, sdk, anthropic.secret, request.signal);
+        throw span.fail(toLlmError(error, PROVIDER, sdk, anthropic.secret, request.signal));
       }
+      span.end({
+        model: response.model,
+        inputTokens: response.usage?.input_tokens,
+        outputTokens: response.usage?.output_tokens,
+        finishReason: response.stop_reason,
+      });
       const text = (response.content ?? [])
         .map((block) => (block.type === "text" ? block.text : ""))
         .join("");

@@ -7,6 +7,7 @@ import type {
 import { type ReportedUsage, readUsage } from "../../ledger/usage.js";
 import { optionalPackage } from "../../model/optional-package.js";
 import type { Completion, CompletionRequest, ModelEndpoint, TextModel } from "../../model/text-model.js";
+import { chatSpan } from "../../tracing/spans.js";
 import { LlmError, resolveApiKey, toLlmError, validateModelOptions } from "./errors.js";
 
 export type OpenAiChatConfig = ModelEndpoint & {
@@ -65,6 +66,7 @@ export function openAiChatModel(config: OpenAiChatConfig): TextModel {
     async complete(request: CompletionRequest): Promise<Completion> {
       const { sdk, client } = await openai.load();
       let response: OpenAI.Chat.ChatCompletion;
+      const span = chatSpan(PROVIDER, config.model, client.baseURL);
       try {
         response = await client.chat.completions.create(
           {
@@ -76,11 +78,18 @@ export function openAiChatModel(config: OpenAiChatConfig): TextModel {
             max_tokens: request.maxTokens,
             ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
           },
-          request.signal ? { signal: request.signal } : undefined,
+          { ...(request.signal ? { signal: request.signal } : {}), headers: span.headers() },
         );
       } catch (error) {
-        throw toLlmError(error, PROVIDER, sdk, openai.secret, request.signal);
+        const failure = toLlmError(error, PROVIDER, sdk, openai.secret, request.signal);
+        span.fail(failure);
+        throw failure;
       }
+      span.end({
+        model: response.model,
+        inputTokens: response.usage?.prompt_tokens,
+        outputTokens: response.usage?.completion_tokens,
+      });
       const choice = response.choices?.[0];
       if (!choice) throw new LlmError(PROVIDER, "bad_response", `${PROVIDER}: the reply has no choices`);
       return {
@@ -140,6 +149,7 @@ export async function* streamChat(
   let finishReason: string | null = null;
   let usage: ChatUsage | undefined;
   const calls = new Map<number, ChatToolCall>();
+  const span = chatSpan(PROVIDER, options.model, client.baseURL);
   try {
     const stream = await client.chat.completions.create(
       {
@@ -151,7 +161,7 @@ export async function* streamChat(
         ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
         ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
       },
-      options.signal ? { signal: options.signal } : undefined,
+      { ...(options.signal ? { signal: options.signal } : {}), headers: span.headers() },
     );
     for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
       if (chunk.model) model = chunk.model;
@@ -179,10 +189,16 @@ export async function* streamChat(
       }
     }
   } catch (error) {
-    throw toLlmError(error, PROVIDER, sdk, openai.secret, options.signal);
+    const failure = toLlmError(error, PROVIDER, sdk, openai.secret, options.signal);
+    span.fail(failure);
+    throw failure;
   }
   // The SDK ends a stream quietly when its signal aborts; the caller must not mistake that for a reply.
-  if (options.signal?.aborted) throw new LlmError(PROVIDER, "aborted", `${PROVIDER}: request aborted`);
+  if (options.signal?.aborted) {
+    span.fail({ code: "aborted" });
+    throw new LlmError(PROVIDER, "aborted", `${PROVIDER}: request aborted`);
+  }
+  span.end({ model, finishReason, ...usage });
   const toolCalls = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, call]) => call);
   yield {
     type: "done",

@@ -46,6 +46,8 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
       this.db.pragma("journal_mode = WAL");
       this.db.pragma("synchronous = NORMAL");
       this.db.pragma("busy_timeout = 5000");
+      // A deleted key's rows leave no bytes in the file's free space (erasure by subject).
+      this.db.pragma("secure_delete = ON");
       this.db.exec(SCHEMA);
     } catch (error) {
       throw new SessiondError(
@@ -133,6 +135,8 @@ export class SqliteRuntimeSessionStore implements RuntimeSessionStore {
         this.sql(`DELETE FROM ${table} WHERE key = ?`).run(key);
       }
     })();
+    // Older WAL frames still hold the rows: copied back and emptied (erasure by subject).
+    this.db.pragma("wal_checkpoint(TRUNCATE)");
   }
 
   async deleteAgent(agent: string) {

@@ -80,6 +80,11 @@ export class DriverSearch {
     return this.index.progress();
   }
 
+  /** Erasure: the index file keeps no byte of deleted sessions (search-sidecar.ts); words dropped. */
+  scrub(): number {
+    return this.index instanceof JsonlSearchIndex ? this.index.scrub() : 0;
+  }
+
   /** The index is vouched for at close only when the files hold everything (`clean`). */
   close(clean: boolean): void {
     if (!(this.index instanceof JsonlSearchIndex)) return;

@@ -52,7 +52,15 @@ export class InboxFile implements DriverInbox {
 
   /** Forgets finished items, then rewrites the file with what is left (atomically: old or new file). */
   prune(before: number): number {
-    const pruned = this.state.pruneNow(before);
+    return this.rewriteWithout(this.state.pruneNow(before));
+  }
+
+  /** Erasure: forgets every item of these keys and rewrites the file without them (atomically). */
+  removeKeys(keys: readonly string[]): number {
+    return this.rewriteWithout(this.state.removeKeys(new Set(keys)));
+  }
+
+  private rewriteWithout(pruned: number): number {
     if (pruned === 0) return 0;
     const lines = this.state.all().map((item) => `${JSON.stringify(item)}\n`);
     this.fs.closeSync(this.fd);

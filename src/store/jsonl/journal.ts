@@ -131,6 +131,17 @@ export class Journal {
   }
 
   /**
+   * Erasure: after a checkpoint (`reset`), the file is cut after the frame in use, so no stale frame of
+   * an earlier run keeps erased bytes; it grows with zeros again as frames come.
+   */
+  shrink(): void {
+    if (this.fd === undefined) return;
+    this.fs.ftruncateSync(this.fd, this.position);
+    this.capacity = this.position;
+    this.fs.fsyncSync(this.fd);
+  }
+
+  /**
    * Releases the journal: removed once its contents are in the session files, else (`keep`: the store
    * failed) left for the next open to replay.
    */

@@ -263,6 +263,19 @@ export class JsonlDriver implements StoreDriver {
     }
   }
 
+  /**
+   * Erasure, after the keys' sessions were deleted: a checkpoint, then the journal cut after its first
+   * frame, the keys' inbox items gone from inbox.jsonl, and the search index rewritten.
+   */
+  scrub(keys: readonly string[]): { inboxRows: number; searchTerms: number } {
+    return this.guard(() => {
+      this.writes.checkpoint();
+      this.writes.journal.shrink();
+      const inboxRows = this.inbox.removeKeys(keys);
+      return { inboxRows, searchTerms: this.searching.scrub() };
+    });
+  }
+
   /** What the journal holds goes to the session files. */
   flush(): void {
     if (!this.closed) this.guard(() => this.writes.writeAll());

@@ -5,6 +5,7 @@ import { normaliseSearch, type SearchQuery, type SearchResult } from "../../sear
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
 import { chain } from "../maybe-promise.js";
+import type { Scrubbable, ScrubReport } from "../scrub.js";
 import type { Durability, StoreCapabilities } from "../store.js";
 import type { StoreInbox } from "../store-inbox.js";
 import { type FileSystem, realFs } from "./durable-fs.js";
@@ -48,7 +49,7 @@ export interface JsonlStoreOptions {
  * Sessions as a directory of CrabTalk session files (behaviours.md §2), one file per session: the log
  * core over the JSONL driver (jsonl-driver.ts), which group-commits appends through a write-ahead journal.
  */
-export class JsonlStore extends LogStore implements SearchableStore {
+export class JsonlStore extends LogStore implements SearchableStore, Scrubbable {
   override readonly capabilities: StoreCapabilities = { search: true, inbox: true };
   readonly path: string;
   private readonly jsonl: JsonlDriver;
@@ -107,6 +108,18 @@ export class JsonlStore extends LogStore implements SearchableStore {
     return this.read(() =>
       chain(this.foreign(), () => this.jsonl.search(normaliseSearch(query, Date.now()), options)),
     );
+  }
+
+  /**
+   * Erasure (src/lifecycle/subject-erasure.ts): after the keys' sessions were deleted, no byte of them
+   * stays in the journal, inbox.jsonl or search.db (jsonl-driver.ts `scrub`).
+   */
+  async scrub(keys: readonly string[]): Promise<ScrubReport> {
+    await this.flush();
+    return {
+      ...this.jsonl.scrub(keys),
+      method: "journal checkpoint + truncate, inbox.jsonl rewrite, search.db fts5 optimize + VACUUM",
+    };
   }
 
   /** How far the rebuild of the search index from the files got. */

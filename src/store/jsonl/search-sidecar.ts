@@ -89,6 +89,13 @@ export class JsonlSearchIndex {
     };
   }
 
+  /** Erasure: what waits is written (deleted sessions' rows go), then the file keeps no freed byte. */
+  scrub(): number {
+    if (!this.tables.owner || this.tables.closed) return 0;
+    this.writes.flush();
+    return this.tables.scrub();
+  }
+
   /**
    * Gives up the index: what waits is written and the size and mtime of the files written this run are
    * recorded, then (`clean`) the file is made durable and vouched for by the close record.

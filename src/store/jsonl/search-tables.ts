@@ -2,6 +2,7 @@ import { LRUCache } from "lru-cache";
 import type { Session } from "../../model/session.js";
 import { SqliteSearchIndex } from "../../search/sqlite/search-index.js";
 import { Statements } from "../sql/sqlite-statements.js";
+import { rewriteFile, scrubSearchTables } from "../sqlite/scrub.js";
 import type { FileSystem } from "./durable-fs.js";
 import { closeSearchDb, openSearchDb, type SearchDb } from "./search-db.js";
 
@@ -71,6 +72,18 @@ export class SearchTables {
 
   get index(): SqliteSearchIndex {
     return this.opened.index;
+  }
+
+  /** Erasure: the vocabulary rebuilt, the FTS indexes merged and the file rewritten (sqlite/scrub.ts). */
+  scrub(): number {
+    const db = this.opened.sidecar.db;
+    let words = 0;
+    db.transaction(() => {
+      words = scrubSearchTables(db);
+    }).immediate();
+    this.opened.index.forgetWords();
+    rewriteFile(db);
+    return words;
   }
 
   transaction(write: () => void): void {

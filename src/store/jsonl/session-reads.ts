@@ -3,7 +3,7 @@ import type { Session } from "../../model/session.js";
 import type { KeptContext, KeyHead } from "../driver.js";
 import { keptOf } from "../entry-range.js";
 import { cloneSession } from "../session-log.js";
-import { type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
+import { forksAmong, type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
 import type { EntryRange, SessionScan } from "../store.js";
 import { guarded } from "./directory-error.js";
 import type { FileReads } from "./file-reads.js";
@@ -72,13 +72,7 @@ export class SessionReads {
   }
 
   forksOf(sessionIds: readonly string[]): Session[] {
-    const wanted = new Set(sessionIds);
-    const forks: Session[] = [];
-    for (const t of this.files.all()) {
-      const origin = t.session.forkedFrom;
-      if (origin && wanted.has(origin.sessionId)) forks.push(cloneSession(t.session));
-    }
-    return forks;
+    return forksAmong(this.sessions(), sessionIds);
   }
 
   list(query: NormalisedQuery): Session[] {

@@ -98,6 +98,18 @@ export class MemoryInbox implements Inbox {
     return true;
   }
 
+  /** Erasure: forgets every item of these keys, whatever its state; how many went. */
+  removeKeys(keys: ReadonlySet<string>): number {
+    let removed = 0;
+    for (const [id, item] of this.items) {
+      if (!keys.has(item.key)) continue;
+      this.items.delete(id);
+      if (item.dedupeKey !== undefined) this.byDedupe.delete(item.dedupeKey);
+      removed++;
+    }
+    return removed;
+  }
+
   pruneNow(before: number): number {
     let pruned = 0;
     for (const [id, item] of this.items) {

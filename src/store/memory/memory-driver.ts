@@ -13,7 +13,7 @@ import type {
 import { keptOf, readRange } from "../entry-range.js";
 import { frozenCopy } from "../frozen.js";
 import { cloneSession } from "../session-log.js";
-import { type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
+import { forksAmong, type NormalisedQuery, pageOf, sweepOf } from "../session-query.js";
 import type { EntryRange, SessionScan } from "../store.js";
 import { MemoryDriverInbox } from "./driver-inbox.js";
 
@@ -85,13 +85,7 @@ export class MemoryDriver implements StoreDriver {
   }
 
   forksOf(sessionIds: readonly string[]): Session[] {
-    const wanted = new Set(sessionIds);
-    const forks: Session[] = [];
-    for (const g of this.byId.values()) {
-      const origin = g.session.forkedFrom;
-      if (origin && wanted.has(origin.sessionId)) forks.push(cloneSession(g.session));
-    }
-    return forks;
+    return forksAmong(this.sessions(), sessionIds);
   }
 
   list(query: NormalisedQuery): Session[] {

@@ -4,6 +4,7 @@ import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
+import type { Scrubbable, ScrubReport } from "../scrub.js";
 import type { Durability, StoreCapabilities } from "../store.js";
 import { type ForeignAppend, listenForeignAppends } from "./append-notify.js";
 import type { BatchFallback, BatchFallbackStats, BatchFallbacks } from "./batch-fallbacks.js";
@@ -38,7 +39,7 @@ export interface PostgresStoreOptions {
  * postgres-driver.ts, plus what only a shared database has: leases (one turn per key across processes),
  * the inbox of admitted inputs, and other processes' appends as they commit.
  */
-export class PostgresStore extends LogStore implements SearchableStore {
+export class PostgresStore extends LogStore implements SearchableStore, Scrubbable {
   override readonly capabilities: StoreCapabilities = {
     search: true,
     inbox: true,
@@ -74,6 +75,19 @@ export class PostgresStore extends LogStore implements SearchableStore {
     this.driverInboxRows = driver.inbox;
     this.reindex = new SearchReindex(pool);
     if (reindex) this.reindex.start();
+  }
+  /**
+   * Erasure (src/lifecycle/subject-erasure.ts): the keys' inbox rows are deleted. PostgreSQL keeps deleted
+   * rows' bytes in its pages until VACUUM reuses them and in its WAL until recycled: the README says so.
+   */
+  async scrub(keys: readonly string[]): Promise<ScrubReport> {
+    await this.flush();
+    const result = await this.pool.query("DELETE FROM inbox WHERE key = ANY($1::text[])", [[...keys]]);
+    return {
+      inboxRows: result.rowCount ?? 0,
+      searchTerms: 0,
+      method: "rows deleted (VACUUM frees the pages)",
+    };
   }
 
   /** Connects, applies the schema's migrations (refusing a newer schema) and opens the store. */

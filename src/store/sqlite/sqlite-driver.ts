@@ -20,6 +20,7 @@ import { Statements } from "../sql/sqlite-statements.js";
 import type { EntryRange, SessionScan } from "../store.js";
 import { DataVersion, ForeignCommits, WalCommits, WriterSignals } from "./data-version.js";
 import { InboxTable } from "./inbox-table.js";
+import type { ScrubCounts } from "./scrub.js";
 import { SidCache } from "./sid-cache.js";
 import { openDatabase, SQL } from "./sqlite-sql.js";
 import { SqliteWriter } from "./sqlite-writer.js";
@@ -240,6 +241,11 @@ export class SqliteDriver implements StoreDriver {
   async indexAll(): Promise<void> {
     if (this.thread) await this.thread.request({ op: "indexAll" });
     else this.writer().indexAll();
+  }
+
+  /** Erasure: the keys' inbox rows go and the file is rewritten without freed bytes (scrub.ts). */
+  scrub(keys: readonly string[]): ScrubCounts | Promise<ScrubCounts> {
+    return this.thread ? this.thread.request({ op: "scrub", keys: [...keys] }) : this.writer().scrub(keys);
   }
 
   /** The writer's fsyncs and checkpoints so far, for tests and metrics. */

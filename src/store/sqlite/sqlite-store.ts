@@ -3,6 +3,7 @@ import { normaliseSearch, type SearchQuery, type SearchResult } from "../../sear
 import type { SearchableStore } from "../../search/searchable.js";
 import type { IndexProgress } from "../../search/sqlite/search-index.js";
 import { LogStore } from "../log-store.js";
+import type { Scrubbable, ScrubReport } from "../scrub.js";
 import type { Durability, StoreCapabilities } from "../store.js";
 import type { StoreInbox } from "../store-inbox.js";
 import { SearchBackfill } from "./search-backfill.js";
@@ -59,7 +60,7 @@ export interface SqliteStoreOptions {
  * The embedded default: one SQLite file in WAL mode (sqlite-driver.ts) under the log core. Reads go
  * straight to the file; every write goes through one group-commit writer.
  */
-export class SqliteStore extends LogStore implements SearchableStore {
+export class SqliteStore extends LogStore implements SearchableStore, Scrubbable {
   override readonly capabilities: StoreCapabilities = { search: true, inbox: true };
   readonly path: string;
   /** The driver, for tests that look at the file's connection and its fsyncs. */
@@ -105,6 +106,20 @@ export class SqliteStore extends LogStore implements SearchableStore {
    */
   inbox(): StoreInbox {
     return this.driverInbox();
+  }
+
+  /**
+   * Erasure (src/lifecycle/subject-erasure.ts): after the keys' sessions were deleted, their inbox rows go
+   * and the file is rewritten so no freed page, WAL frame or search segment keeps their bytes (scrub.ts).
+   */
+  async scrub(keys: readonly string[]): Promise<ScrubReport> {
+    await this.flush();
+    const counts = await this.sqlite.scrub(keys);
+    return {
+      inboxRows: counts.inboxRows,
+      searchTerms: counts.searchTerms,
+      method: "fts5 optimize + VACUUM + wal_checkpoint(TRUNCATE)",
+    };
   }
 
   /** How far the background build of the search index got. */

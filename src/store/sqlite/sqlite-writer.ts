@@ -14,6 +14,7 @@ import type { Durability } from "../store.js";
 import { DataVersion, type WriterSignals } from "./data-version.js";
 import { InboxTable } from "./inbox-table.js";
 import { JournalFold } from "./journal-fold.js";
+import { type ScrubCounts, scrubDatabase } from "./scrub.js";
 import { SidCache } from "./sid-cache.js";
 import { asStoreError, isFsyncError, SQL, walSyncFailed } from "./sqlite-sql.js";
 import { WalUpkeep } from "./wal-upkeep.js";
@@ -169,6 +170,14 @@ export class SqliteWriter {
   /** Forgets finished inbox items last updated before `before`; how many went. */
   prune(before: number): number {
     return this.counted(() => this.inbox.prune(before));
+  }
+
+  /** Erasure: the keys' inbox rows go and the file is rewritten without freed bytes (scrub.ts). */
+  scrub(keys: readonly string[]): ScrubCounts {
+    this.counted(() => this.inTransaction.immediate(() => this.searchIndex.indexPending()));
+    const counts = this.counted(() => scrubDatabase(this.db, keys));
+    this.searchIndex.forgetWords();
+    return counts;
   }
 
   /** One step of the background build of an upgraded database's search index (search-index.ts). */

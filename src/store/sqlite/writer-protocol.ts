@@ -3,6 +3,7 @@ import type { InboxItem } from "../../model/inbox.js";
 import type { IndexProgress } from "../../search/sqlite/search-index.js";
 import type { GroupOutcome, InboxWrite, WriteGroup } from "../driver.js";
 import type { Durability } from "../store.js";
+import type { ScrubCounts } from "./scrub.js";
 
 /** A SQLite store's file and how it is written. */
 export interface SqliteFileOptions {
@@ -34,6 +35,7 @@ export type WriterRequest =
   | { op: "prune"; before: number }
   | { op: "backfill"; sessions: number }
   | { op: "indexAll" }
+  | { op: "scrub"; keys: string[] }
   | { op: "stats" }
   | { op: "close"; failed: boolean };
 
@@ -50,6 +52,7 @@ export interface WriterAnswers {
   prune: number;
   backfill: IndexProgress;
   indexAll: undefined;
+  scrub: ScrubCounts;
   stats: WriterStats;
   close: undefined;
 }

@@ -55,6 +55,8 @@ async function answer(w: SqliteWriter, request: Exclude<WriterRequest, { op: "co
       return w.backfillStep(request.sessions);
     case "indexAll":
       return w.indexAll();
+    case "scrub":
+      return w.scrub(request.keys);
     case "stats":
       return { fsyncs: w.wal?.fsyncs ?? 0, checkpoints: w.wal?.checkpoints ?? 0 };
     case "close":

@@ -141,6 +141,12 @@ export function branchCases(t: Harness, factory: OpenedFactory): void {
       const session = (await t.store.getSession("k:cas"))!;
       expect(session).toMatchObject({ generation: 1, entryCount: 3 });
       await expect(t.store.rewind("k:cas", { toSeq: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      // Past the head there is nothing to leave out: refused, naming the seq asked for.
+      await expect(t.store.rewind("k:cas", { toSeq: 4 })).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+        message: expect.stringContaining("toSeq 4 is not an entry"),
+      });
+      expect(await t.store.getSession("k:cas")).toMatchObject({ generation: 1, entryCount: 3 });
     });
   });
 

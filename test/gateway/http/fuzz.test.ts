@@ -18,6 +18,10 @@ const FIELDS = [
   "instructions",
   "name",
   "object_attributes",
+  "at_seq",
+  "to_key",
+  "to_seq",
+  "expect_head",
   "__proto__",
   "constructor",
 ];
@@ -78,6 +82,15 @@ describe("HTTP body fuzz (seeded, bounded)", () => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startTestGateway();
+    // The fork and rewind routes' key has a session: their bodies reach the engine.
+    await gw.engine.append(
+      "fuzz:branching",
+      Array.from({ length: 50 }, (_, i) => ({
+        type: "message" as const,
+        role: "user" as const,
+        content: `m${i}`,
+      })),
+    );
   });
   afterAll(() => gw.stop());
 

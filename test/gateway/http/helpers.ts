@@ -105,7 +105,7 @@ export function postJson(body: unknown, headers: Record<string, string> = {}): R
   };
 }
 
-/** Every route that reads a JSON body, with the method it takes. */
+/** Every route that reads a JSON body, with the method it takes (`fuzz:branching`: a key a test may seed). */
 export const BODY_ROUTES: ReadonlyArray<[method: string, path: string]> = [
   ["POST", "/api/chat"],
   ["POST", "/api/webhook"],
@@ -115,4 +115,6 @@ export const BODY_ROUTES: ReadonlyArray<[method: string, path: string]> = [
   ["POST", "/v1/chat/completions"],
   ["PATCH", "/api/agents/main"],
   ["POST", "/api/agents/main/duplicate"],
+  ["POST", "/api/sessions/fuzz%3Abranching/fork"],
+  ["POST", "/api/sessions/fuzz%3Abranching/rewind"],
 ];

@@ -343,9 +343,15 @@ describe("operations", () => {
     const ws = (doc as unknown as { "x-websocket": { methods: Record<string, { params: object }> } })[
       "x-websocket"
     ];
-    expect(Object.keys(ws.methods["chat.send"]!.params)).toEqual(["message", "session", "agent"]);
-    expect(Object.keys(ws.methods)).toHaveLength(12);
+    expect(Object.keys(ws.methods["chat.send"]!.params)).toEqual([
+      "message",
+      "session",
+      "agent",
+      "incognito",
+    ]);
+    expect(Object.keys(ws.methods)).toHaveLength(15);
     expect(ws.methods["turns.get"]).toBeDefined();
+    expect(Object.keys(ws.methods["sessions.rewind"]!.params)).toEqual(["session", "to_seq", "expect_head"]);
     expect(ws.methods["sessions.search"]).toBeDefined();
   });
 

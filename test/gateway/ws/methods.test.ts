@@ -69,7 +69,7 @@ describe("websocket methods", () => {
     const client = await open({ channel: "cli", peer: "zed" });
     const old = await client.request("chat.send", { text: "hi" });
     expect(old).toMatchObject({ ok: false, error: { code: "INVALID_ARGUMENT" } });
-    expect(old.error?.message).toBe("chat.send takes message, session, agent; unknown: text");
+    expect(old.error?.message).toBe("chat.send takes message, session, agent, incognito; unknown: text");
     const list = await client.request("sessions.list", { limt: 5 });
     expect(list).toMatchObject({ ok: false, error: { code: "INVALID_ARGUMENT" } });
     expect((await client.request("sessions.watch", { all: true })).ok).toBe(false);

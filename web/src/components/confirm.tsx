@@ -1,4 +1,4 @@
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useId, useRef } from "preact/hooks";
 
 /** A modal question; Escape or Cancel closes it, focus returns to where it was. */
 export function Confirm({
@@ -17,6 +17,8 @@ export function Confirm({
   onCancel: () => void;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  // Its own id: a page may hold more than one question (delete, rewind).
+  const titleId = useId();
   useEffect(() => {
     const element = dialog.current;
     if (!element) return;
@@ -24,8 +26,8 @@ export function Confirm({
     if (!open && element.open) element.close();
   }, [open]);
   return (
-    <dialog ref={dialog} class="card dialog" aria-labelledby="confirm-title" onClose={onCancel}>
-      <h2 id="confirm-title">{title}</h2>
+    <dialog ref={dialog} class="card dialog" aria-labelledby={titleId} onClose={onCancel}>
+      <h2 id={titleId}>{title}</h2>
       <p>{body}</p>
       <div class="actions">
         <button type="button" class="ghost" onClick={onCancel}>

@@ -1,16 +1,28 @@
+import type { ComponentChildren } from "preact";
 import { absoluteTime, count, entryTime } from "../format";
 import type { Entry, ToolCall } from "../types";
 import { LongText } from "./long-text";
 
 type CompactionEntry = Extract<Entry, { type: "compaction" }>;
 
+/** What a message of the transcript offers besides its text (fork and rewind buttons). */
+export type EntryActions = (entry: Entry) => ComponentChildren;
+
 /**
  * Entries in order. The entries a compaction summarised fold into it (expandable), so the transcript reads
  * as the model now sees it while nothing is hidden for good.
  */
-export function Transcript({ entries, highlight }: { entries: Entry[]; highlight?: string | undefined }) {
+export function Transcript({
+  entries,
+  highlight,
+  actions,
+}: {
+  entries: Entry[];
+  highlight?: string | undefined;
+  actions?: EntryActions | undefined;
+}) {
   const folded = foldIntoCompactions(entries);
-  const top = summariesFirst(entries.filter((entry) => !folded.owner.has(entry.id)));
+  const top = summariesFirst(entries.filter((entry) => !folded.owner.has(entryName(entry))));
   if (top.length === 0) return <p class="muted empty">No entries yet.</p>;
   let generation = "";
   return (
@@ -26,10 +38,11 @@ export function Transcript({ entries, highlight }: { entries: Entry[]; highlight
               </li>
             )}
             <EntryView
-              key={entry.id}
+              key={entryName(entry)}
               entry={entry}
-              folded={folded.children.get(entry.id) ?? []}
+              folded={folded.children.get(entryName(entry)) ?? []}
               highlight={highlight}
+              actions={actions}
             />
           </>
         );
@@ -60,32 +73,38 @@ function foldIntoCompactions(entries: Entry[]): { owner: Set<string>; children: 
     for (const c of compactions) {
       if (
         c.sessionId === entry.sessionId &&
-        c.id !== entry.id &&
+        c.seq !== entry.seq &&
         entry.seq >= c.fromSeq &&
         entry.seq <= c.throughSeq
       )
         cover = c;
     }
     if (!cover) continue;
-    owner.add(entry.id);
-    const list = children.get(cover.id) ?? [];
+    owner.add(entryName(entry));
+    const list = children.get(entryName(cover)) ?? [];
     list.push(entry);
-    children.set(cover.id, list);
+    children.set(entryName(cover), list);
   }
   return { owner, children };
 }
 
-/** How a search hit names an entry: its generation's id and its seq. */
+/**
+ * How a search hit names an entry (its generation's id and its seq), and how the transcript keys it: a
+ * fork's or rewound generation's inherited entries keep their ids, so with earlier generations shown one
+ * id can stand twice.
+ */
 const entryName = (entry: Entry): string => `${entry.sessionId}:${entry.seq}`;
 
 function EntryView({
   entry,
   folded,
   highlight,
+  actions,
 }: {
   entry: Entry;
   folded: Entry[];
   highlight?: string | undefined;
+  actions?: EntryActions | undefined;
 }) {
   const highlighted = highlight === entryName(entry);
   const time = (
@@ -111,6 +130,7 @@ function EntryView({
               </span>
             )}
             {time}
+            {actions?.(entry)}
           </div>
           {entry.toolCalls && entry.toolCalls.length > 0 && <ToolRecap calls={entry.toolCalls} />}
           <LongText class="content" text={entry.content} />
@@ -137,7 +157,7 @@ function EntryView({
             {folded.length > 0 && (
               <ol class="transcript folded">
                 {folded.map((child) => (
-                  <EntryView key={child.id} entry={child} folded={[]} highlight={highlight} />
+                  <EntryView key={entryName(child)} entry={child} folded={[]} highlight={highlight} />
                 ))}
               </ol>
             )}

@@ -1,13 +1,14 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { ApiError, deleteJson, getJson, postJson, request, sessionPath } from "../api";
+import { BranchesPanel, EntryBranchActions, Lineage, runtimeSessionsNote } from "../components/branches";
 import { Confirm } from "../components/confirm";
 import { Details } from "../components/details";
 import { ShareLinks } from "../components/share-links";
 import { StateBadge } from "../components/state-badge";
 import { Transcript } from "../components/transcript";
 import { live } from "../live";
-import { navigate } from "../router";
-import type { Entry, Session, SessionDetail } from "../types";
+import { navigate, sessionHref } from "../router";
+import type { Entry, ForkAnswer, RuntimeSessionsAnswer, Session, SessionDetail } from "../types";
 
 const PAGE = 200;
 /** A search hit further back than this many pages is not brought into view (the pages stay loaded). */
@@ -57,7 +58,13 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
   const [busy, setBusy] = useState(false);
   // A hit may be in an archived generation or far back: those are loaded too.
   const [allGenerations, setAllGenerations] = useState(entry !== undefined);
+  // An entry asked for on the page already open (a branch's link): it may be in an archived generation.
+  useEffect(() => {
+    if (entry !== undefined) setAllGenerations(true);
+  }, [entry]);
   const [confirmDelete, setConfirmDelete] = useState(false);
+  /** The entry a rewind was asked for, while its confirmation is open. */
+  const [rewindAt, setRewindAt] = useState<number>();
   const [format, setFormat] = useState("json");
   const [running, setRunning] = useState(false);
 
@@ -109,7 +116,11 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
         const added = event.entries.filter((e) => !known.has(e.id) && e.sessionId === event.session.id);
         return {
           ...current,
-          detail: { ...current.detail, session: event.session },
+          // The live row is the store's: the gateway's incognito mark stays from the page's read.
+          detail: {
+            ...current.detail,
+            session: current.detail.session.incognito ? { ...event.session, incognito: true } : event.session,
+          },
           entries: [...current.entries, ...added],
         };
       });
@@ -152,6 +163,33 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
       await load();
       return `Reset: generation ${result.current.generation} started; the previous one is archived.`;
     });
+  const fork = (seq: number) =>
+    act("Forking", async () => {
+      const forked = await postJson<ForkAnswer>(sessionPath(sessionKey, "/fork"), { at_seq: seq });
+      navigate(sessionHref(forked.key));
+      return `Forked ${sessionKey} at #${forked.forked_from.seq}: this is the new session.${runtimeSessionsNote(forked.runtime_sessions)}`;
+    });
+  const rewind = (toSeq: number) => {
+    setRewindAt(undefined);
+    // The head the page shows: a conversation that moved on since is refused (SESSION_CHANGED), not rewound.
+    const expectHead = loaded?.detail.session.entryCount;
+    void act("Rewinding", async () => {
+      let runtimes: RuntimeSessionsAnswer | undefined;
+      try {
+        const answer = await postJson<{ runtime_sessions: RuntimeSessionsAnswer }>(
+          sessionPath(sessionKey, "/rewind"),
+          { to_seq: toSeq, expect_head: expectHead },
+        );
+        runtimes = answer.runtime_sessions;
+      } catch (caught) {
+        if (!(caught instanceof ApiError && caught.code === "SESSION_CHANGED")) throw caught;
+        await load();
+        return "Not rewound: the conversation moved on since it was shown. It is reloaded; rewind again if you still want to.";
+      }
+      await load();
+      return `Rewound: the conversation continues from before #${toSeq}; what came after is a branch.${runtimeSessionsNote(runtimes)}`;
+    });
+  };
   const remove = () => {
     setConfirmDelete(false);
     void act("Deleting", async () => {
@@ -205,10 +243,12 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
           <StateBadge
             state={running ? "running" : session.state}
             needsAttention={loaded?.detail.needsAttention === true}
+            incognito={session.incognito === true}
           />
         )}
       </div>
       {session?.title && <p class="muted break">{sessionKey}</p>}
+      {session && <Lineage session={session} />}
       <div class="toolbar" role="toolbar" aria-label="Session actions">
         <button type="button" disabled={busy || !session} onClick={compact}>
           Compact
@@ -235,7 +275,12 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
               </option>
             ))}
           </select>
-          <button type="button" disabled={busy || !session} onClick={download}>
+          <button
+            type="button"
+            disabled={busy || !session || session.incognito === true}
+            title={session?.incognito ? "An incognito session is never exported" : undefined}
+            onClick={download}
+          >
             Export
           </button>
         </span>
@@ -243,7 +288,8 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
       <p class="status-line" role="status">
         {message}
       </p>
-      {session && <ShareLinks sessionKey={sessionKey} />}
+      {session && !session.incognito && <ShareLinks sessionKey={sessionKey} />}
+      <BranchesPanel sessionKey={sessionKey} refresh={session?.id} />
       <div class="session-body">
         <div class="card transcript-card">
           <div class="transcript-head">
@@ -262,7 +308,23 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
               Load earlier entries
             </button>
           )}
-          {loaded ? <Transcript entries={loaded.entries} highlight={entry} /> : <p class="muted">Loading…</p>}
+          {loaded ? (
+            <Transcript
+              entries={loaded.entries}
+              highlight={entry}
+              // Only on the conversation as it is: with earlier generations shown, a seq may be another's.
+              actions={
+                allGenerations
+                  ? undefined
+                  : (e) =>
+                      e.type === "message" && (
+                        <EntryBranchActions entry={e} disabled={busy} onFork={fork} onRewind={setRewindAt} />
+                      )
+              }
+            />
+          ) : (
+            <p class="muted">Loading…</p>
+          )}
         </div>
         {loaded && <Details detail={loaded.detail} onChanged={() => void load()} />}
       </div>
@@ -273,6 +335,14 @@ export function SessionPage({ sessionKey, entry }: { sessionKey: string; entry?:
         confirmLabel="Delete"
         onConfirm={remove}
         onCancel={() => setConfirmDelete(false)}
+      />
+      <Confirm
+        open={rewindAt !== undefined}
+        title={`Rewind to before #${rewindAt ?? ""}?`}
+        body={`The conversation continues from the entry before #${rewindAt ?? ""}. #${rewindAt ?? ""} and everything after it leave this conversation but are not deleted: they stay readable as a rewound branch.`}
+        confirmLabel="Rewind"
+        onConfirm={() => rewindAt !== undefined && rewind(rewindAt)}
+        onCancel={() => setRewindAt(undefined)}
       />
     </section>
   );

@@ -56,6 +56,8 @@ function fits(filters: Filters, session: Session, now: number): boolean {
   if (filters.channel && session.channel !== filters.channel) return false;
   if (filters.active && session.lastActivityAt < now - Number(filters.active) * 60_000) return false;
   const q = filters.q.toLowerCase();
+  // The gateway's text filter never finds an incognito session (routes/sessions.ts).
+  if (q && session.incognito) return false;
   return !q || session.key.toLowerCase().includes(q) || session.title.toLowerCase().includes(q);
 }
 
@@ -302,6 +304,7 @@ export function SessionsPage({ query }: { query: URLSearchParams }) {
                   <StateBadge
                     state={row.deleted ? "deleted" : running.has(row.key) ? "running" : row.state}
                     needsAttention={row.needsAttention === true}
+                    incognito={row.incognito === true}
                   />
                 </td>
               </tr>

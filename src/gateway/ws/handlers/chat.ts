@@ -1,8 +1,8 @@
 import { envelopeFor, type Handler } from "../connection.js";
-import { optionalString, requiredString } from "../protocol.js";
+import { optionalBoolean, optionalString, requiredString } from "../protocol.js";
 
 /**
- * `chat.send` {message, session?, agent?}: streams `chat.delta` {id, key, delta} events, then answers
+ * `chat.send` {message, session?, agent?, incognito?}: streams `chat.delta` {id, key, delta} events, then answers
  * {key, reply, seq}. `sessions.kill` on the key aborts it (TURN_CANCELLED).
  */
 export const send: Handler = async (params, { deps, turns, connection, request }) => {
@@ -11,11 +11,13 @@ export const send: Handler = async (params, { deps, turns, connection, request }
     session: optionalString(params, "session"),
     agent: optionalString(params, "agent"),
   });
+  const incognito = optionalBoolean(params, "incognito");
   const { key } = deps.engine.route(envelope);
   const { signal, done } = turns.start(key);
   try {
     const result = await deps.engine.turn(envelope, {
       signal,
+      ...(incognito ? { incognito } : {}),
       onEvent: (event) => {
         if (event.type === "text")
           connection.event("chat.delta", { id: request.id, key, delta: event.delta });

@@ -1,5 +1,6 @@
 import type { Handler } from "../connection.js";
 import { ProtocolError } from "../protocol.js";
+import * as branches from "./branches.js";
 import * as chat from "./chat.js";
 import * as conversations from "./conversations.js";
 import * as search from "./search.js";
@@ -44,6 +45,30 @@ const METHODS: Readonly<Record<string, MethodSpec>> = {
     result: "{key, killed}: the key's running chat.send turns stop; its data stays",
   },
   "sessions.compact": { handler: sessions.compact, params: { session: SESSION }, result: "{key, summary}" },
+  "sessions.fork": {
+    handler: branches.fork,
+    params: {
+      session: SESSION,
+      at_seq: "fork after this entry (default: the newest completed one)",
+      to_key:
+        "the new key (default: a web chat key: <key>/fork-<id> for an admin-… key, else admin-fork-<id>)",
+    },
+    result: "{key, session, forked_from, runtime_sessions} as POST /api/sessions/{key}/fork",
+  },
+  "sessions.rewind": {
+    handler: branches.rewind,
+    params: {
+      session: SESSION,
+      to_seq: "the first entry left out",
+      expect_head: "the newest seq the rewind was computed on (else SESSION_CHANGED)",
+    },
+    result: "{session, archived, forked_from, runtime_sessions} as POST /api/sessions/{key}/rewind",
+  },
+  "sessions.branches": {
+    handler: branches.branches,
+    params: { session: SESSION },
+    result: "{key, branches: [{kind, key, session}]} as GET /api/sessions/{key}/branches",
+  },
   "sessions.subscribe": {
     handler: sessions.subscribe,
     params: { session: SESSION },
@@ -80,6 +105,7 @@ const METHODS: Readonly<Record<string, MethodSpec>> = {
       message: "the text (as /api/chat's message)",
       session: `${SESSION}; on channel web an admin-… key, else INVALID_KEY`,
       agent: "the agent to answer",
+      incognito: "true: the session lives in the gateway's memory only (as /api/chat's incognito)",
     },
     result: "chat.delta {id, key, delta} events, then {key, reply, seq, notice?}",
   },

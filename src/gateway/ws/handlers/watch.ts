@@ -33,7 +33,10 @@ export function changeOf(event: SessionEvent): Record<string, unknown> {
 }
 
 /** Gathers one watcher's changes and sends them every WATCH_INTERVAL_MS, the latest per key and kind. */
-function coalescing(connection: Connection): { add(event: SessionEvent): void; stop(): void } {
+function coalescing(
+  connection: Connection,
+  isIncognito: (key: string) => boolean,
+): { add(event: SessionEvent): void; stop(): void } {
   const rows = new Map<string, Record<string, unknown>>();
   const turns = new Map<string, Record<string, unknown>>();
   let timer: NodeJS.Timeout | undefined;
@@ -49,7 +52,10 @@ function coalescing(connection: Connection): { add(event: SessionEvent): void; s
       const slot = event.type === "turn.started" || event.type === "turn.finished" ? turns : rows;
       // Re-inserted, so the flush keeps the order in which keys last changed.
       slot.delete(event.key);
-      slot.set(event.key, changeOf(event));
+      const change = changeOf(event);
+      // Marked as the session list marks it (routes/sessions.ts): kept in memory only.
+      if (change.session && isIncognito(event.key)) change.session = { ...change.session, incognito: true };
+      slot.set(event.key, change);
       timer ??= setTimeout(flush, WATCH_INTERVAL_MS);
     },
     stop() {
@@ -62,7 +68,7 @@ function coalescing(connection: Connection): { add(event: SessionEvent): void; s
 /** `sessions.watch` {} → {watching: true}; then changes to any session as `sessions.changed` events. */
 export const watch: Handler = async (_params, { deps, connection }) => {
   if (!connection.subscriptions.has(WATCH_ALL)) {
-    const changes = coalescing(connection);
+    const changes = coalescing(connection, (key) => deps.engine.isIncognito(key));
     const off = deps.engine.events.on((event) => changes.add(event));
     connection.subscriptions.set(WATCH_ALL, () => {
       off();

@@ -1,0 +1,16 @@
+export {
+  CONVERSATION_KEY_FILE,
+  hashConversationId,
+  type TracingSettings,
+  tracingSettings,
+} from "./settings.js";
+export {
+  type ChatSpan,
+  chatSpan,
+  noteIncomingTrace,
+  tracedTool,
+  tracedTurn,
+  withConversation,
+  withIncomingTrace,
+} from "./spans.js";
+export { activeTracing, startTracing, stopTracing } from "./tracer.js";
