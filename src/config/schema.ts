@@ -104,6 +104,15 @@ function buildSchemas(z: typeof Zod.z) {
       .optional()
       .describe("Tokens the model takes: drives the window trigger."),
     timeout_ms: z.number().int().min(1).optional().describe("How long one request may take."),
+    price: z
+      .strictObject({
+        input: z.number().nonnegative(),
+        output: z.number().nonnegative(),
+        cache_read: z.number().nonnegative().optional(),
+        cache_write: z.number().nonnegative().optional(),
+      })
+      .optional()
+      .describe("USD per million tokens (cache reads/writes default to input), for the cost ledger."),
   });
 
   const configFile = z.strictObject({

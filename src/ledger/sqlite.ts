@@ -81,8 +81,12 @@ export class SqliteCostLedger implements CostLedger {
   }
 
   async forgetKey(key: string, secret: string): Promise<number> {
-    return this.db.prepare("UPDATE cost_ledger SET key = ? WHERE key = ?").run(forgottenKey(secret, key), key)
-      .changes;
+    const { changes } = this.db
+      .prepare("UPDATE cost_ledger SET key = ? WHERE key = ?")
+      .run(forgottenKey(secret, key), key);
+    // The pages that held the key are in the WAL until a checkpoint: moved into the file and the WAL cut.
+    if (changes > 0) this.db.pragma("wal_checkpoint(TRUNCATE)");
+    return changes;
   }
 
   async close(): Promise<void> {

@@ -95,7 +95,14 @@ function eventsOf(event: ThreadEvent): RuntimeEvent[] {
     }
     case "turn.completed":
       return [
-        { type: "usage", inputTokens: event.usage.input_tokens, outputTokens: event.usage.output_tokens },
+        {
+          type: "usage",
+          inputTokens: event.usage.input_tokens,
+          outputTokens: event.usage.output_tokens,
+          // Part of input_tokens, as in OpenAI's own usage (for the cost ledger).
+          cacheReadTokens: event.usage.cached_input_tokens,
+          cacheWriteTokens: event.usage.cache_write_input_tokens,
+        },
       ];
     case "turn.failed":
       throw new SessiondError("TURN_FAILED", `Codex turn failed: ${event.error.message}`);
