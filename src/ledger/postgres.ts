@@ -6,8 +6,8 @@ import {
   type LedgerEntry,
   type LedgerGroup,
   type LedgerTotal,
-  totalsOf,
 } from "./entry.js";
+import { GROUP_SQL, sortedTotals, type TotalRow, totalsSql } from "./sql-totals.js";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS cost_ledger (
   seq BIGSERIAL PRIMARY KEY,
@@ -17,22 +17,6 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS cost_ledger (
   reported_usd DOUBLE PRECISION, usd DOUBLE PRECISION, source TEXT
 );
 CREATE INDEX IF NOT EXISTS cost_ledger_key ON cost_ledger(key);`;
-
-interface Row {
-  at: string;
-  agent: string;
-  session_id: string;
-  key: string;
-  model: string;
-  kind: LedgerEntry["kind"];
-  input_tokens: string | null;
-  output_tokens: string | null;
-  cache_read_tokens: string | null;
-  cache_write_tokens: string | null;
-  reported_usd: number | null;
-  usd: number | null;
-  source: LedgerEntry["source"];
-}
 
 /** The ledger in the PostgreSQL database every gateway shares (its own table; the caller's pool). */
 export class PgCostLedger implements CostLedger {
@@ -67,11 +51,10 @@ export class PgCostLedger implements CostLedger {
     );
   }
 
+  /** Summed by the database, so a long ledger is never read into memory row by row. */
   async totals(by: LedgerGroup, filter: { since?: string } = {}): Promise<LedgerTotal[]> {
-    const rows = await query<Row>(this.pool, "SELECT * FROM cost_ledger WHERE at >= $1 ORDER BY seq", [
-      filter.since ?? "",
-    ]);
-    return totalsOf(rows.map(toEntry), by);
+    const rows = await query<TotalRow>(this.pool, totalsSql(GROUP_SQL[by], "$1"), [filter.since ?? ""]);
+    return sortedTotals(rows);
   }
 
   async forgetKey(key: string, secret: string): Promise<number> {
@@ -85,23 +68,4 @@ export class PgCostLedger implements CostLedger {
 
   /** The pool is the caller's: it ends it. */
   async close(): Promise<void> {}
-}
-
-function toEntry(r: Row): LedgerEntry {
-  const opt = (name: string, v: string | number | null) => (v === null ? {} : { [name]: Number(v) });
-  return {
-    at: r.at,
-    agent: r.agent,
-    sessionId: r.session_id,
-    key: r.key,
-    model: r.model,
-    kind: r.kind,
-    ...opt("inputTokens", r.input_tokens),
-    ...opt("outputTokens", r.output_tokens),
-    ...opt("cacheReadTokens", r.cache_read_tokens),
-    ...opt("cacheWriteTokens", r.cache_write_tokens),
-    ...opt("reportedUsd", r.reported_usd),
-    usd: r.usd,
-    source: r.source,
-  };
 }

@@ -6,8 +6,8 @@ import {
   type LedgerEntry,
   type LedgerGroup,
   type LedgerTotal,
-  totalsOf,
 } from "./entry.js";
+import { GROUP_SQL, sortedTotals, type TotalRow, totalsSql } from "./sql-totals.js";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS cost_ledger (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -17,22 +17,6 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS cost_ledger (
   reported_usd REAL, usd REAL, source TEXT
 );
 CREATE INDEX IF NOT EXISTS cost_ledger_key ON cost_ledger(key);`;
-
-interface Row {
-  at: string;
-  agent: string;
-  session_id: string;
-  key: string;
-  model: string;
-  kind: LedgerEntry["kind"];
-  input_tokens: number | null;
-  output_tokens: number | null;
-  cache_read_tokens: number | null;
-  cache_write_tokens: number | null;
-  reported_usd: number | null;
-  usd: number | null;
-  source: LedgerEntry["source"];
-}
 
 /**
  * The ledger in its own SQLite table, apart from the session log: deleting, resetting or erasing a session's
@@ -73,11 +57,10 @@ export class SqliteCostLedger implements CostLedger {
       );
   }
 
+  /** Summed by SQLite, so a long ledger is never read into memory row by row. */
   async totals(by: LedgerGroup, filter: { since?: string } = {}): Promise<LedgerTotal[]> {
-    const rows = this.db
-      .prepare("SELECT * FROM cost_ledger WHERE at >= ? ORDER BY seq")
-      .all(filter.since ?? "") as Row[];
-    return totalsOf(rows.map(toEntry), by);
+    const rows = this.db.prepare(totalsSql(GROUP_SQL[by], "?")).all(filter.since ?? "") as TotalRow[];
+    return sortedTotals(rows);
   }
 
   async forgetKey(key: string, secret: string): Promise<number> {
@@ -92,23 +75,4 @@ export class SqliteCostLedger implements CostLedger {
   async close(): Promise<void> {
     this.db.close();
   }
-}
-
-function toEntry(r: Row): LedgerEntry {
-  const opt = (name: string, v: number | null) => (v === null ? {} : { [name]: v });
-  return {
-    at: r.at,
-    agent: r.agent,
-    sessionId: r.session_id,
-    key: r.key,
-    model: r.model,
-    kind: r.kind,
-    ...opt("inputTokens", r.input_tokens),
-    ...opt("outputTokens", r.output_tokens),
-    ...opt("cacheReadTokens", r.cache_read_tokens),
-    ...opt("cacheWriteTokens", r.cache_write_tokens),
-    ...opt("reportedUsd", r.reported_usd),
-    usd: r.usd,
-    source: r.source,
-  };
 }
