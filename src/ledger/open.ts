@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { Store } from "../store/store.js";
 import type { CostLedger } from "./entry.js";
 import { MemoryCostLedger } from "./memory.js";
+import { PgCostLedger } from "./postgres.js";
 import { SqliteCostLedger } from "./sqlite.js";
 
 export const COST_LEDGER_FILE = "cost-ledger.db";
@@ -14,8 +15,8 @@ export async function openCostLedger(dir: string | undefined, store: Store): Pro
   if (store.backend === "postgres") {
     const { PostgresStore } = await import("../store/postgres/postgres-store.js");
     if (store instanceof PostgresStore) {
-      const { PgCostLedger } = await import("./postgres.js");
-      return PgCostLedger.open(store.pool);
+      const { query } = await import("../store/postgres/pool.js");
+      return PgCostLedger.open(store.pool, query);
     }
   }
   return dir === undefined ? new MemoryCostLedger() : new SqliteCostLedger(join(dir, COST_LEDGER_FILE));

@@ -1,5 +1,4 @@
 import type { Pool } from "pg";
-import { query } from "../store/postgres/pool.js";
 import {
   type CostLedger,
   forgottenKey,
@@ -18,17 +17,29 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS cost_ledger (
 );
 CREATE INDEX IF NOT EXISTS cost_ledger_key ON cost_ledger(key);`;
 
+export type PgQuery = <R extends object>(pool: Pool, sql: string, params?: unknown[]) => Promise<R[]>;
+
+const plainQuery: PgQuery = async <R extends object>(pool: Pool, sql: string, params: unknown[] = []) =>
+  (await pool.query<R>(sql, params)).rows;
+
 /** The ledger in the PostgreSQL database every gateway shares (its own table; the caller's pool). */
 export class PgCostLedger implements CostLedger {
-  private constructor(private readonly pool: Pool) {}
+  private constructor(
+    private readonly pool: Pool,
+    private readonly run: PgQuery,
+  ) {}
 
-  static async open(pool: Pool): Promise<PgCostLedger> {
-    await query(pool, SCHEMA);
-    return new PgCostLedger(pool);
+  /**
+   * `run` is the store's query (src/store/postgres/pool.ts, which names a lost connection as such); passed in so
+   * that this module, loaded with the engine, does not load the PostgreSQL store's modules.
+   */
+  static async open(pool: Pool, run: PgQuery = plainQuery): Promise<PgCostLedger> {
+    await run(pool, SCHEMA);
+    return new PgCostLedger(pool, run);
   }
 
   async record(e: LedgerEntry): Promise<void> {
-    await query(
+    await this.run(
       this.pool,
       `INSERT INTO cost_ledger (at, agent, session_id, key, model, kind, input_tokens, output_tokens,
        cache_read_tokens, cache_write_tokens, reported_usd, usd, source)
@@ -53,12 +64,12 @@ export class PgCostLedger implements CostLedger {
 
   /** Summed by the database, so a long ledger is never read into memory row by row. */
   async totals(by: LedgerGroup, filter: { since?: string } = {}): Promise<LedgerTotal[]> {
-    const rows = await query<TotalRow>(this.pool, totalsSql(GROUP_SQL[by], "$1"), [filter.since ?? ""]);
+    const rows = await this.run<TotalRow>(this.pool, totalsSql(GROUP_SQL[by], "$1"), [filter.since ?? ""]);
     return sortedTotals(rows);
   }
 
   async forgetKey(key: string, secret: string): Promise<number> {
-    const rows = await query<{ n: string }>(
+    const rows = await this.run<{ n: string }>(
       this.pool,
       "WITH u AS (UPDATE cost_ledger SET key = $1 WHERE key = $2 RETURNING 1) SELECT count(*) AS n FROM u",
       [forgottenKey(secret, key), key],
