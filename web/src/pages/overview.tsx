@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { getJson } from "../api";
 import { BarChart } from "../components/bar-chart";
+import { CostTable } from "../components/cost-table";
 import { RunningTurns } from "../components/running-turns";
 import { count } from "../format";
 import { useNow } from "../hooks";
@@ -70,6 +71,7 @@ export function OverviewPage() {
         </p>
       )}
       <RunningTurns />
+      <CostTable since={new Date(tick - hours * 3_600_000).toISOString()} tick={tick} />
       <div class="charts">
         {CHARTS.map((chart) => (
           <BarChart
