@@ -223,4 +223,50 @@ describe("every model call of the engine is one ledger entry", () => {
       ledgerRows(codexDir).map((r) => [r.kind, r.input_tokens, r.output_tokens, r.usd, r.source]),
     ).toEqual([["turn", 20, 7, null, null]]);
   });
+
+  it("an OpenAI-compatible server that reports usage.cost: its figure is the price (source provider); an incognito key's calls stay out of the file", async () => {
+    // OpenRouter's usage shape (openrouter.ai/docs/use-cases/usage-accounting).
+    openai.setHandler(() => ({
+      content: "ok",
+      rawUsage: {
+        prompt_tokens: 194,
+        completion_tokens: 2,
+        total_tokens: 196,
+        cost: 0.95,
+        prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 100 },
+      },
+    }));
+    const dataDir = tempDir("sessiond-ledger-engine-");
+    engine = await createEngine({
+      dataDir,
+      models: { routed: { ...modelConfig("openai", openai.baseUrl, PRICE), model: "openrouter/auto" } },
+      agentOptions: { main: { model: "routed" } },
+      incognito: { for: [{ channel: "discord" }] },
+      titles: { enabled: false },
+      lifecycle: { sweepIntervalMs: 0 },
+    });
+    await engine.turn(telegramDm("hello"));
+    const secret = await engine.turn({
+      channel: "discord",
+      chat: { type: "direct", id: "7" },
+      sender: { id: "7" },
+      text: "psst",
+    });
+    expect(secret.key).toContain("discord");
+    const [total] = await engine.agents.ledger.totals("agent");
+    expect(total).toMatchObject({
+      group: "main",
+      calls: 2,
+      usd: 1.9,
+      unpricedCalls: 0,
+      cacheWriteTokens: 200,
+    });
+    await engine.close();
+    engine = undefined;
+    const rows = ledgerRows(dataDir);
+    expect(rows.map((r) => [r.model, r.reported_usd, r.usd, r.source, r.cache_write_tokens])).toEqual([
+      ["openrouter/auto", 0.95, 0.95, "provider", 100],
+    ]);
+    expect(rows.some((r) => r.key === secret.key || r.session_id === secret.sessionId)).toBe(false);
+  });
 });
