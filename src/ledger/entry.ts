@@ -58,7 +58,8 @@ export function totalsOf(entries: Iterable<LedgerEntry>, by: LedgerGroup): Ledge
   return [...groups.values()].sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
 }
 
-function emptyTotal(group: string): LedgerTotal {
+/** A group with no call yet: `usd` null (nothing known), every count 0. */
+export function emptyTotal(group: string): LedgerTotal {
   return {
     group,
     calls: 0,

@@ -1,6 +1,6 @@
 import { SessiondError } from "../model/errors.js";
 import { parseTime } from "../search/query-params.js";
-import type { CostLedger, LedgerGroup, LedgerTotal } from "./entry.js";
+import { type CostLedger, emptyTotal, type LedgerGroup, type LedgerTotal } from "./entry.js";
 import { mergeTotals } from "./merge.js";
 
 export const LEDGER_GROUPS: readonly LedgerGroup[] = ["session", "agent", "day"];
@@ -43,16 +43,7 @@ export async function costReport(
 ): Promise<CostReport> {
   const groups = await ledger.totals(query.by, query.since ? { since: query.since } : {});
   const [total] = mergeTotals(groups.map((g) => ({ ...g, group: "all" })));
-  const all = total ?? {
-    group: "all",
-    calls: 0,
-    usd: null,
-    unpricedCalls: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-  };
+  const all = total ?? emptyTotal("all");
   return {
     by: query.by,
     ...(query.since ? { since: query.since } : {}),

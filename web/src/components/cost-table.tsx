@@ -1,6 +1,6 @@
-import { useEffect, useState } from "preact/hooks";
-import { getJson } from "../api";
+import { useState } from "preact/hooks";
 import { count, usd } from "../format";
+import { useJson } from "../hooks";
 import type { CostReport, CostTotal } from "../types";
 
 const GROUPS = [
@@ -8,6 +8,8 @@ const GROUPS = [
   { value: "agent", label: "Agent" },
   { value: "session", label: "Session" },
 ] as const;
+
+const FIGURES = ["Calls", "Cost", "Unpriced", "Input", "Output", "Cache read", "Cache write"];
 
 /** A cost as the ledger knows it: unknown when no price is known, `≥` when some calls have none. */
 export function costText(total: Pick<CostTotal, "usd" | "unpricedCalls">): string {
@@ -18,25 +20,10 @@ export function costText(total: Pick<CostTotal, "usd" | "unpricedCalls">): strin
 /** The cost ledger's totals (GET /api/cost) since `since`, per day, agent or session. */
 export function CostTable({ since, tick }: { since: string; tick: number }) {
   const [by, setBy] = useState<(typeof GROUPS)[number]["value"]>("day");
-  const [report, setReport] = useState<CostReport>();
-  const [error, setError] = useState("");
-
-  useEffect(() => {
-    let cancelled = false;
-    getJson<CostReport>(`/api/cost?${new URLSearchParams({ by, since })}`).then(
-      (answer) => {
-        if (cancelled) return;
-        setReport(answer);
-        setError("");
-      },
-      (caught: Error) => {
-        if (!cancelled) setError(caught.message);
-      },
-    );
-    return () => {
-      cancelled = true;
-    };
-  }, [by, since, tick]);
+  const { data: report, error } = useJson<CostReport>(
+    `/api/cost?${new URLSearchParams({ by, since })}`,
+    tick,
+  );
 
   const row = (t: CostTotal, label: string) => (
     <tr key={label} data-group={label}>
@@ -80,27 +67,11 @@ export function CostTable({ since, tick }: { since: string; tick: number }) {
             <thead>
               <tr>
                 <th scope="col">{GROUPS.find((g) => g.value === report.by)?.label}</th>
-                <th scope="col" class="num">
-                  Calls
-                </th>
-                <th scope="col" class="num">
-                  Cost
-                </th>
-                <th scope="col" class="num">
-                  Unpriced
-                </th>
-                <th scope="col" class="num">
-                  Input
-                </th>
-                <th scope="col" class="num">
-                  Output
-                </th>
-                <th scope="col" class="num">
-                  Cache read
-                </th>
-                <th scope="col" class="num">
-                  Cache write
-                </th>
+                {FIGURES.map((name) => (
+                  <th key={name} scope="col" class="num">
+                    {name}
+                  </th>
+                ))}
               </tr>
             </thead>
             <tbody>
