@@ -29,6 +29,9 @@ export class SqliteCostLedger implements CostLedger {
     const Sqlite = sqliteDatabase();
     this.db = new Sqlite(path);
     this.db.pragma("journal_mode = WAL");
+    // As the runtime sessions' cost records: a commit survives a process crash, a power cut may lose the last
+    // few; no fsync on a turn's path for each model call.
+    this.db.pragma("synchronous = NORMAL");
     // A forgotten key's bytes are zeroed in the freed cells, not left for a file scan to find.
     this.db.pragma("secure_delete = ON");
     this.db.exec(SCHEMA);
