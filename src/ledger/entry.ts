@@ -34,7 +34,7 @@ export interface LedgerTotal {
   cacheWriteTokens: number;
 }
 
-export function groupOf(entry: LedgerEntry, by: LedgerGroup): string {
+export function groupOf(entry: Pick<LedgerEntry, "agent" | "at" | "sessionId">, by: LedgerGroup): string {
   if (by === "agent") return entry.agent;
   if (by === "day") return entry.at.slice(0, 10);
   return entry.sessionId;

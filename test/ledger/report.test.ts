@@ -51,3 +51,40 @@ describe("the cost report as `sessiond cost` prints it", () => {
     expect(costQueryFrom(undefined, "2026-12-01")).toEqual({ by: "day", since: "2026-12-01T00:00:00.000Z" });
   });
 });
+
+describe("the memory ledger stays bounded", () => {
+  it("past its entry cap it folds the oldest into day sums: every total as before, a forgotten key still rewritten", async () => {
+    const { MemoryCostLedger: Ledger } = await import("../../src/ledger/index.js");
+    const small = new Ledger(5);
+    const whole = new Ledger(1000);
+    const days = ["2026-12-04", "2026-12-05", "2026-12-06"];
+    for (let i = 0; i < 40; i++) {
+      const context = {
+        agent: i % 3 === 0 ? "helper" : "main",
+        sessionId: `s${i % 4}`,
+        key: `k${i % 4}`,
+        kind: "turn" as const,
+        model: "m",
+        at: `${days[Math.floor(i / 14)]}T0${i % 10}:00:00.000Z`,
+      };
+      const entry = callEntry(
+        context,
+        "openai",
+        { inputTokens: 100 + i, outputTokens: 10, cacheReadTokens: i },
+        i % 5 === 0 ? undefined : { input: 2, output: 10 },
+      );
+      await small.record(entry);
+      await whole.record(entry);
+    }
+    expect((small as unknown as { entries: unknown[] }).entries).toHaveLength(5);
+    for (const by of ["session", "agent", "day"] as const) {
+      expect(await small.totals(by)).toEqual(await whole.totals(by));
+      // A since at a day's start is exact for folded days too.
+      expect(await small.totals(by, { since: "2026-12-05T00:00:00.000Z" })).toEqual(
+        await whole.totals(by, { since: "2026-12-05T00:00:00.000Z" }),
+      );
+    }
+    expect(await small.forgetKey("k1", "secret")).toBe(10);
+    expect(await small.totals("session")).toEqual(await whole.totals("session"));
+  });
+});
