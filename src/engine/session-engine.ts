@@ -163,13 +163,18 @@ export class SessionEngine implements Engine {
       this.actors.exclusive(key, work),
     );
     const { identityLinks, agents } = parts.routing;
+    const afterDelete = (key: string) => this.forgetKeyParts(key);
     this.identity = {
       check: () => reconcileIdentityLinks(this.store, this.dataDir, identityLinks, agents),
       relink: () =>
         reconcileIdentityLinks(this.store, this.dataDir, identityLinks, agents, { apply: true, inLanes }),
-      forget: (identity) => forgetIdentity(this.store, identity, identityLinks, agents, inLanes),
+      forget: (identity) =>
+        forgetIdentity(this.store, identity, identityLinks, agents, inLanes, async (key) => {
+          const deleted = await this.store.delete(key);
+          if (deleted.sessions > 0) await afterDelete(key);
+          return deleted;
+        }),
     };
-    const afterDelete = (key: string) => this.forgetKeyParts(key);
     const erasure = { store: this.store, links: identityLinks, agents, inLanes, afterDelete };
     this.erasure = new SubjectErasure(erasure, this.dataDir);
     this.sessions = {

@@ -1,6 +1,7 @@
 import type { EntryInput, ResetCause } from "../model/entry.js";
 import { SessiondError } from "../model/errors.js";
 import type { Session, SessionInit } from "../model/session.js";
+import { type EntryErasure, isEntryErasing } from "../store/entry-erasure.js";
 import type { Fence } from "../store/fence.js";
 import { MemoryStore } from "../store/memory/memory-store.js";
 import {
@@ -86,6 +87,7 @@ const ROUTED: readonly PropertyKey[] = [
   "fork",
   "rewind",
   "forksOf",
+  "eraseEntries",
   "flush",
   "sync",
   "close",
@@ -204,6 +206,15 @@ class IncognitoRouter {
     const result = await this.owner(sessionId).deleteGeneration(sessionId);
     this.dropped(sessionId);
     return result;
+  }
+
+  eraseEntries(sessionId: string, erasure: EntryErasure): Promise<{ rewritten: number }> {
+    const owner = this.owner(sessionId);
+    if (!isEntryErasing(owner))
+      return Promise.reject(
+        new SessiondError("NOT_SUPPORTED", `the ${owner.backend} store cannot rewrite entries`),
+      );
+    return owner.eraseEntries(sessionId, erasure);
   }
 
   async rekey(from: string, to: string): Promise<{ moved: number }> {

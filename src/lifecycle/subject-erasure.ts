@@ -4,6 +4,7 @@ import { isSessiondError } from "../model/errors.js";
 import { isScrubbable } from "../store/scrub.js";
 import type { DeleteResult, Store } from "../store/store.js";
 import { ErasureTombstones, TOMBSTONE_FILE } from "./erasure-tombstones.js";
+import { erasedSenders, eraseGroupMessages, type GroupErasure } from "./group-erasure.js";
 import { type ForgottenKey, forgetIdentity } from "./identity-changes.js";
 import { direct, type InLanes } from "./in-lanes.js";
 
@@ -17,6 +18,8 @@ export interface ErasureReceipt {
   keys: ForgottenKey[];
   sessions: number;
   entries: number;
+  /** Their messages in sessions of other keys (groups, channels, a shared DM session), now ERASED notes. */
+  groups: GroupErasure;
   /** Inbox rows of those keys deleted (admitted inputs hold the envelope's text). */
   inboxRows: number;
   /** Words dropped from the search vocabulary (the search rows go with their sessions). */
@@ -75,23 +78,26 @@ export async function forgetSubject(parts: SubjectErasureParts, subject: string)
     if (!isSessiondError(error, "INVALID_ARGUMENT") || subject.trim() === "") throw error;
     forgotten = await forgetIdentity(store, subject, { [subject]: [subject] }, agents, inLanes, deleteKey);
   }
+  const senders = erasedSenders(forgotten.accounts);
+  const groups = await eraseGroupMessages(store, senders, messageIds);
   const erasedKeys = forgotten.keys.map((k) => k.key);
   const erasedAt = new Date((parts.now ?? Date.now)()).toISOString();
   parts.tombstones?.record([...forgotten.accounts, ...erasedKeys], messageIds, erasedAt);
-  const scrub = isScrubbable(store) ? await store.scrub(erasedKeys) : undefined;
+  const scrub = isScrubbable(store) ? await store.scrub(erasedKeys, senders) : undefined;
   return {
     subject: forgotten.person,
     accounts: forgotten.accounts,
     keys: forgotten.keys,
     sessions: forgotten.sessions,
     entries: forgotten.entries,
+    groups,
     inboxRows: scrub?.inboxRows ?? 0,
     searchTerms: scrub?.searchTerms ?? 0,
     runtimeAndShareKeys,
     scrub: scrub?.method ?? "rows deleted",
     erasedAt,
     tombstone: parts.tombstones ? { file: TOMBSTONE_FILE, messages: messageIds.size } : undefined,
-    notErased: ["their messages in group sessions (sessions keyed by the group, not by them)"],
+    notErased: [],
   };
 }
 

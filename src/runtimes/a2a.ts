@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Part, StreamResponse, TaskState } from "@a2a-js/sdk";
-import type { Client } from "@a2a-js/sdk/client";
+import type { CallInterceptor, Client } from "@a2a-js/sdk/client";
 import { SessiondError } from "../model/errors.js";
 import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
+import { currentTraceHeaders } from "../tracing/spans.js";
 import type { DescribedRuntime } from "./echo.js";
 
 export interface A2aRuntimeConfig {
@@ -36,6 +37,19 @@ async function protocol() {
 }
 
 /**
+ * Every request the client sends carries the current span's `traceparent` / `tracestate` (the turn's
+ * `invoke_agent`) as service parameters, which the transports send as HTTP headers. An interceptor runs in
+ * the caller's async context, so one client serves every turn with each turn's own trace.
+ */
+const carryTrace: CallInterceptor = {
+  async before({ options }) {
+    const headers = currentTraceHeaders();
+    if (headers && options) options.serviceParameters = { ...options.serviceParameters, ...headers };
+  },
+  async after() {},
+};
+
+/**
  * An external agent over A2A (`@a2a-js/sdk` client): one remote context per conversation. The context id is
  * the runtime session; the task id is stored with it only while the task waits for input or auth, so the
  * next message continues that task; a finished task is not continued.
@@ -44,7 +58,13 @@ export function a2aRuntime(config: A2aRuntimeConfig): DescribedRuntime {
   let client: Promise<Client> | undefined;
   const connect = () => {
     client ??= loadClient()
-      .then(({ ClientFactory }) => new ClientFactory().createFromUrl(config.url))
+      .then(({ ClientFactory, ClientFactoryOptions }) =>
+        new ClientFactory(
+          ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+            clientConfig: { interceptors: [carryTrace] },
+          }),
+        ).createFromUrl(config.url),
+      )
       .catch((error: unknown) => {
         client = undefined;
         if (error instanceof SessiondError) throw error;

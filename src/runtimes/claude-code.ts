@@ -3,6 +3,7 @@ import { readUsage } from "../ledger/usage.js";
 import { SessiondError } from "../model/errors.js";
 import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
+import { childTraceEnv } from "../tracing/child-env.js";
 import { SteeredPrompt } from "./claude-code-input.js";
 import type { DescribedRuntime } from "./echo.js";
 
@@ -71,6 +72,9 @@ async function* claudeCodeRun(
       options.resumeSessionAt = run.resumeAt;
     }
   }
+  // Tracing on: the CLI's environment carries this turn's TRACEPARENT (the SDK replaces, not merges, `env`).
+  const env = childTraceEnv();
+  if (env) options.env = env;
   const permission = run.permission ?? config.permission;
   if (permission !== undefined) options.permissionMode = PERMISSION_MODE[permission];
   // Its compactions come back as compact_boundary messages, recorded as LoCrew's note.

@@ -3,6 +3,7 @@ import { readUsage } from "../ledger/usage.js";
 import { SessiondError } from "../model/errors.js";
 import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
+import { childTraceEnv } from "../tracing/child-env.js";
 import type { DescribedRuntime } from "./echo.js";
 
 // Loaded on first use, like the Claude Code SDK: most gateways never run Codex.
@@ -36,10 +37,13 @@ const POLICY = {
  */
 export function codexRuntime(config: CodexRuntimeConfig = {}): DescribedRuntime {
   let codex: Promise<Codex> | undefined;
-  const client = () => {
-    codex ??= loadSdk().then(
-      ({ Codex }) => new Codex(config.executable ? { codexPathOverride: config.executable } : {}),
-    );
+  const path = config.executable ? { codexPathOverride: config.executable } : {};
+  const client = async () => {
+    // Tracing on: a client of this run's own, whose CLI environment carries the turn's TRACEPARENT
+    // (the SDK takes the environment per client, and replaces process.env with it).
+    const env = childTraceEnv();
+    if (env) return new (await loadSdk()).Codex({ ...path, env });
+    codex ??= loadSdk().then(({ Codex }) => new Codex(path));
     return codex;
   };
   const threadOptions: ThreadOptions = { skipGitRepoCheck: true };

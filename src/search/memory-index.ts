@@ -36,7 +36,7 @@ export class MemorySearchIndex {
   private nextRow = 1;
   private totalLength = 0;
   /** Entries added but not split into words yet: a search takes them in first, the event loop let in. */
-  private waiting: Entry[] = [];
+  private waiting: Array<Entry | undefined> = [];
   private taking: Promise<void> | undefined;
 
   constructor(private readonly sessionOf: (sessionId: string) => Session | undefined) {}
@@ -59,9 +59,9 @@ export class MemorySearchIndex {
       const pace = new SearchBudget({ budgetMs: Number.POSITIVE_INFINITY });
       // Entries added meanwhile are pushed behind and taken in the same loop.
       for (let i = 0; i < this.waiting.length; i++) {
-        const entry = this.waiting[i]!;
+        const entry = this.waiting[i];
         // A session deleted since its entries were added is gone from the index too.
-        if (this.sessionOf(entry.sessionId)) this.index(entry);
+        if (entry && this.sessionOf(entry.sessionId)) this.index(entry);
         await pace.pace();
       }
       this.waiting = [];
@@ -102,6 +102,9 @@ export class MemorySearchIndex {
   }
 
   remove(sessionId: string): void {
+    // Same length, same places: a `takeWaiting` under way goes on by index (an erasure re-adds the session).
+    if (this.waiting.some((e) => e?.sessionId === sessionId))
+      this.waiting = this.waiting.map((e) => (e?.sessionId === sessionId ? undefined : e));
     for (const row of this.bySession.get(sessionId) ?? []) {
       const doc = this.docs.get(row);
       if (!doc) continue;

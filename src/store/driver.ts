@@ -73,7 +73,13 @@ export type WriteChange =
    */
   | { kind: "moveSessions"; from: string; sessions: Session[] }
   /** A session and all its entries are gone. */
-  | { kind: "deleteSession"; session: Session };
+  | { kind: "deleteSession"; session: Session }
+  /**
+   * Erasure (docs/erasure.md), the one rewrite of an append-only log: the session's own entries at these
+   * entries' seqs are replaced by them (same id, seq, time and idempotency key; another body), and the
+   * session is left as given (its title). No byte of the old bodies may stay in what the driver writes.
+   */
+  | { kind: "rewriteEntries"; session: Session; entries: Entry[] };
 
 /** The changes of one store operation (an append, a reset, a rekey...): all of them commit, or none. */
 export interface WriteGroup {
@@ -142,6 +148,11 @@ export interface StoreDriver {
    * for (an idempotency lookup in a session whose every entry it holds) instead of asking.
    */
   readonly remoteReads?: boolean;
+  /**
+   * The driver applies `rewriteEntries` changes (erasure). Without it the store refuses `eraseEntries` with
+   * NOT_SUPPORTED: a driver that skipped a change kind it does not know would keep what was to be erased.
+   */
+  readonly rewritesEntries?: boolean;
   /** The inbox this driver keeps and commits with the groups' changes (`WriteGroup.inbox`), when it does. */
   readonly inbox?: DriverInbox;
   // ——— reads ———

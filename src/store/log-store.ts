@@ -3,6 +3,12 @@ import { parseEntryInput } from "../model/entry-schema.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
 import type { Session, SessionInit, StoredContext } from "../model/session.js";
 import type { MaybePromise, StoreDriver } from "./driver.js";
+import {
+  type EntryErasing,
+  type EntryErasure,
+  erasedEntries,
+  eraseEntriesOperation,
+} from "./entry-erasure.js";
 import { checkRange } from "./entry-range.js";
 import { currentFence } from "./fence.js";
 import { prefixFacts } from "./fork-facts.js";
@@ -69,7 +75,7 @@ export interface LogStoreOptions {
  * and group-committed by one writer, the caches, fail-stop and what other writers changed. A backend is a
  * driver; `MemoryStore`, `SqliteStore` and `JsonlStore` are this class over theirs.
  */
-export class LogStore implements Store, ChangeReporting {
+export class LogStore implements Store, ChangeReporting, EntryErasing {
   readonly backend: string;
   /** None here: each backend's store declares its own. */
   readonly capabilities: StoreCapabilities = {};
@@ -277,6 +283,14 @@ export class LogStore implements Store, ChangeReporting {
       );
     const facts = await this.read(() => prefixFacts(this.lineage, source, options.toSeq - 1));
     return this.submit(rewindOperation(source, facts, options.expectHead, this.hooks));
+  }
+
+  /** Erasure's rewrite of some of a session's own entries (entry-erasure.ts, docs/erasure.md). */
+  async eraseEntries(sessionId: string, erasure: EntryErasure): Promise<{ rewritten: number }> {
+    const session = await this.getSessionById(sessionId);
+    if (!session) return { rewritten: 0 };
+    const entries = await this.read(() => erasedEntries(this.driver, session, erasure));
+    return this.submit(eraseEntriesOperation(sessionId, entries, erasure.title, this.hooks));
   }
 
   forksOf(sessionIds: readonly string[]): Promise<Session[]> {

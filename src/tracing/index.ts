@@ -1,3 +1,4 @@
+export { childTraceEnv } from "./child-env.js";
 export {
   CONVERSATION_KEY_FILE,
   hashConversationId,
@@ -7,6 +8,7 @@ export {
 export {
   type ChatSpan,
   chatSpan,
+  currentTraceHeaders,
   noteIncomingTrace,
   tracedTool,
   tracedTurn,

@@ -32,6 +32,18 @@ export function noteIncomingTrace(input: object): void {
   if (parent && activeTracing()) incoming.set(input, parent);
 }
 
+/**
+ * `traceparent` (and `tracestate`) naming the span the current call runs under (a turn's `invoke_agent`),
+ * for what the runtime sends out: A2A requests, Claude Code and Codex processes. Undefined when tracing is
+ * off or nothing is being traced here.
+ */
+export function currentTraceHeaders(): Record<string, string> | undefined {
+  const t = activeTracing();
+  const parent = scopes.getStore()?.parent;
+  const span = t && parent ? t.api.trace.getSpan(parent) : undefined;
+  return span ? traceparentOf(span) : undefined;
+}
+
 function errorType(error: unknown): string {
   const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
   return typeof code === "string" ? code : typeof name === "string" ? name : "_OTHER";

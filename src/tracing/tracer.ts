@@ -1,5 +1,6 @@
 import type { Tracer } from "@opentelemetry/api";
 import { optionalPackage } from "../model/optional-package.js";
+import { batchOptions, resourceAttributes, samplerFrom } from "./sdk-env.js";
 import { conversationKey, hashConversationId, type TracingSettings, tracingSettings } from "./settings.js";
 
 /** What the spans need once tracing is on: the tracer and how a session id becomes a conversation id. */
@@ -36,7 +37,7 @@ export function activeTracing(): ActiveTracing | undefined {
 /**
  * Starts tracing when the OTEL_* variables say so (see tracingSettings); the OpenTelemetry packages are
  * imported only then. The exporter reads its endpoint, headers and timeout from the standard variables;
- * it speaks OTLP/HTTP with JSON bodies.
+ * it speaks OTLP/HTTP with JSON bodies. The sampler, batching and resource come from sdk-env.ts.
  */
 export async function startTracing(
   env: Record<string, string | undefined>,
@@ -44,16 +45,20 @@ export async function startTracing(
 ): Promise<TracingSettings> {
   const settings = tracingSettings(env);
   if (!settings.enabled || active) return settings;
+  const batch = batchOptions(env);
+  const attributes = resourceAttributes(env);
   const [api, sdk, resources, exporter] = await Promise.all([
     loadApi(),
     loadSdk(),
     loadResources(),
     loadExporter(),
   ]);
+  const sampler = samplerFrom(sdk, env);
   const key = settings.rawConversationId ? undefined : conversationKey(env, dataDir);
   const provider = new sdk.TracerProvider({
-    resource: resources.resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME || "sessiond" }),
-    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new exporter.OTLPTraceExporter() })],
+    resource: resources.resourceFromAttributes(attributes),
+    sampler,
+    spanProcessors: [new sdk.BatchSpanProcessor({ ...batch, exporter: new exporter.OTLPTraceExporter() })],
   });
   active = {
     api,

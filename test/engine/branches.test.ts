@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readHistory } from "../../src/cli/history.js";
 import { exportJsonlFiles, exportSessions } from "../../src/export/index.js";
-import { createEngine, type Engine, type Envelope, type TurnContext } from "../../src/index.js";
+import { createEngine, type Engine, type TurnContext } from "../../src/index.js";
 import { searchStore } from "../../src/search/searchable.js";
 import { JsonlStore } from "../../src/store/jsonl/jsonl-store.js";
 import { webChatOn } from "../support/envelopes.js";

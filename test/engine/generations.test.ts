@@ -152,4 +152,18 @@ describe("writes land in the generation they were computed for", () => {
     expect(forgotten.keys).toEqual([{ key: KEY, sessions: 1, entries: 2 }]);
     expect(await e.sessions.generations(KEY)).toEqual([]);
   });
+
+  it("forgetting a person also deletes the runtime sessions and share links of their keys", async () => {
+    const e = await open({ routing: { identityLinks: { alice: [KEY] } } });
+    await e.turn(telegramDm("hello"));
+    await e.idle(KEY);
+    const link = await e.shares.create(KEY);
+    await e.agents.store.save({ agent: "main", key: KEY, runtime: "codex", id: "t-1", data: {}, savedAt: 1 });
+    expect(await e.shares.list(KEY)).toEqual([link]);
+    expect(await e.agents.store.get("main", KEY)).toMatchObject({ id: "t-1" });
+    const forgotten = await e.identity.forget("alice");
+    expect(forgotten.keys.map((k) => k.key)).toEqual([KEY]);
+    expect(await e.agents.store.get("main", KEY)).toBeUndefined();
+    expect(await e.shares.list(KEY)).toEqual([]);
+  });
 });

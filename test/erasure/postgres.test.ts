@@ -59,7 +59,18 @@ describe("forget --subject on PostgreSQL", () => {
       await e.turn(dm("42", `my secret is ${theirs}`));
       await e.turn(dm("42", `again ${theirs}`));
       await e.turn(dm("99", `bob says ${kept}`));
+      // And in a group: their message, and the echo that answered it.
+      const inGroup = (sender: string, text: string, id: string): Envelope => ({
+        channel: "telegram",
+        chat: { type: "group", id: "-7" },
+        sender: { id: sender },
+        text,
+        platformMessageId: id,
+      });
+      await e.turn(inGroup("42", `in the group ${theirs}`, "p1"));
+      await e.turn(inGroup("99", `bob in the group ${kept}`, "p2"));
       await e.idle("telegram:42");
+      await e.idle("telegram:-7");
       await e.shares.create("telegram:42");
       await e.agents.store.save({
         agent: "main",
@@ -72,10 +83,18 @@ describe("forget --subject on PostgreSQL", () => {
       expect((await tablesHolding(url, theirs)).length).toBeGreaterThan(0);
       const receipt = await e.forget({ subject: "alice" });
       expect(receipt.sessions).toBe(1);
-      expect(receipt.inboxRows).toBe(2);
+      expect(receipt.inboxRows).toBe(3);
+      expect(receipt.groups).toMatchObject({ sessions: 1, messages: 2 });
       expect(receipt.scrub).toContain("VACUUM");
       expect(await tablesHolding(url, theirs)).toEqual([]);
       expect(await tablesHolding(url, kept)).toContain("entries");
+      expect(await tablesHolding(url, kept)).toContain("inbox");
+      const group = await e.history("telegram:-7");
+      expect(group.slice(0, 2)).toMatchObject([
+        { seq: 1, type: "note", code: "ERASED" },
+        { seq: 2, type: "note", code: "ERASED" },
+      ]);
+      expect(JSON.stringify(group)).toContain(kept);
     } finally {
       await e.close();
       rmSync(dir, { recursive: true, force: true });

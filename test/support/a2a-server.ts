@@ -33,6 +33,8 @@ export interface LocalA2aAgent {
   url: string;
   /** Every message received, oldest first (the `requests` of `useServer`). */
   requests: A2aReceived[];
+  /** Every HTTP request (the card's and the JSON-RPC calls), oldest first, with its W3C trace headers. */
+  http: Array<{ path: string; traceparent?: string; tracestate?: string }>;
   close(): Promise<void>;
 }
 
@@ -122,7 +124,17 @@ export async function startA2aAgent(): Promise<LocalA2aAgent> {
     },
     async cancelTask() {},
   };
+  const http: LocalA2aAgent["http"] = [];
   const app = express();
+  app.use((req, _res, next) => {
+    const { traceparent, tracestate } = req.headers;
+    http.push({
+      path: req.path,
+      ...(typeof traceparent === "string" ? { traceparent } : {}),
+      ...(typeof tracestate === "string" ? { tracestate } : {}),
+    });
+    next();
+  });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
   });
@@ -149,6 +161,7 @@ export async function startA2aAgent(): Promise<LocalA2aAgent> {
   return {
     url,
     requests,
+    http,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -27,6 +27,15 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
+// The trace context it was started with, and which OTEL_* variables it got (names only: their values may be secrets).
+const traceEnv = () => ({
+  TRACEPARENT: process.env.TRACEPARENT,
+  TRACESTATE: process.env.TRACESTATE,
+  otel: Object.keys(process.env)
+    .filter((name) => name.startsWith("OTEL_"))
+    .sort(),
+});
+
 const state = process.env.FAKE_CLAUDE_STATE;
 if (!state) {
   process.stderr.write("FAKE_CLAUDE_STATE is not set\n");
@@ -228,7 +237,7 @@ async function turn(message) {
   }
   appendFileSync(
     join(state, "calls.jsonl"),
-    `${JSON.stringify({ argv, cwd: process.cwd(), model, resume, resumeAt, fork, remembered, appendSystemPrompt, prompt, folded, priorities, sessionId: sid })}\n`,
+    `${JSON.stringify({ argv, cwd: process.cwd(), model, resume, resumeAt, fork, remembered, appendSystemPrompt, prompt, folded, priorities, sessionId: sid, env: traceEnv() })}\n`,
   );
   const reply = `turn ${session.turns} of ${sid.slice(0, 8)} in ${process.cwd()}${folded.length ? `; heard ${folded.join(" | ")}` : ""}`;
   assistant([{ type: "text", text: reply }], "end_turn");

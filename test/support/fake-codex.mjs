@@ -6,6 +6,15 @@ import { randomUUID } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
+// The trace context it was started with, and which OTEL_* variables it got (names only: their values may be secrets).
+const traceEnv = () => ({
+  TRACEPARENT: process.env.TRACEPARENT,
+  TRACESTATE: process.env.TRACESTATE,
+  otel: Object.keys(process.env)
+    .filter((name) => name.startsWith("OTEL_"))
+    .sort(),
+});
+
 const state = process.env.FAKE_CODEX_STATE;
 if (!state) {
   process.stderr.write("FAKE_CODEX_STATE is not set\n");
@@ -30,7 +39,7 @@ thread.turns += 1;
 writeFileSync(threadFile(thread.id), JSON.stringify(thread));
 appendFileSync(
   join(state, "calls.jsonl"),
-  `${JSON.stringify({ argv, model: option("--model"), cd: option("--cd"), resume, prompt, threadId: thread.id })}\n`,
+  `${JSON.stringify({ argv, model: option("--model"), cd: option("--cd"), resume, prompt, threadId: thread.id, env: traceEnv() })}\n`,
 );
 const out = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 out({ type: "thread.started", thread_id: thread.id });

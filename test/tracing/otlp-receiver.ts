@@ -10,6 +10,8 @@ export interface ReceivedSpan {
   attributes: Record<string, string | number | boolean | unknown[]>;
   status: { code?: number };
   service: string | undefined;
+  /** Its resource's attributes. */
+  resource: Record<string, string | number | boolean | unknown[]>;
 }
 
 interface OtlpValue {
@@ -57,7 +59,8 @@ export async function startOtlpReceiver() {
     contentTypes.push(String(request.headers["content-type"]));
     const body = request.body as OtlpExport;
     for (const resource of body.resourceSpans ?? []) {
-      const service = flat(resource.resource?.attributes)["service.name"];
+      const resourceAttributes = flat(resource.resource?.attributes);
+      const service = resourceAttributes["service.name"];
       for (const scope of resource.scopeSpans ?? []) {
         for (const span of scope.spans ?? []) {
           spans.push({
@@ -69,6 +72,7 @@ export async function startOtlpReceiver() {
             attributes: flat(span.attributes),
             status: span.status ?? {},
             service: typeof service === "string" ? service : undefined,
+            resource: resourceAttributes,
           });
         }
       }

@@ -35,6 +35,7 @@ export function registerForget(program: Command, io: CliIo): void {
         io.stdout(`erased ${k.key}: ${plural(k.sessions, "session")}, ${plural(k.entries, "entry")}\n`);
       io.stdout(
         `forgot ${receipt.subject}: ${plural(receipt.sessions, "session")}, ${plural(receipt.entries, "entry")}, ` +
+          `${plural(receipt.groups.messages, "group message")} in ${plural(receipt.groups.sessions, "other session")}, ` +
           `${plural(receipt.inboxRows, "inbox row")}, ${plural(receipt.runtimeAndShareKeys, "key")} ` +
           `with runtime sessions and share links cleared, ${plural(receipt.searchTerms, "search word")} dropped; ` +
           `files: ${receipt.scrub}\n`,

@@ -85,7 +85,7 @@ export function openApiDocument(): OpenApiDocument {
     "x-websocket": {
       path: "/ws",
       frames:
-        'request {type:"req", id, method, params}; response {type:"res", id, ok, result | error}; event {type:"event", event, data}',
+        'request {type:"req", id, method, params, traceparent?, tracestate?}; response {type:"res", id, ok, result | error}; event {type:"event", event, data}',
       errors:
         "BAD_FRAME, INVALID_REQUEST, UNKNOWN_METHOD, INVALID_ARGUMENT (an unknown parameter too), and the REST codes",
       methods: methodDocs(),

@@ -16,12 +16,14 @@ export const subjectOperations = {
     method: "delete",
     path: "/api/subjects/{id}",
     summary:
-      "Erase everything of one person across identity links (sessions of every generation, archives, forks, runtime " +
+      "Erase everything of one person across identity links (sessions of every generation, archives, forks, their " +
+      "messages in group sessions, runtime " +
       "sessions, share links, inbox rows, search rows) and rewrite the store's files without it; answers the receipt",
     request: { params: idPathParams },
     responses: {
       200: jsonResponse(
-        "{subject, accounts, keys: [{key, sessions, entries}], sessions, entries, inboxRows, searchTerms, " +
+        "{subject, accounts, keys: [{key, sessions, entries}], sessions, entries, " +
+          "groups: {sessions, messages, summaries, titles}, inboxRows, searchTerms, " +
           "runtimeAndShareKeys, scrub, erasedAt, tombstone: {file, messages}, notErased: [what it does not reach]}",
       ),
       ...errorResponses,

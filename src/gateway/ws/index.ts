@@ -134,7 +134,12 @@ export function attachWebSocket(
       }
       inFlight++;
       // Requests run concurrently (up to maxInFlight): a sessions.kill must get through while a chat.send streams.
-      const task = withIncomingTrace(trace.parent, trace.state, () =>
+      // A frame's own traceparent (with its tracestate) replaces the connection's for this request.
+      const [parent, state] =
+        request.traceparent !== undefined
+          ? [request.traceparent, request.tracestate]
+          : [trace.parent, trace.state];
+      const task = withIncomingTrace(parent, state, () =>
         handler(request.params, { deps, turns, connection, request }),
       ).then(
         (result) => connection.send({ type: "res", id: request.id, ok: true, result }),

@@ -7,6 +7,10 @@ export interface RequestFrame {
   id: RequestId;
   method: string;
   params: Record<string, unknown>;
+  /** A W3C traceparent for this request only: it replaces the connection's (the upgrade request's). */
+  traceparent?: string;
+  /** Its tracestate; read only with a `traceparent` in the same frame. */
+  tracestate?: string;
 }
 
 export interface WireError {
@@ -74,7 +78,14 @@ export function parseFrame(text: string): ParsedFrame {
     return invalid("method must be a non-empty string");
   }
   if (value.params !== undefined && !isRecord(value.params)) return invalid("params must be an object");
-  return { ok: true, frame: { type: "req", id, method: value.method, params: value.params ?? {} } };
+  const frame: RequestFrame = { type: "req", id, method: value.method, params: value.params ?? {} };
+  for (const field of ["traceparent", "tracestate"] as const) {
+    const header = value[field];
+    if (header === undefined) continue;
+    if (typeof header !== "string") return invalid(`${field} must be a string`);
+    frame[field] = header;
+  }
+  return { ok: true, frame };
 }
 
 /** The wire form of a failure: sessiond's and the protocol's own codes pass through, anything else is INTERNAL. */

@@ -37,6 +37,13 @@ const INDEX_SQL = {
   deleteRows: "DELETE FROM search_rows WHERE row IN (SELECT row FROM search_sids WHERE sid = ?)",
   deletePending: "DELETE FROM search_rows WHERE row > ? AND sid = ?",
   deleteSids: "DELETE FROM search_sids WHERE sid = ?",
+  indexedRowAt:
+    "SELECT x.row AS row FROM search_sids x CROSS JOIN search_rows r ON r.row = x.row WHERE x.sid = ? AND r.seq = ?",
+  deleteWordsOf: `INSERT INTO search_words (search_words, rowid, body) SELECT 'delete', row, body FROM search_rows WHERE row = ?`,
+  deleteGramsOf: "DELETE FROM search_grams WHERE rowid = ?",
+  deleteRowOf: "DELETE FROM search_rows WHERE row = ?",
+  deleteSidOf: "DELETE FROM search_sids WHERE sid = ? AND row = ?",
+  deletePendingAt: "DELETE FROM search_rows WHERE row > ? AND sid = ? AND seq = ?",
   indexedUpto: "SELECT indexed_upto FROM search_state WHERE one = 1",
   setIndexed: "UPDATE search_state SET indexed_upto = ? WHERE one = 1",
   backfillAfter: "SELECT backfill_after FROM search_state WHERE one = 1",
@@ -118,6 +125,23 @@ export class SqliteSearchIndex {
     this.sql.get(INDEX_SQL.deletePending).run(indexed, sid);
     this.sql.get(INDEX_SQL.deleteSids).run(sid);
     // Row numbers of deleted rows at the top are used again: those rows must count as not indexed yet.
+    const last = this.maxRow() ?? 0;
+    if (last < indexed) this.sql.get(INDEX_SQL.setIndexed).run(last);
+  }
+
+  /** Forgets some entries of a session, rewritten by an erasure (inside its transaction); `add` follows. */
+  removeSeqs(sid: number, seqs: readonly number[]): void {
+    const indexed = this.indexedUpto();
+    for (const seq of seqs) {
+      const rows = this.sql.get(INDEX_SQL.indexedRowAt).all(sid, seq) as Array<{ row: number }>;
+      for (const { row } of rows) {
+        this.sql.get(INDEX_SQL.deleteWordsOf).run(row);
+        this.sql.get(INDEX_SQL.deleteGramsOf).run(row);
+        this.sql.get(INDEX_SQL.deleteRowOf).run(row);
+        this.sql.get(INDEX_SQL.deleteSidOf).run(sid, row);
+      }
+      this.sql.get(INDEX_SQL.deletePendingAt).run(indexed, sid, seq);
+    }
     const last = this.maxRow() ?? 0;
     if (last < indexed) this.sql.get(INDEX_SQL.setIndexed).run(last);
   }

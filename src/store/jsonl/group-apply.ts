@@ -8,6 +8,7 @@ import { asStoreError } from "./directory-error.js";
 import type { Tracked } from "./directory-scan.js";
 import type { FileSystem } from "./durable-fs.js";
 import type { EntryCache } from "./entry-cache.js";
+import type { EntryRewrite } from "./entry-rewrite.js";
 import type { FileReads } from "./file-reads.js";
 import type { FileWrites } from "./file-writes.js";
 import { encodeLine } from "./json-line.js";
@@ -23,6 +24,7 @@ export class GroupApply {
     private readonly reads: FileReads,
     private readonly cache: EntryCache,
     private readonly titles: TitleRewrite,
+    private readonly rewrites: EntryRewrite,
     private readonly fs: FileSystem,
   ) {}
 
@@ -80,6 +82,16 @@ export class GroupApply {
         for (const session of sessions) this.writes.pending.sidecars.set(session.id, session);
         return;
       }
+      case "rewriteEntries": {
+        const tracked = this.files.get(change.session.id);
+        if (!tracked) return;
+        this.rewrites.rewrite(tracked, change.entries);
+        const titleBefore = tracked.session.title;
+        tracked.session = cloneSession(change.session);
+        this.writes.pending.sidecars.set(tracked.session.id, tracked.session);
+        if (tracked.session.title !== titleBefore) this.titles.titled(tracked);
+        return;
+      }
       case "deleteSession": {
         const tracked = this.files.get(change.session.id);
         if (!tracked) return;
@@ -132,5 +144,6 @@ export class GroupApply {
     this.cache.drop(tracked.session.id);
     this.writes.forget(tracked.session.id);
     this.titles.forget(tracked);
+    this.rewrites.forget(tracked);
   }
 }

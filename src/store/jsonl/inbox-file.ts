@@ -3,6 +3,7 @@ import { makeDirSync } from "../../fs/make-dir.js";
 import type { InboxItem, InboxState } from "../../model/inbox.js";
 import type { DriverInbox, InboxWrite } from "../driver.js";
 import { MemoryInbox } from "../memory/inbox.js";
+import type { ErasedSender } from "../scrub.js";
 import { type FileSystem, fsyncDir, fsyncFailed, writeAll, writeFileAtomic } from "./durable-fs.js";
 
 /**
@@ -56,8 +57,8 @@ export class InboxFile implements DriverInbox {
   }
 
   /** Erasure: forgets every item of these keys and rewrites the file without them (atomically). */
-  removeKeys(keys: readonly string[]): number {
-    return this.rewriteWithout(this.state.removeKeys(new Set(keys)));
+  removeKeys(keys: readonly string[], senders: readonly ErasedSender[] = []): number {
+    return this.rewriteWithout(this.state.removeKeys(new Set(keys), senders));
   }
 
   private rewriteWithout(pruned: number): number {

@@ -14,6 +14,7 @@ import type {
   WriteGroup,
 } from "../driver.js";
 import { messageOf } from "../group-commit.js";
+import type { ErasedSender } from "../scrub.js";
 import type { NormalisedQuery } from "../session-query.js";
 import type { Durability, EntryRange, SessionScan } from "../store.js";
 import { ChangeWatch } from "./change-watch.js";
@@ -22,6 +23,7 @@ import { scanDirectory } from "./directory-scan.js";
 import { DriverSearch, type JsonlSearchOption } from "./driver-search.js";
 import type { FileSystem } from "./durable-fs.js";
 import { EntryCache } from "./entry-cache.js";
+import { EntryRewrite } from "./entry-rewrite.js";
 import { FileReads } from "./file-reads.js";
 import { FileWrites } from "./file-writes.js";
 import { GroupApply } from "./group-apply.js";
@@ -61,6 +63,7 @@ const ALL: ForeignChanges = { kind: "all" };
  */
 export class JsonlDriver implements StoreDriver {
   readonly backend = "jsonl";
+  readonly rewritesEntries = true;
   readonly path: string;
   readonly stats: { filesRead: number; filesFromIndex: number };
   private readonly metaDir: string;
@@ -69,6 +72,7 @@ export class JsonlDriver implements StoreDriver {
   private readonly files: SessionFiles;
   private readonly writes: FileWrites;
   private readonly titles: TitleRewrite;
+  private readonly rewrites: EntryRewrite;
   private readonly cache: EntryCache;
   private readonly changes: ChangeWatch;
   private readonly reads: FileReads;
@@ -117,6 +121,7 @@ export class JsonlDriver implements StoreDriver {
       this.fs,
       options.report,
     );
+    this.rewrites = new EntryRewrite(this.path, this.files, this.writes, this.cache, this.fs);
     this.groups = new GroupApply(
       this.path,
       this.files,
@@ -124,6 +129,7 @@ export class JsonlDriver implements StoreDriver {
       this.reads,
       this.cache,
       this.titles,
+      this.rewrites,
       this.fs,
     );
     this.sessionReads = new SessionReads(this.path, this.files, this.reads);
@@ -221,6 +227,7 @@ export class JsonlDriver implements StoreDriver {
       this.writes.write();
       const inbox = groups.flatMap((group, i) => (outcomes[i]?.ok && group.inbox) || []);
       if (inbox.length > 0) this.inbox.apply(inbox);
+      this.rewrites.rewriteDue();
       this.titles.rewriteDue();
       this.searching.committed(groups, outcomes);
       // A batch the core does not make durable (relaxed appends) is done here.
@@ -267,11 +274,14 @@ export class JsonlDriver implements StoreDriver {
    * Erasure, after the keys' sessions were deleted: a checkpoint, then the journal cut after its first
    * frame, the keys' inbox items gone from inbox.jsonl, and the search index rewritten.
    */
-  scrub(keys: readonly string[]): { inboxRows: number; searchTerms: number } {
+  scrub(
+    keys: readonly string[],
+    senders: readonly ErasedSender[] = [],
+  ): { inboxRows: number; searchTerms: number } {
     return this.guard(() => {
       this.writes.checkpoint();
       this.writes.journal.shrink();
-      const inboxRows = this.inbox.removeKeys(keys);
+      const inboxRows = this.inbox.removeKeys(keys, senders);
       return { inboxRows, searchTerms: this.searching.scrub() };
     });
   }
@@ -329,6 +339,7 @@ export class JsonlDriver implements StoreDriver {
     try {
       this.reads.rollBack((tracked) => this.groups.discardCreated(tracked));
       this.titles.rollBack();
+      this.rewrites.rollBack();
     } catch (again) {
       return new SessiondError(
         "STORE_FAILED",

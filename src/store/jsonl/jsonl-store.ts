@@ -5,7 +5,7 @@ import { normaliseSearch, type SearchQuery, type SearchResult } from "../../sear
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
 import { chain } from "../maybe-promise.js";
-import type { Scrubbable, ScrubReport } from "../scrub.js";
+import type { ErasedSender, Scrubbable, ScrubReport } from "../scrub.js";
 import type { Durability, StoreCapabilities } from "../store.js";
 import type { StoreInbox } from "../store-inbox.js";
 import { type FileSystem, realFs } from "./durable-fs.js";
@@ -114,10 +114,10 @@ export class JsonlStore extends LogStore implements SearchableStore, Scrubbable 
    * Erasure (src/lifecycle/subject-erasure.ts): after the keys' sessions were deleted, no byte of them
    * stays in the journal, inbox.jsonl or search.db (jsonl-driver.ts `scrub`).
    */
-  async scrub(keys: readonly string[]): Promise<ScrubReport> {
+  async scrub(keys: readonly string[], senders: readonly ErasedSender[] = []): Promise<ScrubReport> {
     await this.flush();
     return {
-      ...this.jsonl.scrub(keys),
+      ...this.jsonl.scrub(keys, senders),
       method: "journal checkpoint + truncate, inbox.jsonl rewrite, search.db fts5 optimize + VACUUM",
     };
   }

@@ -95,6 +95,12 @@ export class SearchWrites {
             this.overflowed.delete(change.session.id);
             this.deleted.add(change.session.id);
             break;
+          case "rewriteEntries":
+            // Erasure: the session's rows go, and the rebuild indexes its rewritten file again.
+            this.drop(change.session.id);
+            this.deleted.add(change.session.id);
+            this.overflowed.add(change.session.id);
+            break;
         }
       }
     if (

@@ -9,6 +9,7 @@ import {
   type InboxOutcome,
   type InboxState,
 } from "../../model/inbox.js";
+import { type ErasedSender, fromErasedSender } from "../scrub.js";
 
 /**
  * The inbox in memory: nothing survives the process (tests, and the store's in-memory fallback). The JSONL
@@ -99,10 +100,10 @@ export class MemoryInbox implements Inbox {
   }
 
   /** Erasure: forgets every item of these keys, whatever its state; how many went. */
-  removeKeys(keys: ReadonlySet<string>): number {
+  removeKeys(keys: ReadonlySet<string>, senders: readonly ErasedSender[] = []): number {
     let removed = 0;
     for (const [id, item] of this.items) {
-      if (!keys.has(item.key)) continue;
+      if (!keys.has(item.key) && !(senders.length > 0 && fromErasedSender(senders, item.envelope))) continue;
       this.items.delete(id);
       if (item.dedupeKey !== undefined) this.byDedupe.delete(item.dedupeKey);
       removed++;

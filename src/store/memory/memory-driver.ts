@@ -29,6 +29,7 @@ const NOTHING_FOREIGN: ForeignChanges = { kind: "none" };
 /** Sessions in this process's memory. The core is its only writer, so expectations always hold. */
 export class MemoryDriver implements StoreDriver {
   readonly backend = "memory";
+  readonly rewritesEntries = true;
   readonly inbox = new MemoryDriverInbox();
   private readonly byId = new Map<string, Generation>();
   private readonly byKey = new Map<string, Generation[]>();
@@ -160,6 +161,22 @@ export class MemoryDriver implements StoreDriver {
           moved.push(generation);
         }
         this.byKey.set(change.sessions[0]?.key ?? change.from, moved);
+        return;
+      }
+      case "rewriteEntries": {
+        const generation = this.byId.get(change.session.id)!;
+        const first = generation.entries[0]?.seq ?? 1;
+        for (const fresh of change.entries) {
+          const entry = frozenCopy(fresh).value;
+          generation.entries[entry.seq - first] = entry;
+          if (entry.idempotencyKey !== undefined)
+            generation.byIdempotencyKey.set(entry.idempotencyKey, entry);
+        }
+        generation.session = { ...generation.session, title: change.session.title };
+        if (this.index) {
+          this.index.remove(change.session.id);
+          this.index.add(generation.entries);
+        }
         return;
       }
       case "deleteSession": {

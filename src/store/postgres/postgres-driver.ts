@@ -41,6 +41,7 @@ const BEGIN_RELAXED = "BEGIN; SET LOCAL synchronous_commit = off";
  */
 export class PostgresDriver implements StoreDriver {
   readonly backend = "postgres";
+  readonly rewritesEntries = true;
   /** The next batch is planned and sent on a second connection while the previous one's COMMIT is in flight. */
   readonly concurrentCommits = 2;
   readonly remoteReads = true;

@@ -4,7 +4,7 @@ import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import { LogStore } from "../log-store.js";
-import type { Scrubbable, ScrubReport } from "../scrub.js";
+import type { ErasedSender, Scrubbable, ScrubReport } from "../scrub.js";
 import type { Durability, StoreCapabilities } from "../store.js";
 import { type ForeignAppend, listenForeignAppends } from "./append-notify.js";
 import type { BatchFallback, BatchFallbackStats, BatchFallbacks } from "./batch-fallbacks.js";
@@ -80,9 +80,14 @@ export class PostgresStore extends LogStore implements SearchableStore, Scrubbab
    * Erasure (src/lifecycle/subject-erasure.ts): the keys' inbox rows are deleted. PostgreSQL keeps deleted
    * rows' bytes in its pages until VACUUM reuses them and in its WAL until recycled: the README says so.
    */
-  async scrub(keys: readonly string[]): Promise<ScrubReport> {
+  async scrub(keys: readonly string[], senders: readonly ErasedSender[] = []): Promise<ScrubReport> {
     await this.flush();
-    const result = await this.pool.query("DELETE FROM inbox WHERE key = ANY($1::text[])", [[...keys]]);
+    const result = await this.pool.query(
+      `DELETE FROM inbox WHERE key = ANY($1::text[]) OR EXISTS (
+        SELECT 1 FROM unnest($2::text[], $3::text[]) AS s(channel, sender)
+        WHERE lower(envelope->'sender'->>'id') = s.sender AND (s.channel = '*' OR lower(envelope->>'channel') = s.channel))`,
+      [[...keys], senders.map((s) => s.channel), senders.map((s) => s.senderId)],
+    );
     return {
       inboxRows: result.rowCount ?? 0,
       searchTerms: 0,

@@ -210,7 +210,12 @@ class Segment {
   readonly updated = new Map<string, Session>();
   readonly entries: Entry[] = [];
 
-  add(change: Exclude<WriteChange, { kind: "moveSessions" } | { kind: "deleteSession" }>): void {
+  add(
+    change: Exclude<
+      WriteChange,
+      { kind: "moveSessions" } | { kind: "deleteSession" } | { kind: "rewriteEntries" }
+    >,
+  ): void {
     const { session } = change;
     // A session created in this segment is inserted once, as the segment's last change leaves it.
     (this.created.has(session.id) || change.kind === "createSession" ? this.created : this.updated).set(
@@ -300,7 +305,16 @@ export async function applyChanges(
 ): Promise<Landed> {
   let segment = new Segment();
   for (const change of changes) {
-    if (change.kind === "moveSessions" || change.kind === "deleteSession") {
+    if (change.kind === "rewriteEntries") {
+      // Erasure: the rows at those seqs are deleted, then inserted again with their new bodies.
+      await segment.write(client, []);
+      segment = new Segment();
+      await client.query(
+        "DELETE FROM entries WHERE sid = (SELECT sid FROM sessions WHERE id = $1) AND seq = ANY($2::int[])",
+        [change.session.id, change.entries.map((e) => e.seq)],
+      );
+      segment.add({ kind: "appendEntries", session: change.session, entries: change.entries });
+    } else if (change.kind === "moveSessions" || change.kind === "deleteSession") {
       await segment.write(client, []);
       segment = new Segment();
       if (change.kind === "moveSessions") await moveSessions(client, change.sessions);

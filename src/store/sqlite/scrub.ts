@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { foldedWords } from "../../search/rank.js";
+import type { ErasedSender } from "../scrub.js";
 
 /** What a scrub of a SQLite file did (erasure by subject, src/lifecycle/subject-erasure.ts). */
 export interface ScrubCounts {
@@ -19,12 +20,19 @@ export interface ScrubCounts {
  * keeps old bytes) and `wal_checkpoint(TRUNCATE)` copies it back and empties the WAL. Runs on the
  * writer's connection; O(size of the database). Call it after the search rows are indexed.
  */
-export function scrubDatabase(db: Database.Database, keys: readonly string[]): ScrubCounts {
+export function scrubDatabase(
+  db: Database.Database,
+  keys: readonly string[],
+  senders: readonly ErasedSender[] = [],
+): ScrubCounts {
   let inboxRows = 0;
   let searchTerms = 0;
   db.transaction(() => {
     const deleteInbox = db.prepare("DELETE FROM inbox WHERE key = ?");
     for (const key of keys) inboxRows += deleteInbox.run(key).changes;
+    const deleteFrom = db.prepare(`DELETE FROM inbox WHERE lower(json_extract(envelope, '$.sender.id')) = @id
+      AND (@channel = '*' OR lower(json_extract(envelope, '$.channel')) = @channel)`);
+    for (const s of senders) inboxRows += deleteFrom.run({ id: s.senderId, channel: s.channel }).changes;
     searchTerms = scrubSearchTables(db);
   })();
   return { inboxRows, searchTerms, fileBytes: rewriteFile(db) };

@@ -13,6 +13,7 @@ import type {
   WriteGroup,
 } from "../driver.js";
 import { freezeInPlace } from "../frozen.js";
+import type { ErasedSender } from "../scrub.js";
 import type { NormalisedQuery } from "../session-query.js";
 import { listSessionsSql, scanSessionsSql } from "../sql/list-sql.js";
 import { type EntryRow, entryFromRow, type SessionRow, sessionFromRow } from "../sql/rows.js";
@@ -51,6 +52,7 @@ const WRITER_SCRIPT = builtModule(import.meta.url, "writer-thread");
  */
 export class SqliteDriver implements StoreDriver {
   readonly backend = "sqlite";
+  readonly rewritesEntries = true;
   readonly path: string;
   /** The readers' connection. */
   readonly db: Database.Database;
@@ -244,8 +246,10 @@ export class SqliteDriver implements StoreDriver {
   }
 
   /** Erasure: the keys' inbox rows go and the file is rewritten without freed bytes (scrub.ts). */
-  scrub(keys: readonly string[]): ScrubCounts | Promise<ScrubCounts> {
-    return this.thread ? this.thread.request({ op: "scrub", keys: [...keys] }) : this.writer().scrub(keys);
+  scrub(keys: readonly string[], senders: readonly ErasedSender[] = []): ScrubCounts | Promise<ScrubCounts> {
+    return this.thread
+      ? this.thread.request({ op: "scrub", keys: [...keys], senders: [...senders] })
+      : this.writer().scrub(keys, senders);
   }
 
   /** The writer's fsyncs and checkpoints so far, for tests and metrics. */

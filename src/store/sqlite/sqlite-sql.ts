@@ -40,6 +40,8 @@ export const SQL = {
     "SELECT (SELECT count(*) FROM entries WHERE sid = @sid) + (SELECT count(*) FROM journal WHERE sid = @sid) AS n",
   deleteEntries: "DELETE FROM entries WHERE sid = ?",
   deleteJournal: "DELETE FROM journal WHERE sid = ?",
+  deleteEntryAt: "DELETE FROM entries WHERE sid = ? AND seq = ?",
+  deleteJournalAt: "DELETE FROM journal WHERE sid = ? AND seq = ?",
   deleteSession: "DELETE FROM sessions WHERE sid = ?",
   renumber: "UPDATE sessions SET key = ?, generation = ? WHERE sid = ?",
   sidOf: "SELECT sid FROM sessions WHERE id = ?",

@@ -3,7 +3,7 @@ import { normaliseSearch, type SearchQuery, type SearchResult } from "../../sear
 import type { SearchableStore } from "../../search/searchable.js";
 import type { IndexProgress } from "../../search/sqlite/search-index.js";
 import { LogStore } from "../log-store.js";
-import type { Scrubbable, ScrubReport } from "../scrub.js";
+import type { ErasedSender, Scrubbable, ScrubReport } from "../scrub.js";
 import type { Durability, StoreCapabilities } from "../store.js";
 import type { StoreInbox } from "../store-inbox.js";
 import { SearchBackfill } from "./search-backfill.js";
@@ -112,9 +112,9 @@ export class SqliteStore extends LogStore implements SearchableStore, Scrubbable
    * Erasure (src/lifecycle/subject-erasure.ts): after the keys' sessions were deleted, their inbox rows go
    * and the file is rewritten so no freed page, WAL frame or search segment keeps their bytes (scrub.ts).
    */
-  async scrub(keys: readonly string[]): Promise<ScrubReport> {
+  async scrub(keys: readonly string[], senders: readonly ErasedSender[] = []): Promise<ScrubReport> {
     await this.flush();
-    const counts = await this.sqlite.scrub(keys);
+    const counts = await this.sqlite.scrub(keys, senders);
     return {
       inboxRows: counts.inboxRows,
       searchTerms: counts.searchTerms,

@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
 import { type IndexProgress, SqliteSearchIndex } from "../../search/sqlite/search-index.js";
 import type { Expectation, GroupOutcome, WriteChange, WriteGroup } from "../driver.js";
+import type { ErasedSender } from "../scrub.js";
 import type { EntryRow, SessionRow } from "../sql/rows.js";
 import {
   entryInsertParams,
@@ -173,9 +174,9 @@ export class SqliteWriter {
   }
 
   /** Erasure: the keys' inbox rows go and the file is rewritten without freed bytes (scrub.ts). */
-  scrub(keys: readonly string[]): ScrubCounts {
+  scrub(keys: readonly string[], senders: readonly ErasedSender[]): ScrubCounts {
     this.counted(() => this.inTransaction.immediate(() => this.searchIndex.indexPending()));
-    const counts = this.counted(() => scrubDatabase(this.db, keys));
+    const counts = this.counted(() => scrubDatabase(this.db, keys, senders));
     this.searchIndex.forgetWords();
     return counts;
   }
@@ -289,6 +290,20 @@ export class SqliteWriter {
           this.sql.get(SQL.renumber).run(s.key, s.generation, sids[i]);
           this.sql.get(SQL.updateSession).run(sessionUpdateParams(sids[i]!, s));
         });
+        return;
+      }
+      case "rewriteEntries": {
+        const sid = this.requireSid(change.session.id);
+        const seqs = change.entries.map((e) => e.seq);
+        for (const seq of seqs) {
+          this.sql.get(SQL.deleteEntryAt).run(sid, seq);
+          this.sql.get(SQL.deleteJournalAt).run(sid, seq);
+        }
+        this.searchIndex.removeSeqs(sid, seqs);
+        const insert = this.sql.get(SQL.insertEntry);
+        for (const entry of change.entries) insert.run(entryInsertParams(sid, entry));
+        this.searchIndex.add(sid, change.entries);
+        this.sql.get(SQL.updateSession).run(sessionUpdateParams(sid, change.session));
         return;
       }
       case "deleteSession": {

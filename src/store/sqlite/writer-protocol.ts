@@ -2,6 +2,7 @@ import { type ErrorCode, SessiondError } from "../../model/errors.js";
 import type { InboxItem } from "../../model/inbox.js";
 import type { IndexProgress } from "../../search/sqlite/search-index.js";
 import type { GroupOutcome, InboxWrite, WriteGroup } from "../driver.js";
+import type { ErasedSender } from "../scrub.js";
 import type { Durability } from "../store.js";
 import type { ScrubCounts } from "./scrub.js";
 
@@ -35,7 +36,7 @@ export type WriterRequest =
   | { op: "prune"; before: number }
   | { op: "backfill"; sessions: number }
   | { op: "indexAll" }
-  | { op: "scrub"; keys: string[] }
+  | { op: "scrub"; keys: string[]; senders: ErasedSender[] }
   | { op: "stats" }
   | { op: "close"; failed: boolean };
 

@@ -56,7 +56,7 @@ async function answer(w: SqliteWriter, request: Exclude<WriterRequest, { op: "co
     case "indexAll":
       return w.indexAll();
     case "scrub":
-      return w.scrub(request.keys);
+      return w.scrub(request.keys, request.senders);
     case "stats":
       return { fsyncs: w.wal?.fsyncs ?? 0, checkpoints: w.wal?.checkpoints ?? 0 };
     case "close":

@@ -7,6 +7,7 @@ import { LogStore } from "../log-store.js";
 import type { Store } from "../store.js";
 import { branchCases } from "./cases-branches.js";
 import { crashCases } from "./cases-crash.js";
+import { erasureCases } from "./cases-erasure.js";
 import { faultCases } from "./cases-faults.js";
 import { lifecycleCases } from "./cases-lifecycle.js";
 import { processCases } from "./cases-processes.js";
@@ -44,6 +45,7 @@ export function runStoreContract(given: StoreFactory): void {
     faultCases(t, factory);
     processCases(t, factory);
     branchCases(t, factory);
+    erasureCases(t, factory);
   });
 }
 

@@ -18,6 +18,7 @@ import {
 
 export class TallyDriver implements StoreDriver {
   readonly backend = "tally";
+  readonly rewritesEntries = true;
   /** Batches and write groups committed so far. */
   batches = 0;
   groups = 0;
