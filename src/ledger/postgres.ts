@@ -6,7 +6,9 @@ import {
   type LedgerGroup,
   type LedgerTotal,
 } from "./entry.js";
-import { GROUP_SQL, sortedTotals, type TotalRow, totalsSql } from "./sql-totals.js";
+import { GROUP_SQL, insertSql, insertValues, sortedTotals, type TotalRow, totalsSql } from "./sql.js";
+
+const INSERT = insertSql((n) => `$${n}`);
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS cost_ledger (
   seq BIGSERIAL PRIMARY KEY,
@@ -39,27 +41,7 @@ export class PgCostLedger implements CostLedger {
   }
 
   async record(e: LedgerEntry): Promise<void> {
-    await this.run(
-      this.pool,
-      `INSERT INTO cost_ledger (at, agent, session_id, key, model, kind, input_tokens, output_tokens,
-       cache_read_tokens, cache_write_tokens, reported_usd, usd, source)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
-      [
-        e.at,
-        e.agent,
-        e.sessionId,
-        e.key,
-        e.model,
-        e.kind,
-        e.inputTokens ?? null,
-        e.outputTokens ?? null,
-        e.cacheReadTokens ?? null,
-        e.cacheWriteTokens ?? null,
-        e.reportedUsd ?? null,
-        e.usd,
-        e.source,
-      ],
-    );
+    await this.run(this.pool, INSERT, insertValues(e));
   }
 
   /** Summed by the database, so a long ledger is never read into memory row by row. */

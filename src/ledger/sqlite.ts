@@ -7,7 +7,9 @@ import {
   type LedgerGroup,
   type LedgerTotal,
 } from "./entry.js";
-import { GROUP_SQL, sortedTotals, type TotalRow, totalsSql } from "./sql-totals.js";
+import { GROUP_SQL, insertSql, insertValues, sortedTotals, type TotalRow, totalsSql } from "./sql.js";
+
+const INSERT = insertSql(() => "?");
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS cost_ledger (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -38,26 +40,7 @@ export class SqliteCostLedger implements CostLedger {
   }
 
   async record(e: LedgerEntry): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO cost_ledger (at, agent, session_id, key, model, kind, input_tokens, output_tokens,
-         cache_read_tokens, cache_write_tokens, reported_usd, usd, source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-      )
-      .run(
-        e.at,
-        e.agent,
-        e.sessionId,
-        e.key,
-        e.model,
-        e.kind,
-        e.inputTokens ?? null,
-        e.outputTokens ?? null,
-        e.cacheReadTokens ?? null,
-        e.cacheWriteTokens ?? null,
-        e.reportedUsd ?? null,
-        e.usd,
-        e.source,
-      );
+    this.db.prepare(INSERT).run(...insertValues(e));
   }
 
   /** Summed by SQLite, so a long ledger is never read into memory row by row. */

@@ -1,4 +1,5 @@
-import type { LedgerGroup, LedgerTotal } from "./entry.js";
+/* The SQL the SQLite and PostgreSQL ledgers share: the entry INSERT and the totals per group. */
+import type { LedgerEntry, LedgerGroup, LedgerTotal } from "./entry.js";
 
 /** The column (or day of `at`, an ISO time) each grouping sums by; SQLite and PostgreSQL both take these. */
 export const GROUP_SQL: Record<LedgerGroup, string> = {
@@ -44,4 +45,30 @@ export function totalOf(r: TotalRow): LedgerTotal {
 /** The rows as totals in the order `totalsOf` gives (code units: the same on every database's collation). */
 export function sortedTotals(rows: TotalRow[]): LedgerTotal[] {
   return rows.map(totalOf).sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
+}
+
+/** The INSERT of one entry, with `placeholder(n)` for the n-th value (`?` for SQLite, `$n` for PostgreSQL). */
+export function insertSql(placeholder: (n: number) => string): string {
+  const values = Array.from({ length: 13 }, (_, i) => placeholder(i + 1)).join(",");
+  return `INSERT INTO cost_ledger (at, agent, session_id, key, model, kind, input_tokens, output_tokens,
+    cache_read_tokens, cache_write_tokens, reported_usd, usd, source) VALUES (${values})`;
+}
+
+/** An entry's values in `insertSql`'s order; an unreported count is NULL, never 0. */
+export function insertValues(e: LedgerEntry): unknown[] {
+  return [
+    e.at,
+    e.agent,
+    e.sessionId,
+    e.key,
+    e.model,
+    e.kind,
+    e.inputTokens ?? null,
+    e.outputTokens ?? null,
+    e.cacheReadTokens ?? null,
+    e.cacheWriteTokens ?? null,
+    e.reportedUsd ?? null,
+    e.usd,
+    e.source,
+  ];
 }
