@@ -3,9 +3,10 @@ import { compactionThread } from "./compaction/thread.js";
 import type { EngineConfig } from "./config/engine-config.js";
 import { routingConfigOf } from "./config/routing.js";
 import type { Engine, EngineHooks } from "./engine/api.js";
-import { buildModels, modelNamed, summarizerOf } from "./engine/models.js";
+import { buildModels, meteredModels, modelNamed, summarizerOf } from "./engine/models.js";
 import { SessionEngine } from "./engine/session-engine.js";
 import { withIncognito } from "./incognito/wire.js";
+import type { LedgerSlot } from "./ledger/metered-model.js";
 import { systemClock } from "./lifecycle/clock.js";
 import type { Inbox } from "./model/inbox.js";
 import { openAgentRuntimes, usesModelEndpoint } from "./runtimes/sessions/open.js";
@@ -38,7 +39,9 @@ interface Owned {
 
 async function wireEngine(given: EngineConfig, hooks: EngineHooks, owned: Owned): Promise<Engine> {
   const dataDir = resolve(given.dataDir ?? ".sessiond");
-  const models = buildModels(given.models ?? {});
+  // Every title and summary call is a ledger entry; the ledger is attached once it is open, below.
+  const ledgerSlot: LedgerSlot = {};
+  const models = meteredModels(buildModels(given.models ?? {}), given.models ?? {}, ledgerSlot);
   const thread = compactionThread();
   const summarizer = given.compaction?.summarizer ?? summarizerOf(given.compaction?.model, models, thread);
   const titleModel =
@@ -80,6 +83,7 @@ async function wireEngine(given: EngineConfig, hooks: EngineHooks, owned: Owned)
   const incognito = withIncognito(store, opened.agents, config, routing, noteWriter);
   noteStore = incognito.store;
   const { agents } = incognito;
+  ledgerSlot.ledger = agents.ledger;
   const shares = new EngineShares(await openShareStore(given, store), incognito.store, {
     now: () => clock.now(),
     unshareable: (key) => incognito.keys.has(key),

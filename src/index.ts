@@ -22,6 +22,8 @@ export {
 } from "./engine.js";
 export type { IncognitoRule } from "./incognito/rules.js";
 export type { Route, RoutingConfig } from "./keys/index.js";
+export type { CallKind, CostLedger, LedgerEntry, LedgerGroup, LedgerTotal } from "./ledger/entry.js";
+export type { ModelPrice } from "./ledger/price.js";
 export type { Clock } from "./lifecycle/clock.js";
 export type * from "./model/entry.js";
 export type * from "./model/envelope.js";

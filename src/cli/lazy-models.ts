@@ -32,6 +32,8 @@ function lazyModel(config: ModelConfig): TextModel {
     provider: config.provider,
     model: config.model,
     ...(config.contextWindow !== undefined ? { contextWindow: config.contextWindow } : {}),
+    // Read by the engine's metered models (the ledger's price).
+    ...(config.price ? { price: config.price } : {}),
     async complete(request: CompletionRequest): Promise<Completion> {
       built ??= build();
       built.catch(() => {

@@ -21,6 +21,7 @@ const COMMANDS: CommandTable = [
   [["backup", "restore"], async () => (await import("./commands/backup.js")).registerBackup],
   [["shares"], async () => (await import("./commands/shares.js")).registerShares],
   [["forget"], async () => (await import("./commands/forget.js")).registerForget],
+  [["cost"], async () => (await import("./commands/cost.js")).registerCost],
 ];
 
 /**

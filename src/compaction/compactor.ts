@@ -1,4 +1,5 @@
 import { LRUCache } from "lru-cache";
+import { forSession } from "../ledger/metered-model.js";
 import type { CompactionEntry, EntryInput } from "../model/entry.js";
 import { estimateTokens } from "../model/entry.js";
 import { SessiondError } from "../model/errors.js";
@@ -137,12 +138,16 @@ export class Compactor {
       };
       let result: SummaryResult;
       if (keeping) {
-        const kept = await withConversation(context.session.id, "compaction", () => keeping(asked, source));
+        const kept = await forSession(context.session, "compaction", () =>
+          withConversation(context.session.id, "compaction", () => keeping(asked, source)),
+        );
         identifiers = kept.identifiers;
         result = kept;
       } else {
         const ask = { ...asked, identifiers };
-        result = await withConversation(context.session.id, "compaction", () => summarizer.summarize(ask));
+        result = await forSession(context.session, "compaction", () =>
+          withConversation(context.session.id, "compaction", () => summarizer.summarize(ask)),
+        );
       }
       summary = capSummary(result.summary.trim(), policy.summaryMaxChars, identifiers);
       model = result.model;

@@ -2,6 +2,7 @@ import type { ChannelsConfig } from "../channels/config.js";
 import type { CompactionPolicy } from "../compaction/policy.js";
 import type { IncognitoRule } from "../incognito/rules.js";
 import type { RoutingConfig } from "../keys/index.js";
+import type { ModelPrice } from "../ledger/price.js";
 import type { Clock, OneShotTimer } from "../lifecycle/clock.js";
 import type { ResetPolicy } from "../lifecycle/reset-policy.js";
 import type { RetentionPolicy } from "../lifecycle/retention.js";
@@ -94,6 +95,8 @@ export interface LifecycleConfig {
 /** A named model endpoint in the config; keys come from `apiKeyEnv`, never the file. */
 export interface ModelConfig extends Omit<ModelEndpoint, "apiKey"> {
   provider: "openai" | "anthropic";
+  /** USD per million tokens, for the cost ledger; absent: its calls' price is unknown. */
+  price?: ModelPrice;
 }
 
 export type AgentDurability = "strict" | "meaningful" | "relaxed";

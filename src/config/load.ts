@@ -306,6 +306,7 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
           ...(m.api_key_env ? { apiKeyEnv: m.api_key_env } : {}),
           ...(m.context_window ? { contextWindow: m.context_window } : {}),
           ...(m.timeout_ms ? { timeoutMs: m.timeout_ms } : {}),
+          ...(m.price ? { price: priceFrom(m.price) } : {}),
         },
       ]),
     );
@@ -350,4 +351,14 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
   }
   config.lifecycle = lifecycleFrom(s);
   return config;
+}
+
+/** A model's `price` (snake_case in the file) as the ledger takes it. */
+function priceFrom(p: { input: number; output: number; cache_read?: number; cache_write?: number }) {
+  return {
+    input: p.input,
+    output: p.output,
+    ...(p.cache_read !== undefined ? { cacheRead: p.cache_read } : {}),
+    ...(p.cache_write !== undefined ? { cacheWrite: p.cache_write } : {}),
+  };
 }

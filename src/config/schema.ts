@@ -104,6 +104,19 @@ function buildSchemas(z: typeof Zod.z) {
       .optional()
       .describe("Tokens the model takes: drives the window trigger."),
     timeout_ms: z.number().int().min(1).optional().describe("How long one request may take."),
+    price: z
+      .strictObject({
+        input: z.number().nonnegative().describe("USD per million input tokens."),
+        output: z.number().nonnegative().describe("USD per million output tokens."),
+        cache_read: z
+          .number()
+          .nonnegative()
+          .optional()
+          .describe("USD per million tokens read from the prompt cache."),
+        cache_write: z.number().nonnegative().optional().describe("USD per million tokens written to it."),
+      })
+      .optional()
+      .describe("USD per million tokens (cache reads/writes default to input), for the cost ledger."),
   });
 
   const configFile = z.strictObject({

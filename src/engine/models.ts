@@ -1,6 +1,8 @@
 import { modelSummarizer } from "../compaction/summarizers/model.js";
 import type { CompactionThread } from "../compaction/thread.js";
 import type { ModelConfig } from "../config/engine-config.js";
+import { type LedgerSlot, meteredModel } from "../ledger/metered-model.js";
+import type { ModelPrice } from "../ledger/price.js";
 import { SessiondError } from "../model/errors.js";
 import type { Summarizer } from "../model/summarizer.js";
 import type { TextModel } from "../model/text-model.js";
@@ -24,6 +26,23 @@ export function buildModels(configs: Record<string, ModelConfig | TextModel>): M
     );
   }
   return models;
+}
+
+/**
+ * The models with each call recorded in the ledger of `slot`, priced by the config's `price` (a model given
+ * built may carry its own `price`, as the CLI's lazily built ones do).
+ */
+export function meteredModels(
+  models: Map<string, TextModel>,
+  configs: Record<string, ModelConfig | TextModel>,
+  slot: LedgerSlot,
+): Map<string, TextModel> {
+  const metered = new Map<string, TextModel>();
+  for (const [name, model] of models) {
+    const price = (configs[name] as { price?: ModelPrice } | undefined)?.price;
+    metered.set(name, meteredModel(model, price, slot));
+  }
+  return metered;
 }
 
 export function modelNamed(name: string, models: Map<string, TextModel>, where: string): TextModel {

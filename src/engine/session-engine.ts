@@ -100,6 +100,7 @@ export class SessionEngine implements Engine {
       store: this.agents.store,
       agents: parts.routing.agents,
       settled: () => this.agents.settled(),
+      ledger: this.agents.ledger,
     });
     this.resolveRuntime = runtimeResolver(parts.config, (agent) => this.agents.settings.get(agent));
     const inLanes: InLanes = (keys, work) => this.actors.exclusiveAll(keys, work);
@@ -384,6 +385,7 @@ export class SessionEngine implements Engine {
       await this.parts.inbox?.close();
       // Before the store: a PostgreSQL store's runtime sessions write on its pool.
       if (this.parts.config.runtimeSessions === undefined) await this.agents.store.close();
+      await this.agents.ledger.close();
       await this.parts.shares.close();
       // Flushed either way; closed only when the engine opened it.
       if (this.parts.ownsStore) await this.store.close();

@@ -3,6 +3,7 @@ import type { RoutingConfig } from "../keys/index.js";
 import { AgentRuntimes, type NoteWriter } from "../runtimes/sessions/agent-runtimes.js";
 import type { Store } from "../store/store.js";
 import { DEFAULT_INCOGNITO_LIMITS, IncognitoKeys } from "./keys.js";
+import { IncognitoLedger } from "./ledger.js";
 import { incognitoMatcher } from "./rules.js";
 import { IncognitoRuntimeSessions } from "./runtime-sessions.js";
 import { routeIncognito } from "./store.js";
@@ -27,6 +28,7 @@ export function withIncognito(
       agents.settings,
       note,
       agents.workSessions,
+      new IncognitoLedger(agents.ledger, keys),
     ),
     keys,
   };

@@ -1,3 +1,4 @@
+import { forSession } from "../ledger/metered-model.js";
 import type { Session } from "../model/session.js";
 import type { TextModel } from "../model/text-model.js";
 import type { Store } from "../store/store.js";
@@ -37,8 +38,10 @@ export class TitleWriter {
       const assistant = first.find((e) => e.type === "message" && e.role === "assistant");
       if (user?.type !== "message" || assistant?.type !== "message") return;
       const model = typeof this.model === "function" ? this.model(session) : this.model;
-      const title = await withConversation(session.id, "title", () =>
-        titleFromExchange({ user: user.content, assistant: assistant.content, key }, model),
+      const title = await forSession(session, "title", () =>
+        withConversation(session.id, "title", () =>
+          titleFromExchange({ user: user.content, assistant: assistant.content, key }, model),
+        ),
       );
       // The model is asked outside the lane (it may be slow); the check and the write hold it, and
       // expectSessionId keeps another process's reset from putting the title on the next generation.

@@ -8,7 +8,16 @@ export const ECHO_LABEL = "[echo runtime — no model configured]";
 export type RuntimeEvent =
   | { type: "text"; delta: string }
   | { type: "tool_call"; id?: string; name: string; arguments: unknown; failed?: boolean }
-  | { type: "usage"; model?: string; inputTokens?: number; outputTokens?: number }
+  /** One model call's usage as the provider reported it (cache reads/writes and its own cost when it gave them). */
+  | {
+      type: "usage";
+      model?: string;
+      inputTokens?: number;
+      outputTokens?: number;
+      cacheReadTokens?: number;
+      cacheWriteTokens?: number;
+      reportedUsd?: number;
+    }
   /** The runtime's own handle for this conversation (Claude Code session id, Codex thread id…), as soon as known; `data` is stored with it and given back as `runtimeSessionData`. */
   | { type: "runtime_session"; id: string; data?: Record<string, string> }
   /**

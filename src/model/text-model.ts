@@ -15,6 +15,10 @@ export interface Completion {
   model: string;
   inputTokens?: number;
   outputTokens?: number;
+  /** As the provider reported them (see ledger/usage.ts): prompt-cache reads and writes, its own cost in USD. */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reportedUsd?: number;
 }
 
 export interface TextModel {

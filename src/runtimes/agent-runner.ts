@@ -1,4 +1,5 @@
 import type { ModelChoice } from "../config/effective-model.js";
+import type { CostLedger } from "../ledger/entry.js";
 import type { Runtime, RuntimeEvent, RuntimeRun, RuntimeTools } from "../model/runtime.js";
 import type { TurnContext, TurnReply, TurnRunner } from "../turns/turn.js";
 import { runKeepingSession } from "./sessions/runner.js";
@@ -15,6 +16,8 @@ export interface AgentLoopDeps {
   agents: readonly string[];
   /** Resolves once agent settings changed through another process are read (before the runtime is chosen). */
   settled(): Promise<void> | undefined;
+  /** Where each model call is recorded (src/ledger). */
+  ledger?: CostLedger;
 }
 
 export interface AgentRunOptions {
@@ -58,6 +61,7 @@ export class AgentLoop {
         ...(options.onEvent ? { onEvent: options.onEvent } : {}),
         ...(options.tools ? { tools: options.tools } : {}),
         ...(permission !== undefined ? { permission } : {}),
+        ...(deps.ledger ? { ledger: deps.ledger } : {}),
       },
       context,
     );

@@ -1,4 +1,5 @@
 import type { Options, SDKMessage } from "@anthropic-ai/claude-agent-sdk";
+import { readUsage } from "../ledger/usage.js";
 import { SessiondError } from "../model/errors.js";
 import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
@@ -143,11 +144,8 @@ function eventsOf(message: SDKMessage): RuntimeEvent[] {
     }
     case "result": {
       const events: RuntimeEvent[] = [
-        {
-          type: "usage",
-          inputTokens: message.usage.input_tokens,
-          outputTokens: message.usage.output_tokens,
-        },
+        // Anthropic's usage shape, cache creation and reads included (for the cost ledger).
+        { type: "usage", ...readUsage("anthropic", message.usage) },
       ];
       if (typeof message.total_cost_usd === "number")
         events.push({ type: "cost", totalUsd: message.total_cost_usd });

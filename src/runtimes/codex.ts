@@ -1,4 +1,5 @@
 import type { Codex, ThreadEvent, ThreadOptions } from "@openai/codex-sdk";
+import { readUsage } from "../ledger/usage.js";
 import { SessiondError } from "../model/errors.js";
 import { optionalPackage } from "../model/optional-package.js";
 import type { RuntimeEvent, RuntimeRun } from "../model/runtime.js";
@@ -99,7 +100,18 @@ function eventsOf(event: ThreadEvent): RuntimeEvent[] {
     }
     case "turn.completed":
       return [
-        { type: "usage", inputTokens: event.usage.input_tokens, outputTokens: event.usage.output_tokens },
+        {
+          type: "usage",
+          // The cache counts are part of input_tokens, as in OpenAI's own usage (for the cost ledger).
+          ...readUsage("openai", {
+            prompt_tokens: event.usage.input_tokens,
+            completion_tokens: event.usage.output_tokens,
+            prompt_tokens_details: {
+              cached_tokens: event.usage.cached_input_tokens,
+              cache_write_tokens: event.usage.cache_write_input_tokens,
+            },
+          }),
+        },
       ];
     case "turn.failed":
       throw new SessiondError("TURN_FAILED", `Codex turn failed: ${event.error.message}`);

@@ -1,5 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type { ModelPrice } from "../ledger/price.js";
+import { type ReportedUsage, readUsage } from "../ledger/usage.js";
 import { SessiondError } from "../model/errors.js";
 import type { RuntimeEvent, RuntimeMessage, RuntimeRun } from "../model/runtime.js";
 import type { ModelEndpoint } from "../model/text-model.js";
@@ -22,6 +24,8 @@ export interface ModelRuntimeConfig extends ModelEndpoint {
   maxTokens?: number;
   /** Anthropic only: false sends one non-streaming request, its text arriving as one delta. Default true. */
   stream?: boolean;
+  /** USD per million tokens, for the cost ledger (config `models.<name>.price`); absent: unknown. */
+  price?: ModelPrice;
 }
 
 export interface ModelRuntime extends DescribedRuntime {
@@ -30,6 +34,7 @@ export interface ModelRuntime extends DescribedRuntime {
   readonly model: string;
   readonly baseUrl: string | undefined;
   readonly contextWindow: number | undefined;
+  readonly price: ModelPrice | undefined;
   run(run: RuntimeRun): AsyncGenerator<RuntimeEvent, void, undefined>;
 }
 
@@ -51,6 +56,7 @@ export function modelRuntime(config: ModelRuntimeConfig): ModelRuntime {
     model: config.model,
     baseUrl,
     contextWindow: config.contextWindow,
+    price: config.price,
     describe: () => {
       const where = baseUrl === undefined ? "" : ` at ${baseUrl}`;
       const window =
@@ -65,7 +71,7 @@ export function modelRuntime(config: ModelRuntimeConfig): ModelRuntime {
 
 /** The endpoint part of a runtime config: what the provider's client is built from. */
 function endpointOf(config: ModelRuntimeConfig): ModelEndpoint {
-  const { provider: _p, temperature: _t, maxTokens: _m, stream: _s, ...endpoint } = config;
+  const { provider: _p, temperature: _t, maxTokens: _m, stream: _s, price: _price, ...endpoint } = config;
   return endpoint;
 }
 
@@ -98,12 +104,7 @@ function openAiRun(config: ModelRuntimeConfig): RunFn {
       }
       if (!result) return;
       const usage: RuntimeEvent | undefined = result.usage
-        ? {
-            type: "usage",
-            model: result.model,
-            inputTokens: result.usage.inputTokens,
-            outputTokens: result.usage.outputTokens,
-          }
+        ? { type: "usage", model: result.model, ...result.usage }
         : undefined;
       if (!tools || result.toolCalls.length === 0) {
         // Without tools the calls are only reported, as the model made them.
@@ -268,12 +269,7 @@ function* messageEvents(message: Anthropic.Message, fallbackModel: string): Gene
     }
   }
   if (message.usage) {
-    yield {
-      type: "usage",
-      model: message.model || fallbackModel,
-      inputTokens: message.usage.input_tokens,
-      outputTokens: message.usage.output_tokens,
-    };
+    yield { type: "usage", model: message.model || fallbackModel, ...readUsage("anthropic", message.usage) };
   }
 }
 
@@ -287,15 +283,14 @@ async function* streamEvents(
 ): AsyncGenerator<RuntimeEvent, RuntimeEvent[], undefined> {
   const after: RuntimeEvent[] = [];
   let model = fallbackModel;
-  let inputTokens: number | undefined;
-  let outputTokens: number | undefined;
+  // message_start carries input and cache counts, message_delta the output (and, lately, counts again).
+  let usage: ReportedUsage = {};
   const calls = new Map<number, { id: string; name: string; input: unknown; json: string }>();
   for await (const event of stream) {
     switch (event.type) {
       case "message_start":
         if (event.message.model) model = event.message.model;
-        inputTokens = event.message.usage?.input_tokens ?? inputTokens;
-        outputTokens = event.message.usage?.output_tokens ?? outputTokens;
+        usage = { ...usage, ...readUsage("anthropic", event.message.usage) };
         break;
       case "content_block_start":
         if (event.content_block.type === "tool_use") {
@@ -314,8 +309,7 @@ async function* streamEvents(
         }
         break;
       case "message_delta":
-        inputTokens = event.usage?.input_tokens ?? inputTokens;
-        outputTokens = event.usage?.output_tokens ?? outputTokens;
+        usage = { ...usage, ...readUsage("anthropic", event.usage) };
         break;
       default:
         break;
@@ -324,13 +318,8 @@ async function* streamEvents(
   for (const [, call] of [...calls.entries()].sort((a, b) => a[0] - b[0])) {
     after.push({ type: "tool_call", id: call.id, name: call.name, arguments: call.json || call.input });
   }
-  if (inputTokens !== undefined || outputTokens !== undefined) {
-    after.push({
-      type: "usage",
-      model,
-      ...(inputTokens !== undefined ? { inputTokens } : {}),
-      ...(outputTokens !== undefined ? { outputTokens } : {}),
-    });
+  if (usage.inputTokens !== undefined || usage.outputTokens !== undefined) {
+    after.push({ type: "usage", model, ...usage });
   }
   return after;
 }

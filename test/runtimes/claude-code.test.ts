@@ -58,7 +58,14 @@ describe("claude-code runtime (the Agent SDK driving a local stream-json CLI)", 
       type: "text",
       delta: `turn 1 of ${call?.sessionId.slice(0, 8)} in ${cwd}`,
     });
-    expect(events).toContainEqual({ type: "usage", inputTokens: 10, outputTokens: 5 });
+    // As the CLI reported them, cache counts included (for the cost ledger).
+    expect(events).toContainEqual({
+      type: "usage",
+      inputTokens: 10,
+      outputTokens: 5,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
     expect(events.at(-2)).toEqual({ type: "cost", totalUsd: 1 });
     // Last, the checkpoint: the uuid of the turn's last transcript entry, its answer.
     expect(events.at(-1)).toEqual({ type: "checkpoint", id: chainOf(call?.sessionId).at(-1)?.uuid });

@@ -44,7 +44,13 @@ describe("codex runtime (the Codex SDK driving a local `codex exec --experimenta
       arguments: { command: "ls" },
     });
     expect(events).toContainEqual({ type: "text", delta: `codex turn 1 of ${call?.threadId.slice(0, 8)}` });
-    expect(events).toContainEqual({ type: "usage", inputTokens: 20, outputTokens: 7 });
+    expect(events).toContainEqual({
+      type: "usage",
+      inputTokens: 20,
+      outputTokens: 7,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    });
     expect(events.some((e) => e.type === "cost")).toBe(false);
   });
 

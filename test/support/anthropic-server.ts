@@ -20,6 +20,8 @@ export interface MessageReply {
   stopReason?: string;
   /** Default: input = request JSON length / 4, output = content length / 4. */
   usage?: { inputTokens: number; outputTokens: number };
+  /** Sent as `usage` exactly (e.g. with `cache_creation_input_tokens`, `cache_read_input_tokens`). */
+  rawUsage?: { input_tokens: number; output_tokens: number; [field: string]: unknown };
   delayMs?: number;
 }
 
@@ -90,7 +92,7 @@ export async function startAnthropicServer(
       ],
       stop_reason: response.stopReason ?? (response.toolUses ? "tool_use" : "end_turn"),
       stop_sequence: null,
-      usage: {
+      usage: response.rawUsage ?? {
         input_tokens: response.usage?.inputTokens ?? Math.ceil(JSON.stringify(body.messages).length / 4),
         output_tokens: response.usage?.outputTokens ?? Math.ceil(text.length / 4),
       },
@@ -112,7 +114,7 @@ export async function startAnthropicServer(
 interface ScriptedMessage {
   content: Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }>;
   stop_reason: string;
-  usage: { input_tokens: number; output_tokens: number };
+  usage: { input_tokens: number; output_tokens: number; [field: string]: unknown };
   [field: string]: unknown;
 }
 
@@ -126,7 +128,7 @@ function sendStream(res: ServerResponse, message: ScriptedMessage): void {
       ...head,
       content: [],
       stop_reason: null,
-      usage: { input_tokens: usage.input_tokens, output_tokens: 1 },
+      usage: { ...usage, output_tokens: 1 },
     },
   });
   content.forEach((block, index) => {

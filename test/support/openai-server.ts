@@ -33,6 +33,8 @@ export interface ChatReply {
   model?: string;
   /** Default: prompt = request JSON length / 4, completion = content length / 4; null sends none. */
   usage?: { promptTokens: number; completionTokens: number } | null;
+  /** Sent as `usage` exactly (a provider's real shape: cached tokens, OpenRouter's `cost`); wins over `usage`. */
+  rawUsage?: Record<string, unknown>;
   /** Wait this long before answering. */
   delayMs?: number;
   /** Streaming only: wait this long before each chunk. */
@@ -78,6 +80,7 @@ export const echoHandler: ChatHandler = (body) => {
 let counter = 0;
 
 function usageOf(reply: ChatReply, body: ChatRequestBody) {
+  if (reply.rawUsage) return reply.rawUsage;
   if (reply.usage === null) return undefined;
   const prompt = reply.usage?.promptTokens ?? Math.ceil(JSON.stringify(body.messages).length / 4);
   const completion = reply.usage?.completionTokens ?? Math.ceil((reply.content ?? "").length / 4);

@@ -35,3 +35,29 @@ export function useAgents(): Agents | undefined {
   }, []);
   return agents;
 }
+
+/**
+ * GET `path` as JSON, again whenever `path` or `tick` changes; an answer to an older request is dropped. The
+ * last answer stays shown while the next one loads, and an error is kept until a request succeeds.
+ */
+export function useJson<T>(path: string, tick = 0): { data: T | undefined; error: string } {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState("");
+  useEffect(() => {
+    let cancelled = false;
+    getJson<T>(path).then(
+      (result) => {
+        if (cancelled) return;
+        setData(result);
+        setError("");
+      },
+      (caught: Error) => {
+        if (!cancelled) setError(caught.message);
+      },
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [path, tick]);
+  return { data, error };
+}

@@ -200,3 +200,23 @@ export interface SearchResult {
   /** False when the search ran out of its time budget: other messages may match. */
   complete: boolean;
 }
+
+/** One group of GET /api/cost: `usd` null when no call of it has a known price. */
+export interface CostTotal {
+  group: string;
+  calls: number;
+  usd: number | null;
+  unpricedCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+export interface CostReport {
+  by: "session" | "agent" | "day";
+  since?: string;
+  groups: CostTotal[];
+  total: CostTotal;
+  lowerBound: boolean;
+}

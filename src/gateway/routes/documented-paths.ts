@@ -43,4 +43,5 @@ export const LATE_DOCUMENTED: readonly DocumentedPath[] = [
   { method: "GET", path: "/api/sessions/:key/shares" },
   { method: "DELETE", path: "/api/shares/:id" },
   { method: "DELETE", path: "/api/subjects/:id" },
+  { method: "GET", path: "/api/cost" },
 ];

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { GatewayMetrics } from "../metrics/recorder.js";
 import type { GatewayEnv, RouteDeps } from "../types.js";
 import { agentRoutes } from "./agents.js";
+import { costRoutes } from "./cost.js";
 import { healthRoutes } from "./health.js";
 import { inspectRoutes } from "./inspect.js";
 import { metricsRoutes } from "./metrics.js";
@@ -28,6 +29,7 @@ export function documentedApp(deps: RouteDeps, metrics: GatewayMetrics): Hono<Ga
   app.route("/", workSessionRoutes(deps));
   app.route("/", shareRoutes(deps));
   app.route("/", subjectRoutes(deps));
+  app.route("/", costRoutes(deps));
   app.onError((error) => {
     throw error;
   });

@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { eventDocs } from "../ws/event-docs.js";
 import { methodDocs } from "../ws/handlers/index.js";
 import { agentOperations } from "./agents.js";
+import { costOperations } from "./cost.js";
 import { dashboardOperations } from "./dashboard-operations.js";
 import { healthOperations } from "./health.js";
 import { inspectOperations } from "./inspect.js";
@@ -30,6 +31,7 @@ export const DECLARED = [
   dashboardOperations,
   shareOperations,
   subjectOperations,
+  costOperations,
 ];
 
 /** One operation of the document, as far as callers read it. */

@@ -1,4 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
+import { readUsage } from "../../ledger/usage.js";
 import { SessiondError } from "../../model/errors.js";
 import { optionalPackage } from "../../model/optional-package.js";
 import type { Completion, CompletionRequest, ModelEndpoint, TextModel } from "../../model/text-model.js";
@@ -89,9 +90,7 @@ export function anthropicModel(config: AnthropicConfig): TextModel {
       return {
         text,
         model: response.model || config.model,
-        ...(response.usage
-          ? { inputTokens: response.usage.input_tokens, outputTokens: response.usage.output_tokens }
-          : {}),
+        ...readUsage("anthropic", response.usage),
       };
     },
   };

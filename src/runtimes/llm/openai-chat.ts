@@ -4,6 +4,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
+import { type ReportedUsage, readUsage } from "../../ledger/usage.js";
 import { optionalPackage } from "../../model/optional-package.js";
 import type { Completion, CompletionRequest, ModelEndpoint, TextModel } from "../../model/text-model.js";
 import { chatSpan } from "../../tracing/spans.js";
@@ -94,9 +95,7 @@ export function openAiChatModel(config: OpenAiChatConfig): TextModel {
       return {
         text: choice.message?.content ?? "",
         model: response.model || config.model,
-        ...(response.usage
-          ? { inputTokens: response.usage.prompt_tokens, outputTokens: response.usage.completion_tokens }
-          : {}),
+        ...readUsage("openai", response.usage),
       };
     },
   };
@@ -109,7 +108,7 @@ export interface ChatToolCall {
   arguments: string;
 }
 
-export interface ChatUsage {
+export interface ChatUsage extends ReportedUsage {
   inputTokens: number;
   outputTokens: number;
 }
@@ -167,7 +166,11 @@ export async function* streamChat(
     for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
       if (chunk.model) model = chunk.model;
       if (chunk.usage) {
-        usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+        usage = {
+          ...readUsage("openai", chunk.usage),
+          inputTokens: chunk.usage.prompt_tokens,
+          outputTokens: chunk.usage.completion_tokens,
+        };
       }
       const choice = chunk.choices?.[0];
       if (!choice) continue;

@@ -1,3 +1,5 @@
+import type { CostLedger } from "../../ledger/entry.js";
+import { MemoryCostLedger } from "../../ledger/memory.js";
 import { systemClock } from "../../lifecycle/clock.js";
 import { SessiondError } from "../../model/errors.js";
 import type { AgentRuntimeSettings, AgentSettings, PermissionMode } from "../agents.js";
@@ -63,6 +65,8 @@ export class AgentRuntimes {
       new MemoryDocument(emptyWorkSessions()),
       systemClock,
     ),
+    /** Every model call's entry (src/ledger): apart from the runtime sessions, never cleared with them. */
+    readonly ledger: CostLedger = new MemoryCostLedger(),
   ) {}
 
   /** Resolves once settings and work sessions changed through another process are read (PostgreSQL). */

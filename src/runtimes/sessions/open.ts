@@ -1,5 +1,6 @@
 import { dirname, join } from "node:path";
 import type { EngineConfig } from "../../config/engine-config.js";
+import { openCostLedger } from "../../ledger/open.js";
 import { systemClock } from "../../lifecycle/clock.js";
 import { META_DIR as JSONL_META_DIR } from "../../store/jsonl/meta-dir.js";
 import type { Store } from "../../store/store.js";
@@ -83,6 +84,7 @@ export async function openAgentRuntimes(
     settings,
     note,
     new WorkSessions(work, config.lifecycle?.clock ?? systemClock),
+    await openCostLedger(dir, store),
   );
   return { added: settings.names().filter((name) => !(name in base)), agents };
 }

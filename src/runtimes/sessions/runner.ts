@@ -1,4 +1,6 @@
 import { redactSecrets } from "../../context/index.js";
+import type { CostLedger } from "../../ledger/entry.js";
+import { RunMeter } from "../../ledger/run-meter.js";
 import { isSessiondError } from "../../model/errors.js";
 import type { Runtime, RuntimeEvent, RuntimeRun, RuntimeTools } from "../../model/runtime.js";
 import { untilDeadline } from "../../turns/deadline.js";
@@ -19,6 +21,8 @@ export interface SessionRunnerOptions {
   tools?: RuntimeTools;
   /** The run's permission mode. */
   permission?: RuntimeRun["permission"];
+  /** Where each model call of the run is recorded (src/ledger). */
+  ledger?: CostLedger;
 }
 
 /**
@@ -57,8 +61,10 @@ export async function runKeepingSession(
   let reported = false;
   let checkpoint: string | undefined;
   let priced = false;
+  const meter = new RunMeter(options.ledger, runtime, { agent, key, sessionId: context.session.id });
   const record = async (cost: RunCost) => {
     priced = true;
+    if (cost.status === "priced") meter.cost(cost.usd);
     await store.recordCost({ agent, key, runId, runtime: runtime.kind, at: now(), ...cost });
   };
   const save = (id: string, data: Record<string, string> | undefined) =>
@@ -81,6 +87,7 @@ export async function runKeepingSession(
         resumed: stored?.id === current || forkAt !== undefined,
       });
       priced = true;
+      if (measured.cost.status === "priced") meter.cost(measured.cost.usd);
       await store.recordCost(
         { agent, key, runId, runtime: runtime.kind, at: now(), ...measured.cost },
         measured.baseline,
@@ -105,6 +112,7 @@ export async function runKeepingSession(
     // Only a runtime session or a cost is recorded; every other event goes on without a promise.
     onEvent: (event, ctx) => {
       if (event.type === "checkpoint") checkpoint = event.id;
+      if (event.type === "usage") return meter.usage(event).then(() => options.onEvent?.(event, ctx));
       return event.type === "runtime_session" || event.type === "cost"
         ? recorded(event).then(() => options.onEvent?.(event, ctx))
         : options.onEvent?.(event, ctx);
@@ -129,5 +137,8 @@ export async function runKeepingSession(
       await store.setAttention(agent, key, redactSecrets(message), now());
     }
     throw error;
+  } finally {
+    // Claude Code and Codex report a run once: what they reported is recorded, finished or not.
+    await meter.finish();
   }
 }

@@ -1,9 +1,9 @@
-import { useEffect, useState } from "preact/hooks";
-import { getJson } from "../api";
+import { useState } from "preact/hooks";
 import { BarChart } from "../components/bar-chart";
+import { CostTable } from "../components/cost-table";
 import { RunningTurns } from "../components/running-turns";
 import { count } from "../format";
-import { useNow } from "../hooks";
+import { useJson, useNow } from "../hooks";
 import type { HourBucket, Overview } from "../types";
 
 const WINDOWS = [6, 24, 72, 168];
@@ -16,27 +16,9 @@ const CHARTS: Array<{ field: keyof Omit<HourBucket, "at">; title: string; summed
 
 export function OverviewPage() {
   const [hours, setHours] = useState(24);
-  const [data, setData] = useState<Overview>();
-  const [error, setError] = useState("");
-
   // Refreshed every minute; the charts keep their size, so nothing moves when new figures arrive.
   const tick = useNow(60_000);
-  useEffect(() => {
-    let cancelled = false;
-    getJson<Overview>(`/api/stats/overview?hours=${hours}`).then(
-      (result) => {
-        if (cancelled) return;
-        setData(result);
-        setError("");
-      },
-      (caught: Error) => {
-        if (!cancelled) setError(caught.message);
-      },
-    );
-    return () => {
-      cancelled = true;
-    };
-  }, [hours, tick]);
+  const { data, error } = useJson<Overview>(`/api/stats/overview?hours=${hours}`, tick);
 
   return (
     <section class="page" aria-labelledby="overview-title">
@@ -70,6 +52,7 @@ export function OverviewPage() {
         </p>
       )}
       <RunningTurns />
+      <CostTable since={new Date(tick - hours * 3_600_000).toISOString()} tick={tick} />
       <div class="charts">
         {CHARTS.map((chart) => (
           <BarChart
