@@ -167,7 +167,7 @@ export class SessionEngine implements Engine {
     const afterDelete = (key: string) => this.forgetKeyParts(key);
     const identity = { store: this.store, dataDir: this.dataDir, links, agents, inLanes, afterDelete };
     this.identity = engineIdentity(identity);
-    this.erasure = new SubjectErasure(identity, this.dataDir);
+    this.erasure = new SubjectErasure({ ...identity, ledger: this.agents.ledger }, this.dataDir);
     this.sessions = {
       list: (query) => this.store.listSessions(query),
       get: (key) => this.store.getSession(validateKey(key)),

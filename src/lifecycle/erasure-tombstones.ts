@@ -59,6 +59,15 @@ export class ErasureTombstones {
     this.index();
   }
 
+  /**
+   * The key of the hashes, made on the first erasure: the cost ledger hashes an erased key with it too, so
+   * one person's conversations stay grouped by the same hash.
+   */
+  secret(): string {
+    this.state ??= { version: 1, secret: randomBytes(32).toString("hex"), subjects: [] };
+    return this.state.secret;
+  }
+
   /** Throws SUBJECT_ERASED for a redelivered message of an erased subject. */
   check(route: Route, envelope: Envelope): void {
     const state = this.state;

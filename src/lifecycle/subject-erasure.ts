@@ -1,4 +1,7 @@
+import { randomBytes } from "node:crypto";
 import type { IdentityLinks, Route } from "../keys/index.js";
+import type { CostLedger } from "../ledger/entry.js";
+import { forgetLedgerKeys } from "../ledger/forget.js";
 import type { Envelope } from "../model/envelope.js";
 import { isSessiondError } from "../model/errors.js";
 import { isScrubbable } from "../store/scrub.js";
@@ -20,6 +23,8 @@ export interface ErasureReceipt {
   entries: number;
   /** Their messages in sessions of other keys (groups, channels, a shared DM session), now ERASED notes. */
   groups: GroupErasure;
+  /** Cost ledger entries whose key became its keyed hash (their totals stay). */
+  ledgerEntries: number;
   /** Inbox rows of those keys deleted (admitted inputs hold the envelope's text). */
   inboxRows: number;
   /** Words dropped from the search vocabulary (the search rows go with their sessions). */
@@ -49,6 +54,8 @@ export interface SubjectErasureParts {
   now?: () => number;
   /** Where the erasure is remembered, so a redelivered message does not bring it back. */
   tombstones?: ErasureTombstones;
+  /** The cost ledger: its entries keep their totals, the erased keys become keyed hashes. */
+  ledger?: CostLedger;
 }
 
 /**
@@ -83,6 +90,8 @@ export async function forgetSubject(parts: SubjectErasureParts, subject: string)
   const erasedKeys = forgotten.keys.map((k) => k.key);
   const erasedAt = new Date((parts.now ?? Date.now)()).toISOString();
   parts.tombstones?.record([...forgotten.accounts, ...erasedKeys], messageIds, erasedAt);
+  const secret = parts.tombstones?.secret() ?? randomBytes(32).toString("hex");
+  const ledgerEntries = parts.ledger ? await forgetLedgerKeys(parts.ledger, erasedKeys, secret) : 0;
   const scrub = isScrubbable(store) ? await store.scrub(erasedKeys, senders) : undefined;
   return {
     subject: forgotten.person,
@@ -91,6 +100,7 @@ export async function forgetSubject(parts: SubjectErasureParts, subject: string)
     sessions: forgotten.sessions,
     entries: forgotten.entries,
     groups,
+    ledgerEntries,
     inboxRows: scrub?.inboxRows ?? 0,
     searchTerms: scrub?.searchTerms ?? 0,
     runtimeAndShareKeys,
