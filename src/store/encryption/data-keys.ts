@@ -3,34 +3,41 @@ import { SessiondError } from "../../model/errors.js";
 import type { Session } from "../../model/session.js";
 import { KEY_BYTES, newDataKey, open, seal } from "./envelope.js";
 
+/** A session's data key, and its wrapped form as its row holds it. */
+export interface SessionKey {
+  key: Buffer;
+  wrapped: string;
+}
+
 /** A session as a driver stores it under encryption: its data key, wrapped by the configured key. */
 export type KeyedSession = Session & { dataKey?: string };
 
 /** The configured key (key-encryption key) and the unwrapped data keys of sessions recently used. */
 export class DataKeys {
-  /** Unwrapped keys by session id, bounded by bytes (key, id, and V8's overhead, roughly). */
-  private readonly keys: LRUCache<string, Buffer>;
+  /** Unwrapped keys (and their wrapped form) by session id, bounded by bytes (roughly, V8's overhead counted). */
+  private readonly keys: LRUCache<string, SessionKey>;
 
   constructor(
     private readonly kek: Buffer,
     maxBytes = 1024 * 1024,
   ) {
     if (kek.length !== KEY_BYTES) throw new RangeError(`the store key must be ${KEY_BYTES} bytes`);
-    this.keys = new LRUCache<string, Buffer>({
+    this.keys = new LRUCache<string, SessionKey>({
       maxSize: maxBytes,
-      sizeCalculation: (_key, id) => KEY_BYTES + 2 * id.length + 96,
+      sizeCalculation: (k, id) => KEY_BYTES + k.wrapped.length + 2 * id.length + 160,
     });
   }
 
   /** A new data key for `sessionId`, remembered; the wrapped form goes in the session's row. */
-  create(sessionId: string): { key: Buffer; wrapped: string } {
+  create(sessionId: string): SessionKey {
     const key = newDataKey();
-    this.keys.set(sessionId, key);
-    return { key, wrapped: seal(this.kek, key, `dek/${sessionId}`) };
+    const created = { key, wrapped: seal(this.kek, key, `dek/${sessionId}`) };
+    this.keys.set(sessionId, created);
+    return created;
   }
 
   /** The cached key of a session, if held. */
-  cached(sessionId: string): Buffer | undefined {
+  cached(sessionId: string): SessionKey | undefined {
     return this.keys.get(sessionId);
   }
 
@@ -38,14 +45,15 @@ export class DataKeys {
    * The session's key from its row's wrapped form (cached), or undefined when the row has none (a session
    * stored before encryption was on, or one whose key was destroyed) or it does not open (damaged).
    */
-  fromRow(session: KeyedSession): Buffer | undefined {
+  fromRow(session: KeyedSession): SessionKey | undefined {
     const held = this.keys.get(session.id);
     if (held) return held;
     if (session.dataKey === undefined) return undefined;
     const key = open(this.kek, session.dataKey, `dek/${session.id}`);
     if (key?.length !== KEY_BYTES) return undefined;
-    this.keys.set(session.id, key);
-    return key;
+    const found = { key, wrapped: session.dataKey };
+    this.keys.set(session.id, found);
+    return found;
   }
 
   /** Whether `wrapped` opens with the configured key: the check a store makes when it opens. */

@@ -2,10 +2,11 @@ import { type Entry, type EntryBody, entryBody, makeEntry } from "../../model/en
 import { open, seal } from "./envelope.js";
 
 /**
- * An entry as a driver stores it under encryption: its header (id, seq, ts, idempotency key) and `type` in
- * clear, the rest of its body in `sealed`. `type` stays clear because drivers select by it (SQLite's kept
- * context leaves compactions out); idempotency keys stay clear because they are looked up (they are the
- * platforms' message ids, not message text).
+ * An entry as a driver stores it under encryption: its header (id, seq, ts, idempotency key) and a skeleton
+ * of its body in clear, the whole body in `sealed`. The skeleton holds what drivers fold or select by and
+ * no text: `type` (SQLite's kept context leaves compactions out), a message's `role` with empty `content`, a
+ * compaction's seq pointers and token counts, a reset's cause, a title entry's title sealed as the
+ * session's. Idempotency keys stay clear because they are looked up (platforms' message ids, not text).
  */
 export type SealedEntry = Entry & { sealed: string };
 
@@ -18,11 +19,61 @@ export function isSealed(entry: Entry): entry is SealedEntry {
   return typeof (entry as Partial<SealedEntry>).sealed === "string";
 }
 
+/**
+ * Whether a body read from a file is a sealed one whose skeleton a driver can fold (the fields `foldEntry`
+ * reads are there, of their types); the rest is checked when it is opened.
+ */
+export function isSealedBody(body: EntryBody): boolean {
+  const b = body as unknown as Partial<Record<string, unknown>>;
+  if (typeof b.sealed !== "string") return false;
+  const seq = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 1;
+  switch (body.type) {
+    case "message":
+      return typeof b.role === "string" && typeof b.content === "string";
+    case "compaction":
+      return seq(b.fromSeq) && seq(b.throughSeq) && seq(b.firstKeptSeq) && typeof b.summary === "string";
+    case "title":
+      return typeof b.title === "string";
+    case "reset":
+      return typeof b.cause === "string";
+    case "note":
+      return typeof b.text === "string";
+    case "usage":
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Whether a stored title is sealed (a JSONL file name then carries no title). */
+export function isSealedTitle(title: string): boolean {
+  return title.startsWith(TITLE_PREFIX);
+}
+
 /** The stored form of `entry` (a new object: the caller's entry is left as it is). */
 export function sealEntry(key: Buffer, entry: Entry): Entry {
   const sealed = seal(key, JSON.stringify(entryBody(entry)), entryAad(entry.sessionId, entry.seq));
-  const stored = { type: entry.type, sealed } as unknown as EntryBody;
-  return makeEntry(entry, stored);
+  return makeEntry(entry, { ...skeleton(key, entry), sealed } as unknown as EntryBody);
+}
+
+function skeleton(key: Buffer, entry: Entry): EntryBody {
+  switch (entry.type) {
+    case "message":
+      return { type: "message", role: entry.role, content: "" };
+    case "compaction": {
+      const { fromSeq, throughSeq, firstKeptSeq, tokensBefore, tokensAfter } = entry;
+      const numbers = { fromSeq, throughSeq, firstKeptSeq, tokensBefore, tokensAfter };
+      return { type: "compaction", summary: "", ...numbers, summarizer: "sealed" };
+    }
+    case "title":
+      return { type: "title", title: sealTitle(key, entry.sessionId, entry.title) };
+    case "reset":
+      return { type: "reset", cause: entry.cause };
+    case "note":
+      return { type: "note", text: "" };
+    case "usage":
+      return { type: "usage" };
+  }
 }
 
 /**

@@ -15,7 +15,7 @@ import { freezeInPlace } from "../frozen.js";
 import { all, chain } from "../maybe-promise.js";
 import type { NormalisedQuery } from "../session-query.js";
 import type { EntryRange, SessionScan } from "../store.js";
-import type { DataKeys, KeyedSession } from "./data-keys.js";
+import type { DataKeys, KeyedSession, SessionKey } from "./data-keys.js";
 import { openEntry, openTitle, sealEntry, sealTitle } from "./sealed-entries.js";
 import { SealedInbox, sealInboxWrite } from "./sealed-inbox.js";
 
@@ -147,7 +147,7 @@ export class SealingDriver implements StoreDriver {
 
   commit(groups: readonly WriteGroup[], durable: boolean): MaybePromise<GroupOutcome[]> {
     // Every key this batch seals with, looked up first and held here: the cache may evict meanwhile.
-    const keys = new Map<string, Buffer | undefined>();
+    const keys = new Map<string, SessionKey | undefined>();
     const lookups: Array<MaybePromise<unknown>> = [];
     for (const group of groups)
       for (const change of group.changes) {
@@ -179,7 +179,7 @@ export class SealingDriver implements StoreDriver {
     return this.inner.close(failed);
   }
 
-  private sealedGroup(group: WriteGroup, keys: Map<string, Buffer | undefined>): WriteGroup {
+  private sealedGroup(group: WriteGroup, keys: Map<string, SessionKey | undefined>): WriteGroup {
     const sealed: WriteGroup = { ...group, changes: group.changes.map((c) => this.sealedChange(c, keys)) };
     if (group.inbox && this.inboxKey) {
       const key = this.inboxKey;
@@ -189,24 +189,21 @@ export class SealingDriver implements StoreDriver {
   }
 
   /**
-   * The change as the driver stores it. A session stored before encryption was on has no key: its title
-   * and entries stay as they were (a new generation of its key gets one).
+   * The change as the driver stores it: every session with its title sealed and its wrapped key on (a
+   * driver that keeps sessions in memory keeps it too). A session stored before encryption was on has no
+   * key: its title and entries stay as they were (the next generation of its key gets one).
    */
-  private sealedChange(change: WriteChange, keys: Map<string, Buffer | undefined>): WriteChange {
-    const title = (s: Session) => {
-      const key = keys.get(s.id);
-      return key ? sealTitle(key, s.id, s.title) : s.title;
+  private sealedChange(change: WriteChange, keys: Map<string, SessionKey | undefined>): WriteChange {
+    const stored = (s: Session): KeyedSession => {
+      const found = keys.get(s.id);
+      return found ? { ...s, title: sealTitle(found.key, s.id, s.title), dataKey: found.wrapped } : s;
     };
     switch (change.kind) {
-      case "createSession": {
-        const created = this.keys.create(change.session.id);
-        keys.set(change.session.id, created.key);
-        const session: KeyedSession = { ...change.session, dataKey: created.wrapped };
-        session.title = title(session);
-        return { kind: "createSession", session };
-      }
+      case "createSession":
+        keys.set(change.session.id, this.keys.create(change.session.id));
+        return { kind: "createSession", session: stored(change.session) };
       case "moveSessions":
-        return { ...change, sessions: change.sessions.map((s) => ({ ...s, title: title(s) })) };
+        return { ...change, sessions: change.sessions.map(stored) };
       case "deleteSession":
         return change;
       default: {
@@ -214,10 +211,10 @@ export class SealingDriver implements StoreDriver {
         // session's title and any entries they carry sealed.
         const carried = change as WriteChange & { session?: Session; entries?: Entry[] };
         const sealed: Record<string, unknown> = { ...carried };
-        if (carried.session) sealed.session = { ...carried.session, title: title(carried.session) };
-        const key = carried.session && keys.get(carried.session.id);
-        if (key && Array.isArray(carried.entries))
-          sealed.entries = carried.entries.map((e) => sealEntry(key, e));
+        if (carried.session) sealed.session = stored(carried.session);
+        const found = carried.session && keys.get(carried.session.id);
+        if (found && Array.isArray(carried.entries))
+          sealed.entries = carried.entries.map((e) => sealEntry(found.key, e));
         return sealed as unknown as WriteChange;
       }
     }
@@ -226,21 +223,21 @@ export class SealingDriver implements StoreDriver {
   /** A session read from the driver: its data key remembered and taken off, its title opened. */
   private opened(session: Session): Session {
     const keyed = session as KeyedSession;
-    const key = this.keys.fromRow(keyed);
+    const found = this.keys.fromRow(keyed);
     delete keyed.dataKey;
-    keyed.title = openTitle(key, keyed.id, keyed.title);
+    keyed.title = openTitle(found?.key, keyed.id, keyed.title);
     return keyed;
   }
 
   /** The data key of a session by id: cached, or read from its row. */
-  private keyOf(sessionId: string): MaybePromise<Buffer | undefined> {
+  private keyOf(sessionId: string): MaybePromise<SessionKey | undefined> {
     const held = this.keys.cached(sessionId);
     if (held) return held;
     return chain(this.inner.sessionById(sessionId), (row) => (row ? this.keys.fromRow(row) : undefined));
   }
 
-  private openOne(key: Buffer | undefined, entry: Entry, sessionId: string): Entry {
-    const { entry: opened, damaged } = openEntry(key, entry, sessionId);
+  private openOne(found: SessionKey | undefined, entry: Entry, sessionId: string): Entry {
+    const { entry: opened, damaged } = openEntry(found?.key, entry, sessionId);
     if (damaged && !this.reported.has(sessionId)) {
       if (this.reported.size >= 10_000) this.reported.clear();
       this.reported.add(sessionId);

@@ -1,5 +1,5 @@
 import type { StoreDriver } from "../driver.js";
-import { checkStoreKey, DataKeys, type KeyedSession } from "./data-keys.js";
+import { checkStoreKey as checkKeys, DataKeys, type KeyedSession } from "./data-keys.js";
 import { derivedKey } from "./envelope.js";
 import { SealingDriver, type UnreadableEntry } from "./sealing-driver.js";
 
@@ -11,6 +11,15 @@ export interface StoreEncryption {
   keyCacheBytes?: number;
   /** A sealed entry that does not open, reported once per session (default: a process warning). */
   onUnreadable?: (problem: UnreadableEntry) => void;
+}
+
+/** The check `storeDriver` makes, for a driver that makes it while it opens (before it rewrites anything). */
+export function checkStoreKey(
+  where: string,
+  encryption: StoreEncryption | undefined,
+  sample: KeyedSession | undefined,
+): void {
+  checkKeys(where, encryption && new DataKeys(encryption.key, encryption.keyCacheBytes), sample);
 }
 
 /**
@@ -25,7 +34,7 @@ export function storeDriver(
   sample: KeyedSession | undefined,
 ): StoreDriver {
   const keys = encryption && new DataKeys(encryption.key, encryption.keyCacheBytes);
-  checkStoreKey(where, keys, sample);
+  checkKeys(where, keys, sample);
   if (!encryption || !keys) return inner;
   return new SealingDriver(inner, {
     keys,
