@@ -80,10 +80,12 @@ export function checkStoreKey(
     throw new SessiondError(
       "STORE_CORRUPT",
       `${where}: the store is sealed (store.encryption was on when it was written): configure store.encryption.key_env with its key`,
+      { details: { sealed: true } },
     );
   if (!keys.opens(sample.id, sample.dataKey))
     throw new SessiondError(
       "STORE_CORRUPT",
       `${where}: the store is sealed with another key than the one configured (store.encryption.key_env): nothing was read or rewritten`,
+      { details: { sealed: true } },
     );
 }
