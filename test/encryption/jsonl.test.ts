@@ -71,6 +71,7 @@ sealedStoreContract("JSONL", {
       if (!path.endsWith("index.json")) hash.update(relative(dir, path)).update(readFileSync(path));
     return hash.digest("hex");
   },
+  sealsInbox: true,
   cleanup: () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   },

@@ -95,5 +95,6 @@ sealedStoreContract("PostgreSQL", {
       }
       return parts.join(" ");
     }),
+  sealsInbox: false,
   cleanup: () => undefined,
 });

@@ -6,6 +6,7 @@ import { open as openEnvelope } from "../../src/store/encryption/envelope.js";
 import type { UnreadableEntry } from "../../src/store/encryption/sealing-driver.js";
 import type { StoreEncryption } from "../../src/store/encryption/store-encryption.js";
 import type { Store } from "../../src/store/store.js";
+import type { StoreInbox } from "../../src/store/store-inbox.js";
 import { uniqueWord } from "../erasure/byte-scan.js";
 
 export const init = { agent: "main", channel: "t", createdBy: "u" };
@@ -27,6 +28,8 @@ export interface SealedHarness {
   fingerprint(): Promise<string>;
   /** After a delete: what the backend does so freed space keeps nothing (SQLite: the erasure scrub). */
   afterDelete?(store: Store, key: string): Promise<void>;
+  /** Whether the store's own inbox rows are sealed (PostgreSQL's are not: PgInbox writes them itself). */
+  sealsInbox: boolean;
   cleanup(): Promise<void> | void;
 }
 
@@ -166,6 +169,33 @@ export function sealedStoreContract(name: string, harness: SealedHarness): void 
       ]);
       expect((await again.loadContext("b"))?.entries.map((e) => e.seq)).toEqual([1, 2, 3]);
     });
+
+    it.runIf(harness.sealsInbox)(
+      "seals inbox rows (the input as received, the reply) and reads them back",
+      async () => {
+        await harness.fresh();
+        const word = uniqueWord("inbox");
+        const store = await open({ key });
+        const inbox = (store as unknown as { inbox(): StoreInbox }).inbox();
+        const envelope = {
+          channel: "web",
+          chat: { type: "direct" as const, id: "1" },
+          sender: { id: "1" },
+          text: word,
+        };
+        const { item } = await inbox.admit({ key: "web:1", envelope, dedupeKey: "m-1", at: 1 });
+        await inbox.transition(item.id, "running", 2);
+        await inbox.transition(item.id, "done", 3, { reply: `reply ${word}`, sessionId: "s" });
+        await store.flush();
+        expect(await harness.holding(word)).toEqual([]);
+        await closeAll();
+        expect(await harness.holding(word)).toEqual([]);
+        const again = await open({ key });
+        const read = await (again as unknown as { inbox(): StoreInbox }).inbox().get(item.id);
+        expect(read).toMatchObject({ state: "done", dedupeKey: "m-1", envelope: { text: word } });
+        expect(read?.outcome).toMatchObject({ reply: `reply ${word}` });
+      },
+    );
 
     it("destroys a session's data key with the session (crypto-shredding)", async () => {
       await harness.fresh();

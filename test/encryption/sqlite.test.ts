@@ -72,6 +72,7 @@ sealedStoreContract("SQLite", {
   afterDelete: async (store: Store, key: string) => {
     await (store as SqliteStore).scrub([key]);
   },
+  sealsInbox: true,
   cleanup: () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   },
