@@ -95,6 +95,19 @@ export function sealedStoreContract(name: string, harness: SealedHarness): void 
       expect((await again.getSession("k"))?.title).toBe(titleWord);
       const listed = await again.listSessions({});
       expect(listed.sessions[0]?.title).toBe(titleWord);
+
+      // A reset archives the generation: its entries stay sealed and readable, the next one gets its own key.
+      await again.reset("k", "manual", init);
+      await again.append("k", [msg(`after ${word}`)]);
+      await again.flush();
+      expect(await harness.holding(word)).toEqual([]);
+      expect((await again.readEntries(session!.id))[0]).toMatchObject({ content: `${word} number 0` });
+      const current = await again.getSession("k");
+      expect(current?.id).not.toBe(session!.id);
+      expect((await again.readEntries(current!.id))[0]).toMatchObject({ content: `after ${word}` });
+      expect((await harness.stored(current!.id, 1)).dataKey).not.toBe(
+        (await harness.stored(session!.id, 1)).dataKey,
+      );
     });
 
     it("reads a damaged envelope in the middle of a history as an ENTRY_UNREADABLE note, and the rest", async () => {
