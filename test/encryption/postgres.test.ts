@@ -95,6 +95,6 @@ sealedStoreContract("PostgreSQL", {
       }
       return parts.join(" ");
     }),
-  sealsInbox: false,
+  sealsInbox: true,
   cleanup: () => undefined,
 });

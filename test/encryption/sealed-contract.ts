@@ -28,7 +28,7 @@ export interface SealedHarness {
   fingerprint(): Promise<string>;
   /** After a delete: what the backend does so freed space keeps nothing (SQLite: the erasure scrub). */
   afterDelete?(store: Store, key: string): Promise<void>;
-  /** Whether the store's own inbox rows are sealed (PostgreSQL's are not: PgInbox writes them itself). */
+  /** Whether the store keeps an inbox of its own (each of the three does). */
   sealsInbox: boolean;
   cleanup(): Promise<void> | void;
 }

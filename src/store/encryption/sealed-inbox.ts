@@ -25,7 +25,7 @@ export function sealInboxWrite(key: Buffer, write: InboxWrite): InboxWrite {
   return { kind: "admit", item, envelopeJson: JSON.stringify(envelope) };
 }
 
-function sealedOutcome(key: Buffer, id: string, outcome: InboxOutcome): InboxOutcome {
+export function sealedOutcome(key: Buffer, id: string, outcome: InboxOutcome): InboxOutcome {
   return { sealed: seal(key, JSON.stringify(outcome), `inbox/${id}/outcome`) } as unknown as InboxOutcome;
 }
 

@@ -32,14 +32,13 @@ export function storeDriver(
   inner: StoreDriver,
   encryption: StoreEncryption | undefined,
   sample: KeyedSession | undefined,
-  { sealInbox = true }: { sealInbox?: boolean } = {},
 ): StoreDriver {
   const keys = encryption && new DataKeys(encryption.key, encryption.keyCacheBytes);
   checkKeys(where, keys, sample);
   if (!encryption || !keys) return inner;
   return new SealingDriver(inner, {
     keys,
-    ...(sealInbox ? { inboxKey: derivedKey(encryption.key, "inbox") } : {}),
+    inboxKey: derivedKey(encryption.key, "inbox"),
     ...(encryption.onUnreadable ? { onUnreadable: encryption.onUnreadable } : {}),
   });
 }

@@ -3,6 +3,7 @@ import { SessiondError } from "../../model/errors.js";
 import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
+import { derivedKey } from "../encryption/envelope.js";
 import { searchSealed } from "../encryption/search-sealed.js";
 import { checkStoreKey, type StoreEncryption, storeDriver } from "../encryption/store-encryption.js";
 import { LogStore } from "../log-store.js";
@@ -36,8 +37,8 @@ export interface PostgresStoreOptions {
   /** Told of the first batch that fell back to a slower path (default: a process warning); all are counted. */
   onBatchFallback?: (fallback: BatchFallback) => void;
   /**
-   * Encryption at rest (src/store/encryption/): entry bodies and titles sealed (not the inbox rows, which
-   * PgInbox reads and writes itself); search answers SEARCH_UNAVAILABLE.
+   * Encryption at rest (src/store/encryption/): entry bodies, titles and inbox rows sealed (PgInbox's own
+   * reads and transitions through the driver inbox's key); search answers SEARCH_UNAVAILABLE.
    */
   encryption?: StoreEncryption;
 }
@@ -73,7 +74,7 @@ export class PostgresStore extends LogStore implements SearchableStore, Scrubbab
     options: PostgresStoreOptions,
     reindex: boolean,
   ) {
-    super(storeDriver("PostgreSQL", driver, options.encryption, undefined, { sealInbox: false }), {
+    super(storeDriver("PostgreSQL", driver, options.encryption, undefined), {
       durability: options.durability ?? "strict",
       ...(options.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: options.maxQueuedBytes }),
     });
@@ -113,6 +114,7 @@ export class PostgresStore extends LogStore implements SearchableStore, Scrubbab
         "SELECT * FROM sessions WHERE data_key IS NOT NULL LIMIT 1",
       );
       checkStoreKey("PostgreSQL", options.encryption, sample[0] && sessionFromRow(sample[0]));
+      if (options.encryption) driver.inbox.sealWith(derivedKey(options.encryption.key, "inbox"));
       await driver.listen();
       const reindex = await SearchReindex.pending(pool);
       return new PostgresStore(pool, notifications, leases, owner, driver, options, reindex);
