@@ -167,7 +167,7 @@ function buildSchemas(z: typeof Zod.z) {
           })
           .optional()
           .describe(
-            "Encryption at rest: entry bodies and titles sealed (sqlite, jsonl, postgres), inbox rows too (sqlite, jsonl).",
+            "Encryption at rest: entry bodies, titles and inbox rows sealed (sqlite, jsonl, postgres).",
           ),
       })
       .optional(),
