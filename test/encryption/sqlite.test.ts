@@ -1,12 +1,13 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
-import { filesHolding } from "../erasure/byte-scan.js";
-import { sealedStoreContract } from "./sealed-contract.js";
+import { filesHolding, uniqueWord } from "../erasure/byte-scan.js";
+import { init, msg, sealedStoreContract } from "./sealed-contract.js";
 
 let dir = "";
 const path = () => join(dir, "sessiond.db");
@@ -76,4 +77,31 @@ sealedStoreContract("SQLite", {
   cleanup: () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   },
+});
+
+describe("turning encryption on for a SQLite store written in clear", () => {
+  it("keeps reading the sessions written in clear, and seals the next generation of their keys", async () => {
+    dir = mkdtempSync(join(tmpdir(), "sessiond-sealed-upgrade-"));
+    try {
+      const plain = new SqliteStore({ path: path() });
+      const { session: before } = await plain.append("k", [msg("written in clear")], { init });
+      await plain.close();
+      const sealed = new SqliteStore({ path: path(), encryption: { key: randomBytes(32) } });
+      await sealed.append("k", [msg("still the clear session")]);
+      expect(
+        (await sealed.readEntries(before.id)).map((e) => (e.type === "message" ? e.content : "")),
+      ).toEqual(["written in clear", "still the clear session"]);
+      const word = uniqueWord("next");
+      const { current } = await sealed.reset("k", "manual", init);
+      await sealed.append("k", [msg(word)]);
+      await sealed.flush();
+      expect(filesHolding(dir, word)).toEqual([]);
+      expect((await sealed.readEntries(current.id)).at(-1)).toMatchObject({ content: word });
+      await sealed.close();
+      const keyed = withDb((db) => db.prepare("SELECT id FROM sessions WHERE data_key IS NOT NULL").all());
+      expect(keyed).toEqual([{ id: current.id }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
