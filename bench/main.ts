@@ -9,6 +9,7 @@ import { concurrentAppends, sequentialAppends } from "./appends.js";
 import { contextAssembly } from "./context-assembly.js";
 import { contextLoad } from "./context-load.js";
 import { dashboardReads } from "./dashboard.js";
+import { sealedAppends } from "./encryption.js";
 import { forkBench } from "./fork.js";
 import { gatewayThroughput } from "./gateway.js";
 import { gatewayMemory } from "./gateway-memory.js";
@@ -80,6 +81,7 @@ const BENCHES: readonly Planned[] = [
   plan("memory", gatewayMemory),
   plan("dashboard", dashboardReads),
   plan("fork", forkBench),
+  plan("sealed", sealedAppends),
   plan("search", searchBench),
   plan("searchStall", searchStall),
   plan("jsonlSearch", jsonlSearchBench),

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { SessionInit } from "../src/model/session.js";
 import { migrate } from "../src/store/sqlite/schema.js";
+import type { Store } from "../src/store/store.js";
 
 /** Progress goes to stderr, so that `--json` leaves stdout to the result. */
 export function log(message: string): void {
@@ -109,4 +110,25 @@ export function mean(values: readonly number[]): number {
 
 export function nowMs(): number {
   return performance.now();
+}
+
+/**
+ * `sessions` writers at once on `store`, each awaiting its own `perSession` appends of `content(s * 31 + i)`;
+ * each session is created first, untimed. The milliseconds the timed appends took.
+ */
+export async function concurrentWriters(
+  store: Store,
+  sessions: number,
+  perSession: number,
+  content: (i: number) => string,
+): Promise<number> {
+  const keys = Array.from({ length: sessions }, (_, s) => benchKey(s));
+  await Promise.all(keys.map((key, s) => store.append(key, [userMessage(content(s))], { init: BENCH_INIT })));
+  const start = nowMs();
+  await Promise.all(
+    keys.map(async (key, s) => {
+      for (let i = 1; i <= perSession; i++) await store.append(key, [userMessage(content(s * 31 + i))]);
+    }),
+  );
+  return nowMs() - start;
 }

@@ -9,6 +9,7 @@ import { resetPolicyFromSettings } from "../lifecycle/reset-policy.js";
 import { DEFAULT_RETENTION } from "../lifecycle/retention.js";
 import { validateResetTriggers } from "../lifecycle/triggers.js";
 import { isSessiondError, SessiondError } from "../model/errors.js";
+import { storeKey } from "../store/encryption/store-key.js";
 import type { StoreConfig } from "../store/open.js";
 import type { EngineConfig, LifecycleConfig, ModelConfig } from "./engine-config.js";
 import { withLines } from "./lines.js";
@@ -56,7 +57,7 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const baseDir = file ? resolve(file, "..") : cwd;
   let config: EngineConfig & { dataDir: string };
   try {
-    config = toEngineConfig(data, baseDir);
+    config = toEngineConfig(data, baseDir, env);
   } catch (error) {
     if (!isSessiondError(error, "INVALID_ARGUMENT")) throw error;
     throw new SessiondError("CONFIG_INVALID", `${file ?? "config"}: ${error.message}`, { cause: error });
@@ -236,7 +237,11 @@ function postgresStore(store: NonNullable<ConfigFile["store"]>): StoreConfig {
   };
 }
 
-function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dataDir: string } {
+function toEngineConfig(
+  file: ConfigFile,
+  baseDir: string,
+  env: NodeJS.ProcessEnv,
+): EngineConfig & { dataDir: string } {
   const dataDir = resolve(baseDir, file.data_dir ?? ".sessiond");
   const config: EngineConfig & { dataDir: string } = { dataDir };
   const store = file.store ?? {};
@@ -258,6 +263,14 @@ function toEngineConfig(file: ConfigFile, baseDir: string): EngineConfig & { dat
       ...(store.durability ? { durability: store.durability } : {}),
       ...(store.commit_interval_ms !== undefined ? { commitIntervalMs: store.commit_interval_ms } : {}),
     };
+  }
+  if (store.encryption) {
+    if (config.store.backend === "memory")
+      throw new SessiondError(
+        "CONFIG_INVALID",
+        "store.encryption needs a store on disk: sqlite, jsonl or postgres",
+      );
+    config.store = { ...config.store, encryption: { key: storeKey(store.encryption.key_env, env) } };
   }
   if (file.agents) {
     config.agents = file.agents.map((a) => a.id);

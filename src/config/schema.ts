@@ -171,6 +171,17 @@ function buildSchemas(z: typeof Zod.z) {
           .describe(
             "`sessiond serve` only: run on the memory store, loudly, when this one cannot be opened (default true).",
           ),
+        encryption: z
+          .strictObject({
+            key_env: z
+              .string()
+              .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+              .describe("The environment variable holding the store key: 32 bytes in base64."),
+          })
+          .optional()
+          .describe(
+            "Encryption at rest: entry bodies, titles and inbox rows sealed (sqlite, jsonl, postgres).",
+          ),
       })
       .optional(),
     default_agent: z

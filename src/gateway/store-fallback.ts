@@ -48,6 +48,8 @@ export async function createEngineOrFallback(
       return { engine: await create(config) };
     } catch (error) {
       if (!fallback || !isSessiondError(error) || !OPEN_FAILURES.includes(error.code)) throw error;
+      // A sealed store without its key is a configuration to fix: on the memory store it would look empty.
+      if (error.details?.sealed === true) throw error;
       if (!EMBEDDED.includes(configured)) {
         if (!retry) throw error;
         retry.onRetry(

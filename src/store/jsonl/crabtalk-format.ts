@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Entry, EntryBody, MessageEntry, Role } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
+import type { KeyedSession } from "../encryption/data-keys.js";
 import { CRABTALK_FIELDS, callNames, crabtalkFields, fromCrabtalkFields } from "./crabtalk-fields.js";
 import { fileFamily } from "./file-names.js";
 import { encodeLine, jsonFields, jsonString } from "./json-line.js";
@@ -30,6 +31,8 @@ export interface MetadataLine {
   chat_type?: string;
   /** A fork's (or a rewound generation's) origin, and what its first `seq` entries hold (fork-facts.ts). */
   forked_from?: ForkedFromField;
+  /** The session's data key, wrapped, when the store is encrypted (src/store/encryption/). */
+  data_key?: string;
 }
 
 /** The metadata line's `forked_from`: the entries before the file's first are that session's. */
@@ -58,6 +61,7 @@ export function metadataLine(session: Session, extra: Record<string, unknown> = 
     channel: session.channel,
     ...(session.chatType !== undefined ? { chat_type: session.chatType } : {}),
     ...(session.forkedFrom ? { forked_from: forkedFromField(session) } : {}),
+    ...((session as KeyedSession).dataKey ? { data_key: (session as KeyedSession).dataKey } : {}),
     ...extra,
   };
 }

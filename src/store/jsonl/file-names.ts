@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { crabtalkSlug } from "../../keys/file-names.js";
 import { redactSecrets } from "../../secrets/index.js";
+import { isSealedTitle } from "../encryption/sealed-entries.js";
 
 const SLUG_MAX = 64;
 const TITLE_SLUG_MAX = 60;
@@ -41,7 +42,10 @@ function keyHash(key: string): string {
 }
 
 export function sessionFileName(prefix: string, seq: number, title = ""): string {
-  const titleSlug = crabtalkSlug(title).slice(0, TITLE_SLUG_MAX).replace(/-+$/, "");
+  // An encrypted store's titles are sealed: its file names carry none (CrabTalk's rename on retitle is off).
+  const titleSlug = isSealedTitle(title)
+    ? ""
+    : crabtalkSlug(title).slice(0, TITLE_SLUG_MAX).replace(/-+$/, "");
   return titleSlug === "" ? `${prefix}_${seq}.jsonl` : `${prefix}_${seq}_${titleSlug}.jsonl`;
 }
 

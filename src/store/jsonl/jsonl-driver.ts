@@ -13,6 +13,7 @@ import type {
   StoreDriver,
   WriteGroup,
 } from "../driver.js";
+import type { KeyedSession } from "../encryption/data-keys.js";
 import { messageOf } from "../group-commit.js";
 import type { ErasedSender } from "../scrub.js";
 import type { NormalisedQuery } from "../session-query.js";
@@ -49,6 +50,11 @@ export interface JsonlDriverOptions {
   idle: () => boolean;
   /** Keep the search index (`.sessiond/search.db`); reports each step of its rebuild. */
   search: JsonlSearchOption;
+  /**
+   * Called once the directory's sessions are known, before anything is rewritten or indexed, with one that
+   * has a wrapped data key (if any): throwing refuses the open (a sealed store without its key).
+   */
+  checkSealed?: (sample: Session | undefined) => void;
 }
 
 const NONE: ForeignChanges = { kind: "none" };
@@ -100,6 +106,7 @@ export class JsonlDriver implements StoreDriver {
       const scan = scanDirectory(this.path, this.metaDir, this.sidecars, options.report, this.fs);
       this.stats = { filesRead: scan.filesRead, filesFromIndex: scan.filesFromIndex };
       this.files.adopt(scan.tracked);
+      options.checkSealed?.(this.sealedSample());
       this.titles.resume();
       this.titles.rewriteDue();
     } catch (error) {
@@ -143,6 +150,13 @@ export class JsonlDriver implements StoreDriver {
       options.idle,
       options.search,
     );
+  }
+
+  /** One session that has a wrapped data key, if any (the store checks its key against it at open). */
+  sealedSample(): Session | undefined {
+    for (const tracked of this.files.all())
+      if ((tracked.session as KeyedSession).dataKey) return tracked.session;
+    return undefined;
   }
 
   cacheStats(): { sessions: number; bytes: number } {

@@ -3,6 +3,7 @@ import { LRUCache } from "lru-cache";
 import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
+import { checkStoreKey, type StoreEncryption, storeDriver } from "../encryption/store-encryption.js";
 import { LogStore } from "../log-store.js";
 import { chain } from "../maybe-promise.js";
 import type { ErasedSender, Scrubbable, ScrubReport } from "../scrub.js";
@@ -43,6 +44,11 @@ export interface JsonlStoreOptions {
   searchIndex?: boolean;
   /** Reports each step of the index's rebuild from the files (when it was missing, stale or damaged). */
   onIndexProgress?: (progress: JsonlIndexProgress) => void;
+  /**
+   * Encryption at rest (src/store/encryption/): entry bodies, titles and inbox rows sealed; file names
+   * carry no title, and there is no search index (search answers SEARCH_UNAVAILABLE).
+   */
+  encryption?: StoreEncryption;
 }
 
 /**
@@ -79,14 +85,16 @@ export class JsonlStore extends LogStore implements SearchableStore, Scrubbable 
         onProblem(problem);
       },
       idle: () => queued() === 0,
+      checkSealed: (sample) => checkStoreKey(options.path, options.encryption, sample),
       search:
-        options.searchIndex === false
+        options.searchIndex === false || options.encryption
           ? false
           : options.onIndexProgress
             ? { onProgress: options.onIndexProgress }
             : {},
     });
-    super(driver, options);
+    super(storeDriver(options.path, driver, options.encryption, undefined), options);
+    if (options.encryption) this.capabilities = { inbox: true };
     queued = () => this.writer.queued;
     this.path = options.path;
     this.jsonl = driver;

@@ -3,6 +3,8 @@ import { estimateTokens, makeEntry } from "../../model/entry.js";
 import { parseEntryInput } from "../../model/entry-schema.js";
 import type { ChatType } from "../../model/envelope.js";
 import type { Session } from "../../model/session.js";
+import type { KeyedSession } from "../encryption/data-keys.js";
+import { isSealedBody } from "../encryption/sealed-entries.js";
 import { foldEntry, newSession } from "../session-log.js";
 import {
   type DecodedLine,
@@ -131,6 +133,8 @@ export function parseSessionFile(
   const origin =
     meta.forked_from === undefined ? undefined : forkedFromOf(meta.forked_from, (r) => problem(1, r));
   if (origin) inheritFrom(session, origin);
+  const dataKey = meta.data_key ?? (known as KeyedSession | undefined)?.dataKey;
+  if (typeof dataKey === "string") (session as KeyedSession).dataKey = dataKey;
   const decoded = lines.map((line, i) =>
     i < firstEntryLine || line.text.trim() === "" ? undefined : decodeLine(line.text),
   );
@@ -162,7 +166,8 @@ export function parseSessionFile(
           lineProblem(`${invalid}; line skipped`);
           continue;
         }
-        const body = checkedBody(d.body, d.seq);
+        // A sealed body's skeleton is the sealing driver's to check, once opened (encryption/).
+        const body = isSealedBody(d.body) ? d.body : checkedBody(d.body, d.seq);
         if (typeof body === "string") {
           lineProblem(`${body}; line skipped`);
           continue;

@@ -1,6 +1,7 @@
 import type { Pool } from "pg";
 import type { InboxItem, InboxOutcome, InboxState } from "../../model/inbox.js";
 import type { DriverInbox } from "../driver.js";
+import { openInboxItem, sealedOutcome } from "../encryption/sealed-inbox.js";
 import { query } from "./pool.js";
 
 /** A row of the `inbox` table (schema.ts, migrations 1 and 5) as the pool returns it. */
@@ -36,11 +37,29 @@ export function itemOf(row: InboxRow): InboxItem {
  * the driver commits (inbox-writes.ts). Every read goes to the server: other processes write the table too.
  */
 export class PgDriverInbox implements DriverInbox {
+  /** The inbox key of an encrypted store (encryption/sealed-inbox.ts): rows are opened as they are read. */
+  private sealKey: Buffer | undefined;
+
   constructor(private readonly pool: Pool) {}
+
+  /** From now on, reads open sealed envelopes and outcomes, and `storedOutcome` seals. */
+  sealWith(key: Buffer): void {
+    this.sealKey = key;
+  }
+
+  /** An outcome as the row keeps it: sealed when the store is encrypted. */
+  storedOutcome(id: string, outcome: InboxOutcome): InboxOutcome {
+    return this.sealKey ? sealedOutcome(this.sealKey, id, outcome) : outcome;
+  }
+
+  private itemOf(row: InboxRow): InboxItem {
+    const item = itemOf(row);
+    return this.sealKey ? openInboxItem(this.sealKey, item) : item;
+  }
 
   async get(id: string): Promise<InboxItem | undefined> {
     const rows = await query<InboxRow>(this.pool, `SELECT ${INBOX_COLUMNS} FROM inbox WHERE id = $1`, [id]);
-    return rows[0] && itemOf(rows[0]);
+    return rows[0] && this.itemOf(rows[0]);
   }
 
   async byDedupeKey(dedupeKey: string): Promise<InboxItem | undefined> {
@@ -49,14 +68,14 @@ export class PgDriverInbox implements DriverInbox {
       `SELECT ${INBOX_COLUMNS} FROM inbox WHERE dedupe_key = $1`,
       [dedupeKey],
     );
-    return rows[0] && itemOf(rows[0]);
+    return rows[0] && this.itemOf(rows[0]);
   }
 
   async byIds(ids: readonly string[]): Promise<InboxItem[]> {
     const rows = await query<InboxRow>(this.pool, `SELECT ${INBOX_COLUMNS} FROM inbox WHERE id = ANY($1)`, [
       ids,
     ]);
-    return rows.map(itemOf);
+    return rows.map((row) => this.itemOf(row));
   }
 
   async unfinished(): Promise<InboxItem[]> {
@@ -64,7 +83,7 @@ export class PgDriverInbox implements DriverInbox {
       this.pool,
       `SELECT ${INBOX_COLUMNS} FROM inbox WHERE state IN ('pending', 'running') ORDER BY n`,
     );
-    return rows.map(itemOf);
+    return rows.map((row) => this.itemOf(row));
   }
 
   async prune(before: number): Promise<number> {

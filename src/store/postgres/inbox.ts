@@ -45,7 +45,13 @@ export class PgInbox extends StoreInbox implements SharedInbox {
       `UPDATE inbox SET state = $2, updated_at = $3, outcome = COALESCE($4::json, outcome)
        WHERE id = $1 AND state IN ('pending', 'running') AND state <> $2 AND $2 <> 'pending' AND owner = $5
        RETURNING id`,
-      [id, state, at, outcome === undefined ? null : JSON.stringify(outcome), this.owner.owner],
+      [
+        id,
+        state,
+        at,
+        outcome === undefined ? null : JSON.stringify(this.rows.storedOutcome(id, outcome)),
+        this.owner.owner,
+      ],
     );
     return rows.length > 0;
   }

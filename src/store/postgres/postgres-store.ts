@@ -3,8 +3,12 @@ import { SessiondError } from "../../model/errors.js";
 import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
+import { derivedKey } from "../encryption/envelope.js";
+import { searchSealed } from "../encryption/search-sealed.js";
+import { checkStoreKey, type StoreEncryption, storeDriver } from "../encryption/store-encryption.js";
 import { LogStore } from "../log-store.js";
 import type { ErasedSender, Scrubbable, ScrubReport } from "../scrub.js";
+import { type SessionRow, sessionFromRow } from "../sql/rows.js";
 import type { Durability, StoreCapabilities } from "../store.js";
 import { type ForeignAppend, listenForeignAppends } from "./append-notify.js";
 import type { BatchFallback, BatchFallbackStats, BatchFallbacks } from "./batch-fallbacks.js";
@@ -14,7 +18,7 @@ import type { PgDriverInbox } from "./inbox-rows.js";
 import { PgLeases } from "./leases.js";
 import { migrate } from "./migrate.js";
 import { PgNotifications } from "./notifications.js";
-import { openPool } from "./pool.js";
+import { openPool, query } from "./pool.js";
 import { PostgresDriver } from "./postgres-driver.js";
 import { searchPostgres } from "./search.js";
 import { SearchReindex } from "./search-reindex.js";
@@ -32,6 +36,11 @@ export interface PostgresStoreOptions {
   leaseTtlMs?: number;
   /** Told of the first batch that fell back to a slower path (default: a process warning); all are counted. */
   onBatchFallback?: (fallback: BatchFallback) => void;
+  /**
+   * Encryption at rest (src/store/encryption/): entry bodies, titles and inbox rows sealed (PgInbox's own
+   * reads and transitions through the driver inbox's key); search answers SEARCH_UNAVAILABLE.
+   */
+  encryption?: StoreEncryption;
 }
 
 /**
@@ -65,7 +74,7 @@ export class PostgresStore extends LogStore implements SearchableStore, Scrubbab
     options: PostgresStoreOptions,
     reindex: boolean,
   ) {
-    super(driver, {
+    super(storeDriver("PostgreSQL", driver, options.encryption, undefined), {
       durability: options.durability ?? "strict",
       ...(options.maxQueuedBytes === undefined ? {} : { maxQueuedBytes: options.maxQueuedBytes }),
     });
@@ -74,6 +83,7 @@ export class PostgresStore extends LogStore implements SearchableStore, Scrubbab
     this.inboxOwner = inboxOwner;
     this.driverInboxRows = driver.inbox;
     this.reindex = new SearchReindex(pool);
+    if (options.encryption) this.capabilities = { inbox: true, leases: true, foreignAppends: true };
     if (reindex) this.reindex.start();
   }
   /**
@@ -104,6 +114,12 @@ export class PostgresStore extends LogStore implements SearchableStore, Scrubbab
       const leases = new PgLeases(pool, notifications, { ttlMs: options.leaseTtlMs });
       const owner = new InboxOwner(pool, leases.holder, leases.ttlMs);
       const driver = new PostgresDriver(pool, notifications, leases.holder, owner, options.onBatchFallback);
+      const sample = await query<SessionRow>(
+        pool,
+        "SELECT * FROM sessions WHERE data_key IS NOT NULL LIMIT 1",
+      );
+      checkStoreKey("PostgreSQL", options.encryption, sample[0] && sessionFromRow(sample[0]));
+      if (options.encryption) driver.inbox.sealWith(derivedKey(options.encryption.key, "inbox"));
       await driver.listen();
       const reindex = await SearchReindex.pending(pool);
       return new PostgresStore(pool, notifications, leases, owner, driver, options, reindex);
@@ -123,6 +139,7 @@ export class PostgresStore extends LogStore implements SearchableStore, Scrubbab
 
   /** Messages whose text matches, best first (search.ts). */
   async search(query: SearchQuery, options?: SearchOptions): Promise<SearchResult> {
+    if (this.capabilities.search !== true) throw searchSealed("PostgreSQL");
     const indexing = this.reindex.running;
     const result = await this.read(() =>
       searchPostgres(this.pool, normaliseSearch(query, Date.now()), options),

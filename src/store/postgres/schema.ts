@@ -197,6 +197,10 @@ ALTER TABLE sessions ADD COLUMN fork_key text;
 ALTER TABLE sessions ADD COLUMN fork_seq int;
 CREATE INDEX sessions_forks ON sessions (fork_of) WHERE fork_of IS NOT NULL;
 `,
+  // 8: a session's data key, wrapped by the configured key, when the store is encrypted (src/store/encryption/).
+  `
+ALTER TABLE sessions ADD COLUMN data_key text;
+`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -2,6 +2,7 @@ import type { PoolClient } from "pg";
 import type { Entry } from "../../model/entry.js";
 import type { Session } from "../../model/session.js";
 import type { WriteChange } from "../driver.js";
+import type { KeyedSession } from "../encryption/data-keys.js";
 import { entryInsertParams, sessionAfterAppendParams } from "../sql/rows.js";
 import type { Notice } from "./append-notify.js";
 import { ADMITTED, addInbox, type InboxBatch, type InboxParts } from "./inbox-writes.js";
@@ -30,8 +31,8 @@ const SESSION_TYPES = `$1::text[], $2::text[], $3::int[], $4::text[], $5::text[]
 
 const SESSION_INSERT = `INSERT INTO sessions (id, key, generation, state, agent, channel, chat_type, created_by,
   title, created_at, last_activity_at, entry_count, message_count, approx_tokens, context_from_seq,
-  last_compaction_seq, overrides, archived_at, fork_of, fork_key, fork_seq)
-SELECT * FROM unnest(${SESSION_TYPES}, $19::text[], $20::text[], $21::int[]) RETURNING id, sid`;
+  last_compaction_seq, overrides, archived_at, fork_of, fork_key, fork_seq, data_key)
+SELECT * FROM unnest(${SESSION_TYPES}, $19::text[], $20::text[], $21::int[], $22::text[]) RETURNING id, sid`;
 
 const SESSION_UPDATE = `UPDATE sessions AS s SET key = u.key, generation = u.generation, state = u.state,
   title = u.title, created_at = u.created_at, last_activity_at = u.last_activity_at,
@@ -112,6 +113,7 @@ function insertColumns(sessions: Iterable<Session>): unknown[][] {
     list.map((s) => s.forkedFrom?.sessionId ?? null),
     list.map((s) => s.forkedFrom?.key ?? null),
     list.map((s) => s.forkedFrom?.seq ?? null),
+    list.map((s) => (s as KeyedSession).dataKey ?? null),
   ];
 }
 

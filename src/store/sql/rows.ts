@@ -2,6 +2,7 @@ import type { Entry, EntryBody } from "../../model/entry.js";
 import { entryBody, makeEntry } from "../../model/entry.js";
 import type { ChatType } from "../../model/envelope.js";
 import type { Session } from "../../model/session.js";
+import type { KeyedSession } from "../encryption/data-keys.js";
 
 export interface SessionRow {
   sid: number;
@@ -26,6 +27,8 @@ export interface SessionRow {
   fork_of?: string | null;
   fork_key?: string | null;
   fork_seq?: number | null;
+  /** The session's data key, wrapped, when the store is encrypted (encryption/data-keys.ts). */
+  data_key?: string | null;
 }
 
 export interface EntryRow {
@@ -59,6 +62,7 @@ export function sessionFromRow(row: SessionRow): Session {
   if (row.last_compaction_seq !== null) session.lastCompactionSeq = row.last_compaction_seq;
   if (row.fork_of != null && row.fork_key != null && row.fork_seq != null)
     session.forkedFrom = { key: row.fork_key, sessionId: row.fork_of, seq: Number(row.fork_seq) };
+  if (row.data_key != null) (session as KeyedSession).dataKey = row.data_key;
   return session;
 }
 
@@ -117,6 +121,7 @@ export function sessionInsertParams(s: Session): unknown[] {
     s.forkedFrom?.sessionId ?? null,
     s.forkedFrom?.key ?? null,
     s.forkedFrom?.seq ?? null,
+    (s as KeyedSession).dataKey ?? null,
   ];
 }
 

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { SessiondError } from "../../model/errors.js";
 import { SEARCH_SCHEMA_V1 } from "../../search/sqlite/search-schema.js";
 
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** The message of the triggers that refuse an entry stored twice (see SCHEMA_V2). */
 export const DUPLICATE_ENTRY = "sessiond: an entry with this seq or idempotency key is already stored";
@@ -121,6 +121,15 @@ function addForkColumns(db: Database.Database): void {
   db.exec("CREATE INDEX IF NOT EXISTS sessions_forks ON sessions (fork_of)");
 }
 
+/**
+ * v7: a session's data key, wrapped by the configured key, when the store is encrypted (src/store/encryption/):
+ * deleting the row destroys it. NULL for a session stored in clear.
+ */
+function addDataKeyColumn(db: Database.Database): void {
+  const columns = new Set((db.pragma("table_info(sessions)") as Array<{ name: string }>).map((c) => c.name));
+  if (!columns.has("data_key")) db.exec("ALTER TABLE sessions ADD COLUMN data_key TEXT");
+}
+
 export function migrate(db: Database.Database): void {
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version === SCHEMA_VERSION) return;
@@ -146,6 +155,7 @@ export function migrate(db: Database.Database): void {
       db.prepare("INSERT INTO search_state (one, backfill_after) VALUES (1, ?)").run(now < 1 ? null : 0);
     }
     if (now < 6) addForkColumns(db);
+    if (now < 7) addDataKeyColumn(db);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

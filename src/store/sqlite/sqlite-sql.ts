@@ -20,7 +20,7 @@ export const SQL = {
   lastGeneration: "SELECT max(generation) AS g FROM sessions WHERE key = ?",
   insertSession: `INSERT INTO sessions (id, key, generation, state, agent, channel, chat_type, created_by, title,
     created_at, last_activity_at, entry_count, message_count, approx_tokens, context_from_seq, last_compaction_seq,
-    overrides, fork_of, fork_key, fork_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    overrides, fork_of, fork_key, fork_seq, data_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   forksOf: "SELECT * FROM sessions WHERE fork_of IN (SELECT value FROM json_each(?))",
   updateSession: `UPDATE sessions SET state = ?, title = ?, created_at = ?, last_activity_at = ?, archived_at = ?,
     entry_count = ?, message_count = ?, approx_tokens = ?, context_from_seq = ?, last_compaction_seq = ?, overrides = ?
@@ -45,6 +45,7 @@ export const SQL = {
   deleteSession: "DELETE FROM sessions WHERE sid = ?",
   renumber: "UPDATE sessions SET key = ?, generation = ? WHERE sid = ?",
   sidOf: "SELECT sid FROM sessions WHERE id = ?",
+  sealedSample: "SELECT * FROM sessions WHERE data_key IS NOT NULL LIMIT 1",
   journalSize: "SELECT count(*) AS n, max(rowid) AS last FROM journal",
   foldInto: `INSERT INTO entries (sid, seq, id, ts, type, idem_key, data)
     SELECT sid, seq, id, ts, type, idem_key, data FROM journal WHERE rowid <= ? ORDER BY sid, seq`,

@@ -2,14 +2,19 @@ import type { SearchOptions } from "../../search/budget.js";
 import { normaliseSearch, type SearchQuery, type SearchResult } from "../../search/query.js";
 import type { SearchableStore } from "../../search/searchable.js";
 import type { IndexProgress } from "../../search/sqlite/search-index.js";
+import type { StoreDriver } from "../driver.js";
+import { searchSealed } from "../encryption/search-sealed.js";
+import { type StoreEncryption, storeDriver } from "../encryption/store-encryption.js";
 import { LogStore } from "../log-store.js";
 import type { ErasedSender, Scrubbable, ScrubReport } from "../scrub.js";
+import { type SessionRow, sessionFromRow } from "../sql/rows.js";
 import type { Durability, StoreCapabilities } from "../store.js";
 import type { StoreInbox } from "../store-inbox.js";
 import { SearchBackfill } from "./search-backfill.js";
 import { SqliteDriver } from "./sqlite-driver.js";
+import { SQL } from "./sqlite-sql.js";
 
-export { SQL } from "./sqlite-sql.js";
+export { SQL };
 
 export interface SqliteStoreOptions {
   path: string;
@@ -54,6 +59,8 @@ export interface SqliteStoreOptions {
   writerThread?: boolean;
   /** Reports each step of the background build of an upgraded database's search index. */
   onIndexProgress?: (progress: IndexProgress) => void;
+  /** Encryption at rest (src/store/encryption/): entry bodies, titles and inbox rows sealed. */
+  encryption?: StoreEncryption;
 }
 
 /**
@@ -62,6 +69,8 @@ export interface SqliteStoreOptions {
  */
 export class SqliteStore extends LogStore implements SearchableStore, Scrubbable {
   override readonly capabilities: StoreCapabilities = { search: true, inbox: true };
+  /** Whether entry bodies are sealed (`encryption`). */
+  readonly encrypted: boolean;
   readonly path: string;
   /** The driver, for tests that look at the file's connection and its fsyncs. */
   readonly sqlite: SqliteDriver;
@@ -81,13 +90,24 @@ export class SqliteStore extends LogStore implements SearchableStore, Scrubbable
       onFailure: (error) => stop(error),
       ...(options.writerThread === undefined ? {} : { writerThread: options.writerThread }),
     });
-    super(driver, {
+    let sealed: StoreDriver;
+    try {
+      const sample = driver.db.prepare(SQL.sealedSample).get() as SessionRow | undefined;
+      sealed = storeDriver(options.path, driver, options.encryption, sample && sessionFromRow(sample));
+    } catch (error) {
+      void Promise.resolve(driver.close(false)).catch(() => undefined);
+      throw error;
+    }
+    super(sealed, {
       ...options,
       ...(options.sessionCacheSize === undefined ? {} : { sessionCacheSize: options.sessionCacheSize }),
     });
     stop = (error) => this.writer.failStop(error);
     this.path = options.path;
     this.sqlite = driver;
+    this.encrypted = options.encryption !== undefined;
+    // Sealed bodies index nothing (the index reads message text): search answers SEARCH_UNAVAILABLE.
+    if (this.encrypted) this.capabilities = { inbox: true };
     this.backfill = new SearchBackfill(
       driver.searchIndex.indexing,
       (sessions) => driver.backfillStep(sessions),
@@ -97,6 +117,7 @@ export class SqliteStore extends LogStore implements SearchableStore, Scrubbable
 
   /** Messages whose text matches, best first (search-index.ts). */
   search(query: SearchQuery, options?: SearchOptions): Promise<SearchResult> {
+    if (this.encrypted) return Promise.reject(searchSealed(this.path));
     return this.read(() => this.sqlite.searchIndex.search(normaliseSearch(query, Date.now()), options));
   }
 
