@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
 import type { Envelope } from "../../src/model/envelope.js";
 import { isSearchable } from "../../src/search/searchable.js";
+import { telegramGroup } from "../support/envelopes.js";
 import { filesHolding, uniqueWord } from "./byte-scan.js";
 
 function dm(id: string, text: string): Envelope {
@@ -101,19 +102,12 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
       engine = e;
       const theirs = uniqueWord("alice");
       const kept = uniqueWord("bob");
-      const inGroup = (sender: string, text: string, id: string): Envelope => ({
-        channel: "telegram",
-        chat: { type: "group", id: "-1001" },
-        sender: { id: sender },
-        text,
-        platformMessageId: id,
-      });
-      await e.turn(inGroup("42", `alice writes ${theirs} in the group`, "g1"));
-      await e.turn(inGroup("99", `bob writes ${kept} in the group`, "g2"));
-      await e.turn(inGroup("42", `alice again ${theirs}`, "g3"));
+      await e.turn(telegramGroup("-1001", "42", `alice writes ${theirs} in the group`, "g1"));
+      await e.turn(telegramGroup("-1001", "99", `bob writes ${kept} in the group`, "g2"));
+      await e.turn(telegramGroup("-1001", "42", `alice again ${theirs}`, "g3"));
       await e.idle("telegram:-1001");
       await e.compact("telegram:-1001");
-      await e.turn(inGroup("99", `bob after the summary ${kept}`, "g4"));
+      await e.turn(telegramGroup("-1001", "99", `bob after the summary ${kept}`, "g4"));
       await e.idle("telegram:-1001");
       const fork = await e.fork("telegram:-1001");
       await e.turn(dm("42", `a direct message ${theirs}`));
@@ -144,10 +138,12 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
       expect((await search(e, { text: kept })).hits.length).toBeGreaterThan(0);
       expect(filesHolding(dir, theirs)).toEqual([]);
       // A redelivery of their group message is refused; the group goes on.
-      await expect(e.turn(inGroup("42", `alice writes ${theirs} in the group`, "g1"))).rejects.toMatchObject({
+      await expect(
+        e.turn(telegramGroup("-1001", "42", `alice writes ${theirs} in the group`, "g1")),
+      ).rejects.toMatchObject({
         code: "SUBJECT_ERASED",
       });
-      await e.turn(inGroup("99", "the group goes on", "g5"));
+      await e.turn(telegramGroup("-1001", "99", "the group goes on", "g5"));
       await e.close();
       engine = undefined;
       expect(filesHolding(dir, theirs)).toEqual([]);

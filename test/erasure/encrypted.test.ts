@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
-import type { Envelope } from "../../src/model/envelope.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { telegramGroup } from "../support/envelopes.js";
 
 let dir: string | undefined;
 let engine: Engine | undefined;
@@ -14,14 +14,6 @@ afterEach(async () => {
   await engine?.close();
   engine = undefined;
   if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-const inGroup = (sender: string, text: string, id: string): Envelope => ({
-  channel: "telegram",
-  chat: { type: "group", id: "-5" },
-  sender: { id: sender },
-  text,
-  platformMessageId: id,
 });
 
 it("forget --subject on an encrypted store rewrites their group messages sealed and finds their sealed inbox rows", async () => {
@@ -33,8 +25,8 @@ it("forget --subject on an encrypted store rewrites their group messages sealed 
     lifecycle: { sweepIntervalMs: 0 },
     routing: { identityLinks: { alice: ["telegram:42"] } },
   });
-  await engine.turn(inGroup("42", "alice in the group", "s1"));
-  await engine.turn(inGroup("99", "bob in the group", "s2"));
+  await engine.turn(telegramGroup("-5", "42", "alice in the group", "s1"));
+  await engine.turn(telegramGroup("-5", "99", "bob in the group", "s2"));
   await engine.idle("telegram:-5");
   const receipt = await engine.forget({ subject: "alice" });
   expect(receipt.groups).toMatchObject({ sessions: 1, messages: 2 });

@@ -5,6 +5,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine } from "../../src/engine.js";
 import type { Envelope } from "../../src/model/envelope.js";
+import { telegramGroup } from "../support/envelopes.js";
 import { type PostgresCluster, startPostgres } from "../support/postgres.js";
 import { uniqueWord } from "./byte-scan.js";
 
@@ -60,15 +61,8 @@ describe("forget --subject on PostgreSQL", () => {
       await e.turn(dm("42", `again ${theirs}`));
       await e.turn(dm("99", `bob says ${kept}`));
       // And in a group: their message, and the echo that answered it.
-      const inGroup = (sender: string, text: string, id: string): Envelope => ({
-        channel: "telegram",
-        chat: { type: "group", id: "-7" },
-        sender: { id: sender },
-        text,
-        platformMessageId: id,
-      });
-      await e.turn(inGroup("42", `in the group ${theirs}`, "p1"));
-      await e.turn(inGroup("99", `bob in the group ${kept}`, "p2"));
+      await e.turn(telegramGroup("-7", "42", `in the group ${theirs}`, "p1"));
+      await e.turn(telegramGroup("-7", "99", `bob in the group ${kept}`, "p2"));
       await e.idle("telegram:42");
       await e.idle("telegram:-7");
       await e.shares.create("telegram:42");

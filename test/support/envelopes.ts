@@ -21,3 +21,19 @@ export function webChatOn(key: string, text: string): Envelope {
     entryPoint: { kind: "web_chat", sessionId: key },
   };
 }
+
+/** A message in the Telegram group `group` (the key `telegram:<group>`) from `sender`, with its message id. */
+export function telegramGroup(
+  group: string,
+  sender: string,
+  text: string,
+  platformMessageId: string,
+): Envelope {
+  return {
+    channel: "telegram",
+    chat: { type: "group", id: group },
+    sender: { id: sender },
+    text,
+    platformMessageId,
+  };
+}
