@@ -10,7 +10,12 @@ import { GROUP_SQL, insertSql, insertValues, sortedTotals, type TotalRow, totals
 
 const INSERT = insertSql((n) => `$${n}`);
 
-const SCHEMA = `CREATE TABLE IF NOT EXISTS cost_ledger (
+/**
+ * CREATE … IF NOT EXISTS is not safe when two processes run it at the same moment (gateways starting
+ * together): the statements run as one simple query, one implicit transaction, under an advisory lock.
+ */
+const SCHEMA = `SELECT pg_advisory_xact_lock(${0x4c45_4447});
+CREATE TABLE IF NOT EXISTS cost_ledger (
   seq BIGSERIAL PRIMARY KEY,
   at TEXT NOT NULL, agent TEXT NOT NULL, session_id TEXT NOT NULL, key TEXT NOT NULL,
   model TEXT NOT NULL, kind TEXT NOT NULL,

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createEngine, type Engine } from "../../src/engine.js";
+import { PgCostLedger } from "../../src/ledger/postgres.js";
 import { telegramDm } from "../support/envelopes.js";
 import { type OpenAiServer, startOpenAiServer } from "../support/openai-server.js";
 import { type PostgresCluster, startPostgres } from "../support/postgres.js";
@@ -95,5 +96,22 @@ describe("where the engine keeps the ledger", () => {
     expect(await engine.agents.ledger.totals("day")).toEqual([
       expect.objectContaining({ calls: 1, usd: 0.003 }),
     ]);
+  });
+});
+
+describe("the PostgreSQL ledger's table", () => {
+  it("is made once when gateways open the ledger at the same moment (CREATE IF NOT EXISTS races otherwise)", async () => {
+    const url = await cluster.createDatabase();
+    const pools = Array.from({ length: 6 }, () => new pg.Pool({ connectionString: url, max: 1 }));
+    try {
+      const ledgers = await Promise.all(pools.map((pool) => PgCostLedger.open(pool)));
+      expect(ledgers).toHaveLength(6);
+      const { rows } = await pools[0]!.query(
+        "SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'cost_ledger'",
+      );
+      expect(rows[0]).toEqual({ n: 1 });
+    } finally {
+      await Promise.all(pools.map((pool) => pool.end()));
+    }
   });
 });
